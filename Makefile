@@ -1,0 +1,44 @@
+# Quick start: `make demo` (set up, run the main example) and `make test` (set up, run the tests).
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ARGS ?=
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP) opencl
+
+# Reinstall only when the package metadata changes: a second `make setup` is fast.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+# Debian's pocl gives an OpenCL CPU device when pyopencl finds no platform at all.
+opencl: $(STAMP)
+	@if ! $(BIN)/python -c 'import pyopencl as cl; assert cl.get_platforms()' >/dev/null 2>&1; then \
+		echo "no OpenCL platform found: installing Debian's pocl-opencl-icd"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq pocl-opencl-icd >/dev/null; \
+		$(BIN)/python -c 'import pyopencl as cl; print("OpenCL:", [d.name for p in cl.get_platforms() for d in p.get_devices()])'; \
+	fi
+
+demo: setup
+	$(BIN)/python -m searchlab problem=synthetic_thresholds searcher=random budget.evaluations=60 $(ARGS)
+
+test: setup
+	$(BIN)/python -m pytest -q $(ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+lint: setup
+	$(BIN)/ruff check searchlab adapters tests bench
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python bench/overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,56 @@
+"""Typed errors.
+
+Each error subclasses the built-in a caller would naturally catch (Nevergrad's habit):
+bad configuration values are ``ValueError``, unknown ids ``KeyError``, a space a searcher
+cannot work on ``TypeError``. Every message names the offending value and the rule.
+"""
+
+from __future__ import annotations
+
+
+class SearchlabError(Exception):
+    """Base of every error searchlab raises on purpose."""
+
+
+class ConfigError(SearchlabError, ValueError):
+    """A configuration value breaks a rule (negative budget, unknown knob, ...)."""
+
+
+class InvalidConfigError(SearchlabError, ValueError):
+    """A candidate configuration is not a member of its space."""
+
+
+class IncompatibleError(SearchlabError, TypeError):
+    """A searcher cannot work on a problem (space kind or missing capability)."""
+
+
+class UnknownCandidateError(SearchlabError, KeyError):
+    """``tell`` got a result whose candidate id was never asked."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; keep the message readable
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicateResultError(SearchlabError, ValueError):
+    """``tell`` got a second result for a candidate id."""
+
+
+class ExecutorError(SearchlabError, RuntimeError):
+    """Workers could not be started or placed (never raised for a failed evaluation)."""
+
+
+class StoreError(SearchlabError, RuntimeError):
+    """A run directory or database cannot be used (missing, broken, other run)."""
+
+
+class EvaluationError(SearchlabError, RuntimeError):
+    """Raised by a problem's ``evaluate`` to report a classified failure.
+
+    The worker turns it into a ``FAILED`` measurement with this mode, so exceptions cross
+    the worker boundary once and become a typed status.
+    """
+
+    def __init__(self, mode: object, message: str) -> None:
+        super().__init__(message)
+        self.mode = mode
+        self.message = message

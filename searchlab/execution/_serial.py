@@ -1,0 +1,104 @@
+"""The serial executor: one in-process worker, deterministic, for tests and cheap problems.
+
+A per-evaluation timeout is enforced with ``SIGALRM`` when running in the main thread.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from searchlab.errors import ConfigError
+from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.execution._worker import WorkerRuntime, _Timeout
+from searchlab.problem import DeviceInfo, DeviceNeed
+from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
+
+
+@dataclass
+class SerialExecutorConfig:
+    _target_: str = "searchlab.execution.SerialExecutor"
+    workers: int = 1
+    timeout_s: float | None = 600.0
+
+
+def _raise_timeout(signum: int, frame: object) -> None:
+    raise _Timeout()
+
+
+class SerialExecutor(Executor):
+    name = "serial"
+
+    def __init__(self, workers: int = 1, timeout_s: float | None = 600.0, **_: Any) -> None:
+        if workers != 1:
+            raise ConfigError(f"executor.workers={workers}: the serial executor has exactly one worker")
+        if timeout_s is not None and timeout_s <= 0:
+            raise ConfigError(f"executor.timeout_s={timeout_s}: must be positive or null")
+        self.timeout_s = timeout_s
+        self._queue: deque[tuple[Candidate, float]] = deque()
+        self._runtime: WorkerRuntime | None = None
+        self._workers: list[WorkerInfo] = []
+
+    def start(self, problem: ProblemSource) -> list[WorkerInfo]:
+        from searchlab.execution._worker import build_problem
+
+        built = build_problem(problem)
+        device = DeviceInfo()
+        if built.device_need is DeviceNeed.OPENCL:
+            from searchlab.opencl import default_device
+
+            device = default_device()
+        self._runtime = WorkerRuntime(built, device)
+        self._workers = [WorkerInfo("serial-0", self._runtime.device)]
+        return self._workers
+
+    @property
+    def workers(self) -> list[WorkerInfo]:
+        return self._workers
+
+    def free(self) -> int:
+        return 0 if self._queue else 1
+
+    def in_flight(self) -> int:
+        return len(self._queue)
+
+    def submit(self, candidate: Candidate) -> None:
+        self._queue.append((candidate, time.time()))
+
+    def _run(self, candidate: Candidate) -> tuple[Measurement, float, float]:
+        assert self._runtime is not None, "start() first"
+        use_alarm = self.timeout_s is not None and threading.current_thread() is threading.main_thread()
+        if not use_alarm:
+            return self._runtime.evaluate(candidate.config)
+        previous = signal.signal(signal.SIGALRM, _raise_timeout)
+        start = time.time()
+        try:
+            signal.setitimer(signal.ITIMER_REAL, self.timeout_s or 0.0)
+            return self._runtime.evaluate(candidate.config)
+        except _Timeout:
+            message = f"evaluation exceeded executor.timeout_s={self.timeout_s}"
+            return Measurement(Status.TIMEOUT, failure_mode=FailureMode.TIMEOUT, message=message), start, time.time()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    def collect(self, timeout: float | None) -> list[Result]:
+        if not self._queue:
+            return []
+        candidate, submitted = self._queue.popleft()
+        measurement, start, end = self._run(candidate)
+        worker = self._workers[0]
+        return [Result(candidate, measurement, worker.name, worker.device.name, submitted, start, end)]
+
+    def call(self, method: str, *args: Any) -> Any:
+        assert self._runtime is not None, "start() first"
+        return self._runtime.call(method, *args)
+
+    def close(self) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None

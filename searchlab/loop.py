@@ -1,0 +1,192 @@
+"""The search loop: keep every worker busy, record, then tell; stop on budget.
+
+Order per finished evaluation: commit to the store, then the cache, then tell the
+searcher, so a crash at any point loses no finished evaluation (DESIGN.md, "Store").
+Known-infeasible candidates (known constraints) and cache hits are never sent to a
+worker; both are recorded and count toward ``budget.evaluations`` like any evaluation,
+which keeps runs comparable whatever the cache holds and guarantees termination.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+from searchlab.errors import ConfigError
+from searchlab.execution import Executor
+from searchlab.records import Candidate, Config, Direction, Measurement, Result, Status, loss
+from searchlab.searchers import Searcher
+from searchlab.spaces import Space
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When to stop. ``None`` disables a bound; at least one bound must be set."""
+
+    evaluations: int | None = 100
+    wall_time_s: float | None = None
+    target: float | None = None  # stop once the best objective is this good
+    charged_time_s: float | None = None  # recorded compile + run time (replayed tables)
+    max_failure_rate: float | None = None  # stop when failures exceed this share ...
+    failure_rate_after: int = 20  # ... once this many evaluations are done
+
+    def __post_init__(self) -> None:
+        if self.evaluations is not None and (isinstance(self.evaluations, bool) or self.evaluations < 1):
+            raise ConfigError(f"budget.evaluations={self.evaluations}: must be a positive integer or null")
+        for name in ("wall_time_s", "charged_time_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ConfigError(f"budget.{name}={value}: must be positive or null")
+        if self.max_failure_rate is not None and not 0 < self.max_failure_rate <= 1:
+            raise ConfigError(f"budget.max_failure_rate={self.max_failure_rate}: must be in (0, 1] or null")
+        if self.failure_rate_after < 1:
+            raise ConfigError(f"budget.failure_rate_after={self.failure_rate_after}: must be >= 1")
+        if self.evaluations is None and self.wall_time_s is None and self.charged_time_s is None:
+            raise ConfigError("budget: set at least one of evaluations, wall_time_s or charged_time_s")
+
+
+class StopReason(str, Enum):
+    EVALUATIONS = "evaluations"
+    WALL_TIME = "wall_time"
+    CHARGED_TIME = "charged_time"
+    TARGET = "target"
+    FAILURE_RATE = "failure_rate"
+    EXHAUSTED = "exhausted"  # the searcher has nothing more to propose
+    STALLED = "stalled"  # the searcher proposed nothing with nothing in flight
+    INTERRUPTED = "interrupted"
+
+
+class Recorder(Protocol):
+    def record(self, result: Result) -> None: ...
+
+
+class MeasurementCache(Protocol):
+    def get(self, config: Config) -> Measurement | None: ...
+
+    def put(self, config: Config, measurement: Measurement) -> None: ...
+
+
+@dataclass
+class LoopState:
+    """Counters the loop keeps; also what progress displays."""
+
+    direction: Direction
+    results: list[Result] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+    charged_s: float = 0.0
+    failures: int = 0
+    best: Result | None = None
+
+    def add(self, result: Result) -> None:
+        self.results.append(result)
+        self.charged_s += result.measurement.charged
+        if not result.ok:
+            self.failures += 1
+        if loss(result.measurement, self.direction) < (loss(self.best.measurement, self.direction) if self.best else math.inf):
+            self.best = result
+
+    @property
+    def done(self) -> int:
+        return len(self.results)
+
+    @property
+    def elapsed(self) -> float:
+        return time.time() - self.started
+
+
+Progress = Callable[[LoopState, Budget], None]
+
+
+class SearchLoop:
+    """Drives one searcher on one executor until the budget says stop."""
+
+    def __init__(self, searcher: Searcher, executor: Executor, budget: Budget, *, space: Space,
+                 store: Recorder | None = None, cache: MeasurementCache | None = None,
+                 progress: Progress | None = None, prior: Sequence[Result] = ()) -> None:
+        self.searcher, self.executor, self.budget = searcher, executor, budget
+        self.space, self.store, self.cache, self.progress = space, store, cache, progress
+        self.state = LoopState(searcher.direction)
+        for result in prior:
+            self.state.add(result)
+        self.in_flight: dict[int, Candidate] = {}
+
+    def _stop_reason(self) -> StopReason | None:
+        b, s = self.budget, self.state
+        if b.evaluations is not None and s.done >= b.evaluations:
+            return StopReason.EVALUATIONS
+        if b.wall_time_s is not None and s.elapsed >= b.wall_time_s:
+            return StopReason.WALL_TIME
+        if b.charged_time_s is not None and s.charged_s >= b.charged_time_s:
+            return StopReason.CHARGED_TIME
+        if b.target is not None and s.best is not None and s.best.objective is not None:
+            sign = 1 if self.searcher.direction is Direction.MINIMIZE else -1
+            if sign * s.best.objective <= sign * b.target:
+                return StopReason.TARGET
+        if b.max_failure_rate is not None and s.done >= b.failure_rate_after and s.failures / s.done > b.max_failure_rate:
+            return StopReason.FAILURE_RATE
+        return None
+
+    def _finish(self, result: Result) -> None:
+        """Record (committed), cache, then tell: the order that makes crashes lossless."""
+        if self.store is not None:
+            self.store.record(result)
+        if self.cache is not None and not result.cache_hit and result.status in (Status.OK, Status.FAILED):
+            self.cache.put(result.config, result.measurement)
+        self.in_flight.pop(result.id, None)
+        self.searcher.tell(result)
+        self.state.add(result)
+        if self.progress is not None:
+            self.progress(self.state, self.budget)
+
+    def _dispatch(self, candidate: Candidate) -> None:
+        now = time.time()
+        reason = self.space.check(candidate.config)
+        if reason is not None:
+            self._finish(Result(candidate, Measurement.infeasible(reason), t_submit=now, t_start=now, t_end=now))
+            return
+        cached = self.cache.get(candidate.config) if self.cache is not None else None
+        if cached is not None:
+            self._finish(Result(candidate, cached, "cache", "", now, now, now, cache_hit=True))
+            return
+        self.in_flight[candidate.id] = candidate
+        self.executor.submit(candidate)
+
+    def _fill(self) -> bool:
+        """Ask for as many candidates as there are free workers; False if none came."""
+        asked = False
+        while (free := self.executor.free()) > 0 and self._stop_reason() is None:
+            room = free
+            if self.budget.evaluations is not None:
+                room = min(room, self.budget.evaluations - self.state.done - len(self.in_flight))
+            if room <= 0:
+                break
+            candidates = self.searcher.ask(room)
+            if not candidates:
+                break
+            asked = True
+            for candidate in candidates:
+                self._dispatch(candidate)
+        return asked
+
+    def run(self) -> StopReason:
+        try:
+            while True:
+                reason = self._stop_reason()
+                asked = False
+                if reason is None:
+                    asked = self._fill()
+                    reason = self._stop_reason()
+                if not self.in_flight:
+                    if reason is not None:
+                        return reason
+                    if asked:  # everything asked was settled without a worker (cache, infeasible)
+                        continue
+                    return StopReason.EXHAUSTED if self.searcher.done else StopReason.STALLED
+                for result in self.executor.collect(timeout=0.25):
+                    self._finish(result)
+        except KeyboardInterrupt:
+            return StopReason.INTERRUPTED

@@ -1,0 +1,126 @@
+"""The problem protocol: a space plus ``evaluate(config) -> Measurement``.
+
+A problem object is built twice: cheaply in the driver (for its space, to build the
+searcher) and inside each worker, where :meth:`Problem.setup` compiles kernels and
+uploads data once for the device the worker owns (DESIGN.md, "Problem").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from searchlab.records import Config, Direction, Measurement, Result
+from searchlab.spaces import Space
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+class DeviceNeed(str, Enum):
+    NONE = "none"  # pure Python/numpy: any worker process
+    OPENCL = "opencl"  # an OpenCL device (a GPU, or pocl on CPU cores)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The device a worker owns; ``kind`` is none, cpu or gpu."""
+
+    kind: str = "none"
+    name: str = "host"
+    platform: str = ""
+    platform_index: int = -1
+    device_index: int = -1
+    cores: tuple[int, ...] = ()
+    gpu_ids: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "platform": self.platform,
+                "platform_index": self.platform_index, "device_index": self.device_index,
+                "cores": list(self.cores), "gpu_ids": list(self.gpu_ids)}
+
+
+@dataclass
+class FinalizeContext:
+    """What a problem gets at the end of a run to write its artefacts (``.tuning`` files,
+    validation tables). ``call(method, *args)`` runs ``problem.method(*args)`` on a worker
+    that owns a device, so a problem can measure validation datasets there."""
+
+    run_dir: Path
+    best: Result | None
+    results: Sequence[Result]
+    call: Callable[..., Any]
+    evaluations: int = 0
+    wall_time_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Problem(ABC):
+    """Base class of every problem adapter.
+
+    Subclasses set the class attributes, build ``space`` in ``__init__`` (cheap, no
+    device) and implement :meth:`evaluate`. Exceptions raised by ``evaluate`` become
+    ``FAILED`` results in the worker; raise :class:`searchlab.errors.EvaluationError` to
+    name the failure mode.
+    """
+
+    name: ClassVar[str] = "problem"
+    direction: ClassVar[Direction] = Direction.MINIMIZE
+    objective_name: ClassVar[str] = "time_s"
+    device_need: ClassVar[DeviceNeed] = DeviceNeed.NONE
+    deterministic: ClassVar[bool] = False
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+    code_version: ClassVar[str] = "1"
+
+    def __init__(self, **params: Any) -> None:
+        self.params: dict[str, Any] = dict(params)
+        self.device = DeviceInfo()
+
+    @property
+    @abstractmethod
+    def space(self) -> Space:
+        """The configurations this problem accepts."""
+
+    def setup(self, device: DeviceInfo) -> None:
+        """Acquire the device: compile kernels, upload data. Called once per worker."""
+        self.device = device
+
+    @abstractmethod
+    def evaluate(self, config: Config) -> Measurement:
+        """Measure one configuration (already validated and known-constraint checked)."""
+
+    def teardown(self) -> None:
+        """Release device resources."""
+
+    @property
+    def known_optimum(self) -> float | None:
+        """The best objective value, where known (synthetic problems, full tables)."""
+        return None
+
+    def describe_config(self, config: Config) -> str:
+        """A readable form of a configuration (a ruletree, a knob setting)."""
+        return ", ".join(f"{k}={v}" for k, v in config.items())
+
+    def fingerprint_params(self) -> Mapping[str, Any]:
+        """Parameters that change measured values (keys the cache and the study check)."""
+        return {k: v for k, v in self.params.items() if k not in ("delay_s",)}
+
+    def fingerprint(self, devices: Sequence[str] = ()) -> str:
+        payload = {
+            "problem": f"{type(self).__module__}.{type(self).__qualname__}",
+            "code_version": self.code_version,
+            "params": self.fingerprint_params(),
+            "devices": sorted(set(devices)),
+        }
+        text = json.dumps(payload, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def finalize(self, ctx: FinalizeContext) -> Mapping[str, Any]:
+        """Run-end report merged into ``summary.json`` (default: nothing)."""
+        return {}

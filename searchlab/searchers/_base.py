@@ -1,0 +1,171 @@
+"""The searcher base class: public ask/tell owns the bookkeeping, algorithms fill hooks.
+
+As in Nevergrad's ``optimization/base.py``: :meth:`Searcher.ask` and :meth:`Searcher.tell`
+keep ids, pending candidates, history and the incumbent; a subclass implements
+:meth:`Searcher._ask` (propose up to n configurations of its space, seeing what is pending)
+and :meth:`Searcher._tell` (learn from one result). Results may arrive in any order, and
+a searcher may return fewer proposals than asked, or none while it waits for results.
+
+A searcher declares the space kinds it works on (in order of preference); other spaces are
+reached through a view (:func:`searchlab.spaces.view_as`) or refused with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar, Union
+
+import numpy as np
+
+from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
+from searchlab.records import Candidate, Config, Direction, Result, loss
+from searchlab.spaces import Space, View, view_as
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A configuration of the searcher's space plus notes kept with the candidate
+    (e.g. the DAG path that led to it), stored so that a resumed run can replay them."""
+
+    config: Config
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+ProposalLike = Union[Proposal, Config]
+
+
+class Searcher(ABC):
+    name: ClassVar[str] = "searcher"
+    space_kinds: ClassVar[tuple[type[Space], ...]] = (Space,)
+    requires: ClassVar[frozenset[str]] = frozenset()  # problem capabilities needed
+    unique: ClassVar[bool] = True  # never proposes a configuration twice
+
+    def __init__(self, space: Space, *, direction: Direction = Direction.MINIMIZE, seed: int | None = None) -> None:
+        reason = self.incompatibility(space)
+        if reason:
+            raise IncompatibleError(reason)
+        view = view_as(space, self.space_kinds)
+        assert view is not None  # checked by incompatibility()
+        self.view: View = view
+        self.problem_space = space
+        self.space: Space = view.space
+        self.direction = Direction(direction)
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self._next_id = 0
+        self._pending: dict[int, Candidate] = {}
+        self._told: set[int] = set()
+        self._seen: set[Config] = set()
+        self.history: list[Result] = []
+        self._best: Result | None = None
+
+    # -- compatibility ------------------------------------------------------------------
+    @classmethod
+    def incompatibility(cls, space: Space, capabilities: Iterable[str] | None = None) -> str | None:
+        """Why this searcher cannot work on ``space`` (or a problem lacking capabilities)."""
+        if capabilities is not None:
+            missing = cls.requires - set(capabilities)
+            if missing:
+                return f"searcher {cls.name!r} needs a problem with {sorted(missing)}"
+        view = view_as(space, cls.space_kinds)
+        if view is None:
+            kinds = ", ".join(k.kind for k in cls.space_kinds)
+            return f"searcher {cls.name!r} works on {kinds} spaces; this problem's space is {space.kind!r} and no view converts it"
+        return cls._check_space(view.space)
+
+    @classmethod
+    def _check_space(cls, space: Space) -> str | None:
+        """Hook: a reason to refuse a space of a supported kind (e.g. too large)."""
+        return None
+
+    # -- public ask/tell -----------------------------------------------------------------
+    def ask(self, n: int = 1) -> list[Candidate]:
+        """Up to ``n`` new candidates; fewer or none while the searcher waits for results."""
+        if not isinstance(n, int) or n < 1:
+            raise ValueError(f"ask(n): n must be a positive integer, got {n!r}")
+        if self.done:
+            return []
+        proposals = list(self._ask(n))[:n]
+        out = []
+        for item in proposals:
+            proposal = item if isinstance(item, Proposal) else Proposal(item)
+            self.space.validate(proposal.config)
+            candidate = Candidate(self._next_id, self.view.decode(proposal.config), proposal.config, proposal.meta)
+            self._next_id += 1
+            self._pending[candidate.id] = candidate
+            self._seen.add(proposal.config)
+            out.append(candidate)
+        return out
+
+    def tell(self, result: Result) -> None:
+        """Report a finished evaluation of a candidate this searcher proposed."""
+        cid = result.candidate.id
+        if cid not in self._pending:
+            if cid in self._told:
+                raise DuplicateResultError(f"candidate {cid} was already told")
+            raise UnknownCandidateError(f"candidate {cid} was never asked of this searcher")
+        candidate = self._pending.pop(cid)
+        self._record(Result(candidate, result.measurement, result.worker, result.device,
+                            result.t_submit, result.t_start, result.t_end, result.cache_hit))
+
+    def replay(self, result: Result) -> None:
+        """Tell a result this instance did not propose (resume, warm start)."""
+        cid = result.candidate.id
+        if cid in self._told or cid in self._pending:
+            raise DuplicateResultError(f"candidate {cid} is already known to this searcher")
+        proposal = result.candidate.proposal
+        if proposal is None or not len(proposal):
+            proposal = self.view.encode(result.config)
+        candidate = Candidate(cid, result.config, proposal, result.candidate.meta)
+        self._next_id = max(self._next_id, cid + 1)
+        self._seen.add(proposal)
+        self._record(Result(candidate, result.measurement, result.worker, result.device,
+                            result.t_submit, result.t_start, result.t_end, result.cache_hit))
+
+    def _record(self, result: Result) -> None:
+        self._told.add(result.id)
+        self.history.append(result)
+        if self.loss(result) < (self.loss(self._best) if self._best else math.inf):
+            self._best = result
+        self._tell(result.candidate, result)
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def pending(self) -> Mapping[int, Candidate]:
+        return MappingProxyType(self._pending)
+
+    @property
+    def best(self) -> Result | None:
+        return self._best
+
+    @property
+    def done(self) -> bool:
+        """True when the searcher has nothing more to propose (exhausted or converged)."""
+        return self._done()
+
+    def loss(self, result: Result | None) -> float:
+        """Smaller is better, failures +inf, whatever the problem's direction."""
+        return math.inf if result is None else loss(result.measurement, self.direction)
+
+    def seen(self, proposal: Config) -> bool:
+        """Proposed before (pending or told), in the searcher's space."""
+        return proposal in self._seen
+
+    @property
+    def n_seen(self) -> int:
+        return len(self._seen)
+
+    # -- hooks ---------------------------------------------------------------------------
+    @abstractmethod
+    def _ask(self, n: int) -> Sequence[ProposalLike]:
+        """Propose up to ``n`` configurations of ``self.space`` (see ``self.pending``)."""
+
+    def _tell(self, candidate: Candidate, result: Result) -> None:  # noqa: B027 - optional hook
+        """Learn from one result (any order; also called for replayed results)."""
+
+    def _done(self) -> bool:
+        return False

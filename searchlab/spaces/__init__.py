@@ -1,0 +1,36 @@
+"""Search spaces: knob spaces, derivation DAGs, threshold trees, and views between them."""
+
+from searchlab.spaces._base import Space
+from searchlab.spaces._dag import Arc, DerivationGraph, ExplicitDAG, Node
+from searchlab.spaces._knobs import CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob, knob_from_spec
+from searchlab.spaces._thresholds import (
+    FUTHARK_DEFAULT_THRESHOLD,
+    Threshold,
+    ThresholdDataset,
+    ThresholdTree,
+    tree_from_spec,
+)
+from searchlab.spaces._views import DecisionDAG, View, plateau_knobs, view_as
+
+__all__ = [
+    "FUTHARK_DEFAULT_THRESHOLD",
+    "Arc",
+    "CategoricalKnob",
+    "DecisionDAG",
+    "DerivationGraph",
+    "ExplicitDAG",
+    "IntKnob",
+    "Knob",
+    "KnobSpace",
+    "Node",
+    "OrdinalKnob",
+    "Space",
+    "Threshold",
+    "ThresholdDataset",
+    "ThresholdTree",
+    "View",
+    "knob_from_spec",
+    "plateau_knobs",
+    "tree_from_spec",
+    "view_as",
+]

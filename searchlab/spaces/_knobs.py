@@ -1,0 +1,170 @@
+"""Tuning-knob spaces: integer ranges, ordinal lists, categoricals, known constraints.
+
+Known constraints (paper 001 §3: constraints the tuner can check without running) are
+safe expressions over knob values; configurations that violate one are INFEASIBLE and never
+reach a device. Hidden constraints are discovered as failed evaluations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import numpy as np
+
+from searchlab.errors import ConfigError, InvalidConfigError
+from searchlab.expr import Expression
+from searchlab.records import Config, Value
+from searchlab.spaces._base import Space
+
+
+@dataclass(frozen=True)
+class IntKnob:
+    """Integers ``low, low+step, ..., <= high``; ``log`` asks samplers for log-uniform draws."""
+
+    name: str
+    low: int
+    high: int
+    step: int = 1
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        if self.step < 1 or self.high < self.low:
+            raise ConfigError(f"knob {self.name!r}: need low <= high and step >= 1, got {self}")
+        if self.log and self.low < 1:
+            raise ConfigError(f"knob {self.name!r}: a log-scale range needs low >= 1, got {self.low}")
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        return tuple(range(self.low, self.high + 1, self.step))
+
+    @property
+    def ordered(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class OrdinalKnob:
+    """An ordered list of values (e.g. powers of two); neighbours are adjacent entries."""
+
+    name: str
+    values: tuple[Value, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(self.values))
+        if not self.values or len(set(self.values)) != len(self.values):
+            raise ConfigError(f"knob {self.name!r}: values must be non-empty and distinct, got {self.values}")
+
+    @property
+    def ordered(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class CategoricalKnob:
+    """Unordered choices: no notion of distance between them."""
+
+    name: str
+    values: tuple[Value, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "values", tuple(self.values))
+        if not self.values or len(set(self.values)) != len(self.values):
+            raise ConfigError(f"knob {self.name!r}: values must be non-empty and distinct, got {self.values}")
+
+    @property
+    def ordered(self) -> bool:
+        return False
+
+
+Knob = Union[IntKnob, OrdinalKnob, CategoricalKnob]
+
+
+def knob_from_spec(name: str, spec: Mapping[str, Any] | Sequence[Any]) -> Knob:
+    """Build a knob from config: a list (ordinal), or {low, high, step, log} / {choices}."""
+    if isinstance(spec, Sequence) and not isinstance(spec, str):
+        return OrdinalKnob(name, tuple(spec))
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"knob {name!r}: expected a list or a mapping, got {spec!r}")
+    if "choices" in spec:
+        return CategoricalKnob(name, tuple(spec["choices"]))
+    if "values" in spec:
+        return OrdinalKnob(name, tuple(spec["values"]))
+    if {"low", "high"} <= set(spec):
+        return IntKnob(name, int(spec["low"]), int(spec["high"]), int(spec.get("step", 1)), bool(spec.get("log", False)))
+    raise ConfigError(f"knob {name!r}: need a list, 'values', 'choices' or 'low'/'high', got {dict(spec)}")
+
+
+@dataclass(frozen=True)
+class KnobSpace(Space):
+    """The product of knobs, restricted by known constraints (expressions that must hold)."""
+
+    knobs: tuple[Knob, ...]
+    constraints: tuple[Expression, ...] = ()
+    kind = "knobs"
+    _index: Mapping[str, Knob] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "knobs", tuple(self.knobs))
+        object.__setattr__(self, "constraints", tuple(
+            c if isinstance(c, Expression) else Expression(str(c)) for c in self.constraints
+        ))
+        index = {k.name: k for k in self.knobs}
+        if len(index) != len(self.knobs) or not self.knobs:
+            raise ConfigError(f"a knob space needs at least one knob and distinct names, got {[k.name for k in self.knobs]}")
+        object.__setattr__(self, "_index", index)
+        for c in self.constraints:
+            unknown = c.names - set(index)
+            if unknown:
+                raise ConfigError(f"constraint {c.text!r} names unknown knobs {sorted(unknown)}")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self.knobs)
+
+    def knob(self, name: str) -> Knob:
+        return self._index[name]
+
+    def validate(self, config: Config) -> None:
+        if set(config) != set(self._index):
+            raise InvalidConfigError(f"config {dict(config)} must set exactly the knobs {list(self.names)}")
+        for name, value in config.items():
+            if value not in self._index[name].values:
+                raise InvalidConfigError(f"knob {name!r}={value!r} is not one of its values")
+
+    def check(self, config: Config) -> str | None:
+        for c in self.constraints:
+            if not c(config):
+                return f"known constraint {c.text!r} is false"
+        return None
+
+    def partial_ok(self, assigned: Mapping[str, Value]) -> bool:
+        """Constraints whose knobs are all assigned hold (used by the decision-DAG view)."""
+        return all(c(assigned) for c in self.constraints if c.names <= assigned.keys())
+
+    def sample(self, rng: np.random.Generator, tries: int = 10_000) -> Config:
+        for _ in range(tries):
+            config = Config({k.name: k.values[int(rng.integers(len(k.values)))] for k in self.knobs})
+            if self.check(config) is None:
+                return config
+        raise ConfigError(f"no configuration satisfying the known constraints found in {tries} random draws")
+
+    def enumerate(self) -> Iterator[Config]:
+        for values in itertools.product(*(k.values for k in self.knobs)):
+            config = Config(dict(zip(self.names, values)))
+            if self.check(config) is None:
+                yield config
+
+    def size(self) -> int:
+        return math.prod(len(k.values) for k in self.knobs)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "size": self.size(),
+            "knobs": {k.name: list(k.values) if len(k.values) <= 64 else f"{len(k.values)} values" for k in self.knobs},
+            "constraints": [c.text for c in self.constraints],
+        }

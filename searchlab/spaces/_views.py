@@ -1,0 +1,129 @@
+"""Views: a space seen as another kind, so a searcher can work on spaces it was not written for.
+
+- knobs -> DAG of decisions: one level per knob, arcs are values (TAG and MC on knob spaces);
+  known constraints prune an arc as soon as every knob they read is decided.
+- thresholds -> knobs: one ordinal knob per threshold over its plateau representatives
+  (paper 003 §3.5's plateau-index encoding; configurations are unchanged).
+- thresholds -> DAG: both of the above, parents decided before their children.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from searchlab.errors import InvalidConfigError
+from searchlab.records import Config, Value
+from searchlab.spaces._base import Space
+from searchlab.spaces._dag import Arc, DerivationGraph, Node
+from searchlab.spaces._knobs import KnobSpace, OrdinalKnob
+from searchlab.spaces._thresholds import ThresholdTree
+
+
+class DecisionDAG(DerivationGraph):
+    """A knob space as a tree of decisions; nodes are tuples of the values decided so far."""
+
+    def __init__(self, knobs: KnobSpace) -> None:
+        super().__init__()
+        self.knobs = knobs
+        self._names = knobs.names
+        # For exact counting: which decided knobs can still affect feasibility at each depth.
+        self._relevant = [
+            tuple(sorted({n for c in knobs.constraints if c.names - set(self._names[:d]) for n in c.names}
+                         & set(self._names[:d])))
+            for d in range(len(self._names) + 1)
+        ]
+        self._memo: dict[tuple[int, tuple[Value, ...]], int] = {}
+
+    @property
+    def root(self) -> tuple[Value, ...]:
+        return ()
+
+    def _assigned(self, node: tuple[Value, ...]) -> dict[str, Value]:
+        return dict(zip(self._names, node))
+
+    def children(self, node: Node) -> Sequence[Arc]:
+        prefix = tuple(node)  # type: ignore[arg-type]
+        if len(prefix) == len(self._names):
+            return []
+        knob = self.knobs.knobs[len(prefix)]
+        out: list[Arc] = []
+        for value in knob.values:
+            child = (*prefix, value)
+            if self.knobs.partial_ok(self._assigned(child)):
+                out.append((f"{knob.name}={value}", child))
+        return out
+
+    def is_word(self, node: Node) -> bool:
+        return len(node) == len(self._names)  # type: ignore[arg-type]
+
+    def key(self, node: Node) -> str:
+        return json.dumps(list(node), separators=(",", ":"))  # type: ignore[call-overload]
+
+    def node(self, key: str) -> tuple[Value, ...]:
+        try:
+            values = json.loads(key)
+        except json.JSONDecodeError:
+            raise InvalidConfigError(f"{key!r} is not a decision path") from None
+        node = tuple(tuple(v) if isinstance(v, list) else v for v in values)
+        if len(node) > len(self._names) or not self.knobs.partial_ok(self._assigned(node)):
+            raise InvalidConfigError(f"{key!r} is not a node of this decision tree")
+        return node
+
+    def count_sinks(self, node: Node | None = None) -> int:
+        prefix: tuple[Value, ...] = () if node is None else tuple(node)  # type: ignore[arg-type]
+        depth = len(prefix)
+        memo_key = (depth, tuple(self._assigned(prefix)[n] for n in self._relevant[depth]))
+        if memo_key not in self._memo:
+            if depth == len(self._names):
+                self._memo[memo_key] = 1
+            else:
+                self._memo[memo_key] = sum(self.count_sinks(child) for _, child in self.children(prefix))
+        return self._memo[memo_key]
+
+    def to_config(self, proposal: Config) -> Config:
+        return Config(self._assigned(self.word_of(proposal)))  # type: ignore[arg-type]
+
+    def from_config(self, config: Config) -> Config:
+        return self.word_config(tuple(config[n] for n in self._names))
+
+
+def plateau_knobs(tree: ThresholdTree) -> KnobSpace:
+    return KnobSpace(tuple(OrdinalKnob(n, tree.plateau_values(n)) for n in tree.names))
+
+
+@dataclass(frozen=True)
+class View:
+    """``space`` is what the searcher sees; encode/decode map configurations across."""
+
+    name: str
+    space: Space
+    encode: Callable[[Config], Config]  # problem config -> searcher proposal
+    decode: Callable[[Config], Config]  # searcher proposal -> problem config
+
+
+def _snap(tree: ThresholdTree) -> Callable[[Config], Config]:
+    def encode(config: Config) -> Config:
+        return Config({n: tree.plateau_values(n)[tree.plateau_index(n, int(v))] for n, v in config.items()})  # type: ignore[arg-type]
+
+    return encode
+
+
+def _identity(config: Config) -> Config:
+    return config
+
+
+def view_as(space: Space, kinds: Sequence[type[Space]]) -> View | None:
+    """The first of ``kinds`` (in preference order) that ``space`` can be seen as."""
+    for kind in kinds:
+        if isinstance(space, kind):
+            return View("identity", space, _identity, _identity)
+        if isinstance(space, ThresholdTree) and kind is KnobSpace:
+            return View("thresholds->plateau knobs", plateau_knobs(space), _snap(space), _identity)
+        if isinstance(space, (KnobSpace, ThresholdTree)) and kind is DerivationGraph:
+            knobs = plateau_knobs(space) if isinstance(space, ThresholdTree) else space
+            dag = DecisionDAG(knobs)
+            snap = _snap(space) if isinstance(space, ThresholdTree) else _identity
+            return View(f"{space.kind}->decision dag", dag, lambda c: dag.from_config(snap(c)), dag.to_config)
+    return None
