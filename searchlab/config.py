@@ -17,6 +17,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from searchlab.execution import SerialExecutorConfig
+from searchlab.execution._ray import RayExecutorConfig
 
 
 @dataclass
@@ -27,15 +28,6 @@ class BudgetConfig:
     charged_time_s: float | None = None
     max_failure_rate: float | None = None
     failure_rate_after: int = 20
-
-
-@dataclass
-class RayExecutorConfig:
-    _target_: str = "searchlab.execution.RayExecutor"
-    workers: int | None = None  # None: one per GPU, else one per two CPU cores (at least one)
-    timeout_s: float | None = 600.0
-    address: str | None = None  # join an existing Ray cluster
-    cpus_per_worker: int | None = None  # cores pinned per OpenCL CPU worker (None: split evenly)
 
 
 @dataclass
@@ -79,6 +71,9 @@ def register_configs() -> None:
     cs.store(group="schema/executor", name="ray", node=RayExecutorConfig)
     for name, node in searcher_schemas().items():
         cs.store(group="schema/searcher", name=name, node=node)
+    from searchlab.tables import TableProblemConfig
+
+    cs.store(group="schema/problem", name="table", node=TableProblemConfig)
     for name, node in problem_schemas().items():
         cs.store(group="schema/problem", name=name, node=node)
     _registered = True

@@ -147,6 +147,12 @@ class Measurement:
         return cls(Status.INFEASIBLE, failure_mode=FailureMode.CONSTRAINT, message=message, **kwargs)
 
     @property
+    def is_subproblem(self) -> bool:
+        """A sub-problem measurement (e.g. DP timing DFT_m for m | n): recorded and told,
+        but never the run's best (``extra["subproblem"]`` names the sub-problem)."""
+        return bool(self.extra.get("subproblem"))
+
+    @property
     def charged(self) -> float:
         return self.compile_s + self.run_s if self.charged_s is None else self.charged_s
 
@@ -199,7 +205,28 @@ class Result:
 
 
 def loss(measurement: Measurement, direction: Direction) -> float:
-    """Smaller is better; failures are +inf. Lets searchers ignore the direction."""
-    if measurement.status is not Status.OK or measurement.objective is None:
+    """Smaller is better; failures and sub-problem measurements are +inf (so they never
+    become the incumbent). Lets searchers ignore the direction."""
+    if measurement.status is not Status.OK or measurement.objective is None or measurement.is_subproblem:
         return math.inf
     return measurement.objective if direction is Direction.MINIMIZE else -measurement.objective
+
+
+def measurement_to_dict(m: Measurement) -> dict[str, Any]:
+    """Plain JSON-able form (store, cache, tables)."""
+    return {
+        "status": m.status.value, "objective": m.objective, "samples": list(m.samples),
+        "failure_mode": m.failure_mode.value, "message": m.message, "sensors": dict(m.sensors),
+        "datasets": dict(m.datasets), "compile_s": m.compile_s, "run_s": m.run_s,
+        "charged_s": m.charged_s, "log": list(m.log), "extra": dict(m.extra),
+    }
+
+
+def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
+    return Measurement(
+        Status(d["status"]), objective=d.get("objective"), samples=tuple(d.get("samples") or ()),
+        failure_mode=FailureMode(d.get("failure_mode", "none")), message=d.get("message", ""),
+        sensors=d.get("sensors") or {}, datasets=d.get("datasets") or {},
+        compile_s=float(d.get("compile_s") or 0.0), run_s=float(d.get("run_s") or 0.0),
+        charged_s=d.get("charged_s"), log=tuple(d.get("log") or ()), extra=d.get("extra") or {},
+    )

@@ -1,0 +1,289 @@
+"""The Ray executor: one persistent actor per device, evaluations never retried silently.
+
+- GPUs: one actor per GPU (``num_gpus=1``); Ray sets ``CUDA_VISIBLE_DEVICES``, which the
+  NVIDIA OpenCL driver honours, so the actor's OpenCL GPU is the one Ray assigned.
+- No GPU, OpenCL problem: actors on pinned CPU cores through the custom resource
+  ``opencl_cpu`` (one unit per core), pocl limited to those cores before pyopencl loads.
+  One core is kept for the driver, so a 2-core machine gets one evaluator by default.
+- Timeouts: ``ray.wait`` with the nearest deadline, then ``ray.kill`` and a new actor
+  (``ray.cancel(force=True)`` is refused for actor tasks in Ray 2.x). A dead actor (pocl
+  aborts the process when local memory is exceeded) becomes a CRASHED result and a new
+  actor. Ray is started only if it is not running, and shut down only if we started it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from searchlab.errors import ConfigError, ExecutorError
+from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.execution._worker import WorkerRuntime, build_problem, limit_threads
+from searchlab.problem import DeviceInfo, DeviceNeed
+from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
+
+OPENCL_CPU = "opencl_cpu"
+STARTUP_TIMEOUT_S = 300.0
+
+
+@dataclass
+class RayExecutorConfig:
+    _target_: str = "searchlab.execution.RayExecutor"
+    workers: int | None = None
+    timeout_s: float | None = 600.0
+    address: str | None = None
+    cpus_per_worker: int | None = None
+
+
+class EvaluatorActor:
+    """Runs inside a Ray worker process; wrapped with ``ray.remote`` at start."""
+
+    def __init__(self, source: ProblemSource, device: DeviceInfo, need: str) -> None:
+        limit_threads(device)  # before pyopencl is imported in this process
+        if need == DeviceNeed.OPENCL.value:
+            import ray
+
+            from searchlab.opencl import default_device
+
+            kind = "gpu" if device.kind == "gpu" else "cpu"
+            found = default_device(kind, device.cores)
+            gpu_ids = tuple(str(g) for g in ray.get_gpu_ids()) if kind == "gpu" else ()
+            device = DeviceInfo(found.kind, found.name, found.platform, found.platform_index,
+                                found.device_index, device.cores, gpu_ids)
+        self.runtime = WorkerRuntime(source, device)
+
+    def ready(self) -> tuple[DeviceInfo, int]:
+        return self.runtime.device, os.getpid()
+
+    def evaluate(self, config: Any) -> tuple[Measurement, float, float]:
+        return self.runtime.evaluate(config)
+
+    def call(self, method: str, *args: Any) -> Any:
+        return self.runtime.call(method, *args)
+
+
+@dataclass
+class _Slot:
+    index: int
+    options: dict[str, Any]
+    device: DeviceInfo
+    actor: Any = None
+    info: WorkerInfo | None = None
+    candidate: Candidate | None = None
+    ref: Any = None
+    submitted: float = 0.0
+    pid: int = 0
+    replaced: int = field(default=0)
+
+
+class RayExecutor(Executor):
+    name = "ray"
+
+    def __init__(self, workers: int | None = None, timeout_s: float | None = 600.0, address: str | None = None,
+                 cpus_per_worker: int | None = None) -> None:
+        if workers is not None and workers < 1:
+            raise ConfigError(f"executor.workers={workers}: must be a positive integer or null")
+        if timeout_s is not None and timeout_s <= 0:
+            raise ConfigError(f"executor.timeout_s={timeout_s}: must be positive or null")
+        if cpus_per_worker is not None and cpus_per_worker < 0:
+            raise ConfigError(f"executor.cpus_per_worker={cpus_per_worker}: must be >= 0 or null")
+        self.requested, self.timeout_s, self.address, self.cpus_per_worker = workers, timeout_s, address, cpus_per_worker
+        self._slots: list[_Slot] = []
+        self._started_ray = False
+        self._source: ProblemSource | None = None
+        self._need = DeviceNeed.NONE
+        self._remote: Any = None
+
+    # -- start-up ------------------------------------------------------------------------
+    def _init_ray(self) -> None:
+        import ray
+
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        if ray.is_initialized():
+            return
+        kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
+        if self.address:
+            ray.init(address=self.address, **kwargs)
+        else:
+            cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+            ray.init(num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
+                     object_store_memory=256 * 1024**2, **kwargs)
+        self._started_ray = True
+
+    def _plan(self) -> list[_Slot]:
+        """Actor options per worker; refuses what the cluster cannot place."""
+        import ray
+
+        available = ray.available_resources()
+        gpus = int(available.get("GPU", 0))
+        cpus = available.get("CPU", 0.0)
+        if self._need is DeviceNeed.OPENCL and gpus > 0:
+            n = self.requested or gpus
+            if n > gpus:
+                raise ExecutorError(f"executor.workers={n}: the Ray cluster has {gpus} free GPU(s), one worker per GPU")
+            per_cpu = 1 if cpus >= n else 0
+            return [_Slot(i, {"num_gpus": 1, "num_cpus": per_cpu}, DeviceInfo(kind="gpu")) for i in range(n)]
+        if self._need is DeviceNeed.OPENCL:
+            return self._plan_cpu_devices(available)
+        per = 1 if self.cpus_per_worker is None else self.cpus_per_worker
+        n = self.requested or max(1, int(cpus) // 2)
+        if n * per > cpus:
+            raise ExecutorError(f"executor.workers={n} with {per} CPU each needs {n * per} CPUs; "
+                                f"the Ray cluster has {cpus:g} free")
+        return [_Slot(i, {"num_cpus": per}, DeviceInfo()) for i in range(n)]
+
+    def _plan_cpu_devices(self, available: dict[str, float]) -> list[_Slot]:
+        units = int(available.get(OPENCL_CPU, 0))
+        if units < 1:
+            raise ExecutorError(f"the Ray cluster has no free '{OPENCL_CPU}' resource for OpenCL CPU workers "
+                                f"(start its nodes with --resources '{{\"{OPENCL_CPU}\": N}}')")
+        n = self.requested or max(1, (units + 1) // 2)
+        per = self.cpus_per_worker or max(1, units // n)
+        if n * per > units:
+            raise ExecutorError(f"executor.workers={n} with {per} core(s) each needs {n * per} OpenCL CPU cores; "
+                                f"{units} are free (one core is kept for the driver)")
+        cores: list[tuple[int, ...]] = [() for _ in range(n)]
+        if self._started_ray and hasattr(os, "sched_getaffinity"):
+            free = sorted(os.sched_getaffinity(0))
+            free = free[1:] if len(free) > 1 else free  # the first core stays with the driver
+            cores = [tuple(free[i * per:(i + 1) * per]) for i in range(n)]
+        return [_Slot(i, {"num_cpus": 0, "resources": {OPENCL_CPU: per}}, DeviceInfo(kind="cpu", cores=cores[i]))
+                for i in range(n)]
+
+    def start(self, problem: ProblemSource) -> list[WorkerInfo]:
+        import ray
+
+        self._source = problem
+        self._need = build_problem(problem).device_need
+        self._init_ray()
+        self._remote = ray.remote(max_restarts=0, max_task_retries=0)(EvaluatorActor)
+        try:
+            self._slots = self._plan()
+            for slot in self._slots:
+                slot.actor = self._remote.options(**slot.options).remote(self._source, slot.device, self._need.value)
+            for slot in self._slots:
+                self._await_ready(slot)
+        except BaseException:
+            self.close()
+            raise
+        return self.workers
+
+    def _await_ready(self, slot: _Slot) -> None:
+        import ray
+        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+
+        try:
+            device, slot.pid = ray.get(slot.actor.ready.remote(), timeout=STARTUP_TIMEOUT_S)
+        except GetTimeoutError:
+            raise ExecutorError(f"worker {slot.index} did not start within {STARTUP_TIMEOUT_S:.0f} s "
+                                f"(resources {slot.options} could not be placed, or setup hung)") from None
+        except (RayActorError, RayTaskError) as exc:
+            cause = getattr(exc, "cause", None) or exc
+            raise ExecutorError(f"worker {slot.index} failed while building the problem: {cause}") from None
+        slot.info = WorkerInfo(f"ray-{slot.index}" + (f".{slot.replaced}" if slot.replaced else ""), device)
+
+    # -- running -------------------------------------------------------------------------
+    @property
+    def workers(self) -> list[WorkerInfo]:
+        return [s.info for s in self._slots if s.info is not None]
+
+    def free(self) -> int:
+        return sum(1 for s in self._slots if s.candidate is None)
+
+    def in_flight(self) -> int:
+        return sum(1 for s in self._slots if s.candidate is not None)
+
+    def submit(self, candidate: Candidate) -> None:
+        slot = next((s for s in self._slots if s.candidate is None), None)
+        if slot is None:
+            raise ExecutorError("submit() with no free worker")
+        slot.candidate, slot.submitted = candidate, time.time()
+        slot.ref = slot.actor.evaluate.remote(candidate.config)
+
+    def _replace(self, slot: _Slot) -> None:
+        import ray
+
+        ray.kill(slot.actor, no_restart=True)
+        slot.replaced += 1
+        slot.actor = self._remote.options(**slot.options).remote(self._source, slot.device, self._need.value)
+        self._await_ready(slot)
+
+    def _finish(self, slot: _Slot, measurement: Measurement, start: float, end: float) -> Result:
+        assert slot.candidate is not None and slot.info is not None
+        result = Result(slot.candidate, measurement, slot.info.name, slot.info.device.name, slot.submitted, start, end)
+        slot.candidate, slot.ref = None, None
+        return result
+
+    def _harvest(self, slot: _Slot) -> Result:
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        try:
+            measurement, start, end = ray.get(slot.ref)
+            return self._finish(slot, measurement, start, end)
+        except RayActorError as exc:
+            now = time.time()
+            message = f"worker process {slot.pid} died during the evaluation: {type(exc).__name__}"
+            result = self._finish(slot, Measurement(Status.CRASHED, failure_mode=FailureMode.CRASH, message=message),
+                                  slot.submitted, now)
+            self._replace(slot)
+            return result
+        except RayTaskError as exc:  # the runtime types every exception; this is a bug, not a hang
+            now = time.time()
+            return self._finish(slot, Measurement.failed(FailureMode.RUNTIME, str(exc)[:2000]), slot.submitted, now)
+
+    def collect(self, timeout: float | None) -> list[Result]:
+        import ray
+
+        busy = {id(s.ref): s for s in self._slots if s.candidate is not None}
+        if not busy:
+            return []
+        wait = timeout
+        if self.timeout_s is not None:
+            nearest = min(s.submitted + self.timeout_s for s in busy.values()) - time.time()
+            wait = max(0.0, nearest if wait is None else min(wait, nearest))
+        refs = [s.ref for s in busy.values()]
+        ready, _ = ray.wait(refs, num_returns=1, timeout=wait)
+        if ready:
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        results = [self._harvest(busy[id(ref)]) for ref in ready]
+        results.extend(self._expire())
+        return results
+
+    def _expire(self) -> list[Result]:
+        if self.timeout_s is None:
+            return []
+        out = []
+        now = time.time()
+        for slot in self._slots:
+            if slot.candidate is not None and now - slot.submitted > self.timeout_s:
+                message = f"evaluation exceeded executor.timeout_s={self.timeout_s}; worker replaced"
+                out.append(self._finish(slot, Measurement(Status.TIMEOUT, failure_mode=FailureMode.TIMEOUT,
+                                                          message=message), slot.submitted, now))
+                self._replace(slot)
+        return out
+
+    def call(self, method: str, *args: Any) -> Any:
+        import ray
+
+        slot = next((s for s in self._slots if s.candidate is None), self._slots[0])
+        return ray.get(slot.actor.call.remote(method, *args))
+
+    def close(self) -> None:
+        import ray
+
+        if not ray.is_initialized():
+            return
+        for slot in self._slots:
+            if slot.actor is not None:
+                try:
+                    ray.kill(slot.actor, no_restart=True)
+                except Exception:  # noqa: BLE001 - best effort while shutting down
+                    pass
+        self._slots = []
+        if self._started_ray:
+            ray.shutdown()
+            self._started_ray = False

@@ -1,0 +1,196 @@
+"""Durable run records: one SQLite database (WAL) per run directory, ``results.db``.
+
+Every finished evaluation is committed before the searcher hears of it (the loop calls
+:meth:`RunStore.record` first), so a SIGKILL loses nothing that finished. WAL with
+``synchronous=NORMAL`` survives a killed process; it would take a power cut to lose the
+last commits. A resumed run appends a row to ``sessions`` and continues the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from searchlab.errors import StoreError
+from searchlab.records import Candidate, Config, Result, measurement_from_dict, measurement_to_dict
+
+DB_NAME = "results.db"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY, name TEXT, problem TEXT NOT NULL, searcher TEXT NOT NULL, seed INTEGER,
+    fingerprint TEXT, direction TEXT, objective_name TEXT, known_optimum REAL,
+    config TEXT NOT NULL, space TEXT, versions TEXT, devices TEXT, host TEXT,
+    started REAL NOT NULL, ended REAL, status TEXT NOT NULL, stop_reason TEXT);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, pid INTEGER, host TEXT,
+    hydra_dir TEXT, started REAL NOT NULL, ended REAL, stop_reason TEXT);
+CREATE TABLE IF NOT EXISTS evaluations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, session_id INTEGER,
+    candidate_id INTEGER NOT NULL, config TEXT NOT NULL, config_key TEXT NOT NULL,
+    proposal TEXT, meta TEXT, status TEXT NOT NULL, failure_mode TEXT NOT NULL, message TEXT,
+    objective REAL, samples TEXT, sensors TEXT, datasets TEXT, log TEXT, extra TEXT,
+    worker TEXT, device TEXT, t_submit REAL, t_start REAL, t_end REAL,
+    queue_s REAL, compile_s REAL, run_s REAL, charged_s REAL, cache_hit INTEGER NOT NULL,
+    UNIQUE (run_id, candidate_id));
+CREATE INDEX IF NOT EXISTS evaluations_config ON evaluations (run_id, config_key);
+"""
+
+VERSIONED = ("searchlab", "numpy", "scipy", "ray", "optuna", "pyopencl", "hydra-core", "omegaconf")
+
+
+def package_versions() -> dict[str, str]:
+    import platform
+
+    found = {"python": platform.python_version()}
+    for name in VERSIONED:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+class RunStore:
+    """The records of one run."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, run_id: int, session_id: int) -> None:
+        self.path, self._conn, self.run_id, self.session_id = path, conn, run_id, session_id
+
+    @classmethod
+    def create(cls, run_dir: str | Path, run: Mapping[str, Any], hydra_dir: str = "") -> RunStore:
+        """A new ``results.db`` in ``run_dir``; refuses to overwrite an existing one."""
+        path = Path(run_dir) / DB_NAME
+        if path.exists():
+            raise StoreError(f"{path} already exists: use resume={run_dir} to continue that run")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = connect(path)
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        cols = ("name", "problem", "searcher", "seed", "fingerprint", "direction", "objective_name",
+                "known_optimum", "config", "space", "versions", "devices")
+        values = [run.get(c) if not isinstance(run.get(c), (dict, list)) else _dumps(run.get(c)) for c in cols]
+        cur = conn.execute(
+            f"INSERT INTO runs ({', '.join(cols)}, host, started, status) VALUES ({', '.join('?' * len(cols))}, ?, ?, 'running')",
+            (*values, socket.gethostname(), time.time()),
+        )
+        run_id = int(cur.lastrowid or 1)
+        return cls(path, conn, run_id, cls._new_session(conn, run_id, hydra_dir))
+
+    @classmethod
+    def open(cls, run_dir: str | Path, hydra_dir: str = "") -> RunStore:
+        """An existing run, for resume (a new session row is added)."""
+        path = Path(run_dir) / DB_NAME
+        if not path.is_file():
+            raise StoreError(f"resume={run_dir}: no {DB_NAME} there")
+        try:
+            conn = connect(path)
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            run = conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"resume={run_dir}: {DB_NAME} is not a readable searchlab database ({exc})") from None
+        if row is None or int(row[0]) != SCHEMA_VERSION or run is None:
+            raise StoreError(f"resume={run_dir}: {DB_NAME} has no run of schema version {SCHEMA_VERSION}")
+        conn.execute("UPDATE runs SET status='running', ended=NULL WHERE id=?", (run[0],))
+        return cls(path, conn, int(run[0]), cls._new_session(conn, int(run[0]), hydra_dir))
+
+    @staticmethod
+    def _new_session(conn: sqlite3.Connection, run_id: int, hydra_dir: str) -> int:
+        cur = conn.execute("INSERT INTO sessions (run_id, pid, host, hydra_dir, started) VALUES (?, ?, ?, ?, ?)",
+                           (run_id, os.getpid(), socket.gethostname(), hydra_dir, time.time()))
+        return int(cur.lastrowid or 0)
+
+    def run_info(self) -> dict[str, Any]:
+        self._conn.row_factory = sqlite3.Row
+        try:
+            row = dict(self._conn.execute("SELECT * FROM runs WHERE id=?", (self.run_id,)).fetchone())
+        finally:
+            self._conn.row_factory = None
+        for key in ("config", "space", "versions", "devices"):
+            if row.get(key):
+                row[key] = json.loads(row[key])
+        return row
+
+    def record(self, result: Result) -> None:
+        """Insert one finished evaluation and commit (autocommit mode)."""
+        m, c = result.measurement, result.candidate
+        d = measurement_to_dict(m)
+        self._conn.execute(
+            "INSERT INTO evaluations (run_id, session_id, candidate_id, config, config_key, proposal, meta,"
+            " status, failure_mode, message, objective, samples, sensors, datasets, log, extra, worker, device,"
+            " t_submit, t_start, t_end, queue_s, compile_s, run_s, charged_s, cache_hit)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (self.run_id, self.session_id, c.id, c.config.to_json(), c.config.key, c.proposal.to_json(),
+             _dumps(dict(c.meta)), m.status.value, m.failure_mode.value, m.message, m.objective,
+             _dumps(d["samples"]), _dumps(d["sensors"]), _dumps(d["datasets"]), _dumps(d["log"]),
+             _dumps(d["extra"]), result.worker, result.device, result.t_submit, result.t_start, result.t_end,
+             max(0.0, result.t_start - result.t_submit), m.compile_s, m.run_s, m.charged, int(result.cache_hit)),
+        )
+
+    def results(self) -> list[Result]:
+        """Every recorded evaluation, in the order it was recorded (= the order told)."""
+        rows = self._conn.execute(
+            "SELECT candidate_id, config, proposal, meta, status, failure_mode, message, objective, samples,"
+            " sensors, datasets, log, extra, compile_s, run_s, charged_s, worker, device, t_submit, t_start,"
+            " t_end, cache_hit FROM evaluations WHERE run_id=? ORDER BY id", (self.run_id,)).fetchall()
+        return [_row_to_result(r) for r in rows]
+
+    def finish(self, stop_reason: str, status: str = "finished", devices: Sequence[Any] | None = None) -> None:
+        now = time.time()
+        self._conn.execute("UPDATE runs SET ended=?, status=?, stop_reason=? WHERE id=?",
+                           (now, status, stop_reason, self.run_id))
+        if devices is not None:
+            self._conn.execute("UPDATE runs SET devices=? WHERE id=?", (_dumps(list(devices)), self.run_id))
+        self._conn.execute("UPDATE sessions SET ended=?, stop_reason=? WHERE id=?", (now, stop_reason, self.session_id))
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _row_to_result(r: Sequence[Any]) -> Result:
+    (cid, config, proposal, meta, status, mode, message, objective, samples, sensors, datasets, log, extra,
+     compile_s, run_s, charged_s, worker, device, t_submit, t_start, t_end, cache_hit) = r
+    m = measurement_from_dict({
+        "status": status, "failure_mode": mode, "message": message, "objective": objective,
+        "samples": json.loads(samples), "sensors": json.loads(sensors), "datasets": json.loads(datasets),
+        "log": json.loads(log), "extra": json.loads(extra), "compile_s": compile_s, "run_s": run_s,
+        "charged_s": charged_s,
+    })
+    candidate = Candidate(int(cid), Config.from_json(config), Config.from_json(proposal or "{}"), json.loads(meta or "{}"))
+    return Result(candidate, m, worker or "", device or "", t_submit or 0.0, t_start or 0.0, t_end or 0.0, bool(cache_hit))
+
+
+def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
+    """Read-only access for studies: the run row and its results."""
+    path = Path(run_dir) / DB_NAME
+    if not path.is_file():
+        raise StoreError(f"{run_dir}: no {DB_NAME}")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    try:
+        store = RunStore(path, conn, int(conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0]), 0)
+        return store.run_info(), store.results()
+    except (sqlite3.DatabaseError, TypeError) as exc:
+        raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
+    finally:
+        conn.close()
