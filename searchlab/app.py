@@ -32,12 +32,18 @@ def _instantiate(node: DictConfig, what: str, **kwargs: Any) -> Any:
     from hydra.utils import instantiate
 
     try:
-        return instantiate(node, **kwargs)
+        # Partial first: runtime objects (a space is a dataclass) must not be merged into the config.
+        factory = instantiate(node, _partial_=True, _convert_="all")
+        return factory(**kwargs)
     except InstantiationException as exc:
         cause = exc.__cause__
         if isinstance(cause, SearchlabError):
             raise cause from None
         raise ConfigError(f"{what} {node.get('_target_')!r} could not be built: {cause or exc}") from None
+    except TypeError as exc:  # an option the class does not take
+        if isinstance(exc, SearchlabError):
+            raise
+        raise ConfigError(f"{what} {node.get('_target_')!r} could not be built: {exc}") from None
 
 
 def make_searcher(node: DictConfig, problem: Problem, seed: int, name: str) -> Searcher:
@@ -45,7 +51,7 @@ def make_searcher(node: DictConfig, problem: Problem, seed: int, name: str) -> S
 
     try:
         cls = get_class(str(node["_target_"]))
-    except Exception as exc:  # noqa: BLE001 - hydra raises several kinds
+    except Exception as exc:
         raise ConfigError(f"searcher={name}: target {node.get('_target_')!r} cannot be imported ({exc})") from None
     if not (isinstance(cls, type) and issubclass(cls, Searcher)):
         raise ConfigError(f"searcher={name}: {node['_target_']!r} is not a searchlab Searcher")
@@ -144,7 +150,7 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
 def _optimum(problem: Problem) -> float | None:
     try:
         return problem.known_optimum
-    except Exception:  # noqa: BLE001 - an optimum is a nicety, never a reason to fail a run
+    except Exception:
         return None
 
 

@@ -59,7 +59,7 @@ def _schema_defaults(group: str) -> dict[str, dict[str, object]]:
 
     try:
         schemas = config.problem_schemas() if group == "problem" else config.searcher_schemas() if group == "searcher" else {}
-    except Exception:  # noqa: BLE001 - help must work even if an adapter is broken
+    except Exception:
         return {}
     out: dict[str, dict[str, object]] = {}
     for name, node in schemas.items():

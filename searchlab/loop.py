@@ -13,7 +13,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol
 
 from searchlab.errors import ConfigError
@@ -49,7 +49,7 @@ class Budget:
             raise ConfigError("budget: set at least one of evaluations, wall_time_s or charged_time_s")
 
 
-class StopReason(str, Enum):
+class StopReason(StrEnum):
     EVALUATIONS = "evaluations"
     WALL_TIME = "wall_time"
     CHARGED_TIME = "charged_time"

@@ -12,7 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-class DeviceNeed(str, Enum):
+class DeviceNeed(StrEnum):
     NONE = "none"  # pure Python/numpy: any worker process
     OPENCL = "opencl"  # an OpenCL device (a GPU, or pocl on CPU cores)
 
@@ -95,7 +95,7 @@ class Problem(ABC):
     def evaluate(self, config: Config) -> Measurement:
         """Measure one configuration (already validated and known-constraint checked)."""
 
-    def teardown(self) -> None:
+    def teardown(self) -> None:  # noqa: B027 - optional hook
         """Release device resources."""
 
     @property

@@ -10,7 +10,7 @@ import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Union
 
@@ -18,12 +18,12 @@ Scalar = Union[int, float, str, bool, None]
 Value = Union[Scalar, tuple["Value", ...]]
 
 
-class Direction(str, Enum):
+class Direction(StrEnum):
     MINIMIZE = "minimize"
     MAXIMIZE = "maximize"
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     OK = "ok"
     INFEASIBLE = "infeasible"  # a known constraint rules it out; never sent to a device
     FAILED = "failed"  # ran and failed; see FailureMode
@@ -31,7 +31,7 @@ class Status(str, Enum):
     CRASHED = "crashed"  # the worker process died
 
 
-class FailureMode(str, Enum):
+class FailureMode(StrEnum):
     NONE = "none"
     CONSTRAINT = "constraint"  # known constraint violated (INFEASIBLE)
     COMPILE = "compile"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from adapters.synthetic._common import Delay, config_rng
 from searchlab.errors import ConfigError, EvaluationError
+from searchlab.expr import Expression
 from searchlab.problem import Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
@@ -42,7 +43,7 @@ class SyntheticKnobs(Problem):
         self._space = KnobSpace(
             (OrdinalKnob("block_x", pow2), OrdinalKnob("block_y", pow2), OrdinalKnob("tile", (1, 2, 3, 4, 6, 8)),
              OrdinalKnob("unroll", (1, 2, 4, 8)), CategoricalKnob("vector", ("scalar", "vec2", "vec4"))),
-            constraints=("block_x * block_y <= 1024", "block_x * block_y >= 8"),
+            constraints=(Expression("block_x * block_y <= 1024"), Expression("block_x * block_y >= 8")),
         )
         rng = config_rng(seed, Config(), salt=1)
         self._pref = {"tile": float(rng.uniform(2.5, 5.5)), "unroll": float(rng.uniform(1.5, 3.0))}
@@ -55,7 +56,8 @@ class SyntheticKnobs(Problem):
         return self._space
 
     def _local_mem_bytes(self, c: Config) -> int:
-        return int(c["block_x"]) * int(c["block_y"]) * int(c["tile"]) ** 2 * 4 * 4  # type: ignore[operator]
+        bx, by, tile = (int(c[k]) for k in ("block_x", "block_y", "tile"))  # type: ignore[arg-type]
+        return bx * by * tile**2 * 4 * 4
 
     def _model(self, c: Config) -> float:
         """Noise-free run time in ms, or raise the hidden-constraint failure."""

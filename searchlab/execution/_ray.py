@@ -113,8 +113,24 @@ class RayExecutor(Executor):
                      object_store_memory=256 * 1024**2, **kwargs)
         self._started_ray = True
 
+    settle_s = 10.0
+
     def _plan(self) -> list[_Slot]:
-        """Actor options per worker; refuses what the cluster cannot place."""
+        """Actor options per worker; refuses what the cluster cannot place.
+
+        Resources of actors killed a moment ago come back asynchronously, so a refusal is
+        retried for ``settle_s`` seconds before it is final (never a silent hang).
+        """
+        deadline = time.time() + self.settle_s
+        while True:
+            try:
+                return self._plan_once()
+            except ExecutorError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.25)
+
+    def _plan_once(self) -> list[_Slot]:
         import ray
 
         available = ray.available_resources()
@@ -281,7 +297,7 @@ class RayExecutor(Executor):
             if slot.actor is not None:
                 try:
                     ray.kill(slot.actor, no_restart=True)
-                except Exception:  # noqa: BLE001 - best effort while shutting down
+                except Exception:
                     pass
         self._slots = []
         if self._started_ray:

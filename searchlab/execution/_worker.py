@@ -68,7 +68,7 @@ class WorkerRuntime:
         except EvaluationError as exc:
             mode = exc.mode if isinstance(exc.mode, FailureMode) else FailureMode(str(exc.mode))
             measurement = Measurement(Status.FAILED, failure_mode=mode, message=exc.message)
-        except Exception as exc:  # noqa: BLE001 - the boundary where exceptions become statuses
+        except Exception as exc:
             measurement = Measurement(
                 Status.FAILED,
                 failure_mode=FailureMode.RUNTIME,

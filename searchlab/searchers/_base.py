@@ -74,7 +74,8 @@ class Searcher(ABC):
         view = view_as(space, cls.space_kinds)
         if view is None:
             kinds = ", ".join(k.kind for k in cls.space_kinds)
-            return f"searcher {cls.name!r} works on {kinds} spaces; this problem's space is {space.kind!r} and no view converts it"
+            return (f"searcher {cls.name!r} works on {kinds} spaces; "
+                    f"this problem's space is {space.kind!r} and no view converts it")
         return cls._check_space(view.space)
 
     @classmethod

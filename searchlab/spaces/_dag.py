@@ -172,7 +172,8 @@ class ExplicitDAG(DerivationGraph):
         self._canonical = self._spanning_tree()
 
     def _spanning_tree(self) -> dict[str, list[tuple[str, str]]]:
-        seen, tree, stack = {self._root}, {}, [self._root]
+        seen, stack = {self._root}, [self._root]
+        tree: dict[str, list[tuple[str, str]]] = {}
         while stack:
             node = stack.pop()
             tree[node] = []

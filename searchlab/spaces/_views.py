@@ -44,7 +44,7 @@ class DecisionDAG(DerivationGraph):
         return dict(zip(self._names, node))
 
     def children(self, node: Node) -> Sequence[Arc]:
-        prefix = tuple(node)  # type: ignore[arg-type]
+        prefix: tuple[Value, ...] = tuple(node)  # type: ignore[arg-type]
         if len(prefix) == len(self._names):
             return []
         knob = self.knobs.knobs[len(prefix)]
@@ -114,6 +114,10 @@ def _identity(config: Config) -> Config:
     return config
 
 
+def _compose(outer: Callable[[Config], Config], inner: Callable[[Config], Config]) -> Callable[[Config], Config]:
+    return lambda config: outer(inner(config))
+
+
 def view_as(space: Space, kinds: Sequence[type[Space]]) -> View | None:
     """The first of ``kinds`` (in preference order) that ``space`` can be seen as."""
     for kind in kinds:
@@ -125,5 +129,5 @@ def view_as(space: Space, kinds: Sequence[type[Space]]) -> View | None:
             knobs = plateau_knobs(space) if isinstance(space, ThresholdTree) else space
             dag = DecisionDAG(knobs)
             snap = _snap(space) if isinstance(space, ThresholdTree) else _identity
-            return View(f"{space.kind}->decision dag", dag, lambda c: dag.from_config(snap(c)), dag.to_config)
+            return View(f"{space.kind}->decision dag", dag, _compose(dag.from_config, snap), dag.to_config)
     return None
