@@ -98,7 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     import ray
 
-    ray.init(num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR")
     try:
         noop = run(Sleep(0.0), args.evaluations, 2)
         sleepy = run(Sleep(0.1), args.sleep_evaluations, 2)

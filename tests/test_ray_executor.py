@@ -88,7 +88,7 @@ class VectorAdd(Problem):
 def ray_cluster() -> Iterator[None]:
     import ray
 
-    ray.init(num_cpus=2, resources={"opencl_cpu": 1}, include_dashboard=False, object_store_memory=128 * 1024**2,
+    ray.init(address="local", num_cpus=2, resources={"opencl_cpu": 1}, include_dashboard=False, object_store_memory=128 * 1024**2,
              logging_level="ERROR")
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     yield
@@ -178,3 +178,68 @@ def test_opencl_worker_uses_the_cpu_device_resource(ray_cluster: None) -> None:
         assert done.ok and done.device == worker.device.name
     finally:
         executor.close()
+
+
+PINNED = """
+import os, sys, ray
+from tests import test_ray_executor as t
+from searchlab.execution import RayExecutor
+from searchlab.records import Config
+ray.cloudpickle.register_pickle_by_value(t)
+ex = RayExecutor()
+(w,) = ex.start(t.VectorAdd())
+m = ex.call("evaluate", Config(wg=2))
+print(list(w.device.cores), m.sensors["cores"], m.sensors["correct"], flush=True)
+ex.close()
+print("ray still running:", ray.is_initialized())
+"""
+
+
+@pytest.mark.opencl
+def test_executor_started_ray_pins_the_opencl_worker(tmp_path: object) -> None:
+    """Started by the executor itself: one core stays with the driver, the worker is pinned."""
+    import subprocess
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs at least two cores")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", PINNED], cwd=root, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.strip().splitlines()
+    cores, affinity, correct = lines[-2].split(" ", 1)[0], *lines[-2].rsplit(" ", 2)[1:]
+    first = sorted(os.sched_getaffinity(0))[0]
+    assert str(first) not in cores.strip("[]").split(", ") and float(affinity) >= 1 and float(correct) == 1.0
+    assert lines[-1] == "ray still running: False"
+
+
+def test_joins_an_existing_cluster_by_address(tmp_path: object) -> None:
+    """executor.address= joins a running cluster and leaves it running."""
+    import subprocess
+
+    ray_bin = os.path.join(os.path.dirname(sys.executable), "ray")
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_AUTH_MODE="disabled")
+    # --block keeps the head in this process group, so it can be stopped without `ray stop`
+    # (which would stop every Ray cluster on the machine).
+    head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--num-cpus=2", "--port=6399",
+                             "--include-dashboard=false", "--disable-usage-stats"], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            probe = subprocess.run([ray_bin, "status", "--address=127.0.0.1:6399"], capture_output=True, env=env)
+            if probe.returncode == 0:
+                break
+            time.sleep(1)
+        out = subprocess.run([sys.executable, "-m", "searchlab", "problem=synthetic_dag", "searcher=random",
+                              "budget.evaluations=5", "executor.address=127.0.0.1:6399", "progress=off"],
+                             cwd=str(tmp_path), capture_output=True, text=True, env=env, timeout=180)
+        assert out.returncode == 0, out.stderr[-2000:]
+        status = subprocess.run([ray_bin, "status", "--address=127.0.0.1:6399"], capture_output=True, text=True,
+                                env=env, timeout=60)
+        assert status.returncode == 0  # still running after the run: we did not start it, we did not stop it
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)

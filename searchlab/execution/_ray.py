@@ -105,12 +105,13 @@ class RayExecutor(Executor):
         if ray.is_initialized():
             return
         kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
-        if self.address:
-            ray.init(address=self.address, **kwargs)
-        else:
-            cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-            ray.init(num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
-                     object_store_memory=256 * 1024**2, **kwargs)
+        address = self.address or os.environ.get("RAY_ADDRESS")
+        if address:  # join: "auto" finds a cluster started with `ray start` on this machine
+            ray.init(address=address, **kwargs)
+            return
+        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+        ray.init(address="local", num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
+                 object_store_memory=256 * 1024**2, **kwargs)
         self._started_ray = True
 
     settle_s = 10.0
