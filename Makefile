@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup opencl demo test test-deps lint bench study clean
 
 setup: $(STAMP) opencl
 
@@ -29,7 +29,14 @@ opencl: $(STAMP)
 demo: setup
 	$(BIN)/python -m searchlab problem=synthetic_thresholds searcher=random budget.evaluations=60 $(ARGS)
 
-test: setup
+# The study report test opens report.html in headless Chromium (Debian's package).
+test-deps: setup
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing Debian's chromium for the report test"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+test: setup test-deps
 	$(BIN)/python -m pytest -q $(ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
@@ -39,6 +46,9 @@ lint: setup
 
 bench: setup
 	$(BIN)/python bench/overhead.py
+
+study: setup
+	$(BIN)/python -m searchlab.study study=synthetic_replay $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -16,7 +16,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from searchlab.errors import ConfigError, IncompatibleError, SearchlabError
-from searchlab.execution import Executor, build_problem
+from searchlab.execution import Executor, SerialExecutor, build_problem
 from searchlab.loop import Budget, SearchLoop
 from searchlab.problem import FinalizeContext, Problem
 from searchlab.progress import ProgressReporter
@@ -97,14 +97,16 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     run_dir = Path(run_dir)
     budget = Budget(**OmegaConf.to_container(cfg.budget, resolve=True))  # type: ignore[arg-type]
     problem = build_problem(cfg.problem)
-    problem_name, searcher_name = names or (problem.name, str(cfg.searcher._target_).rsplit(".", 1)[-1])
+    problem_name, searcher_name = names or (problem.name, _searcher_name(cfg.searcher))
     searcher = make_searcher(cfg.searcher, problem, int(cfg.seed), searcher_name)
     progress = ProgressReporter(str(cfg.get("progress", "auto")), problem.objective_name)
     executor: Executor = _instantiate(cfg.executor, "executor")
     started = time.time()
     store: RunStore | None = None
     try:
-        workers = executor.start(OmegaConf.to_container(cfg.problem, resolve=True))  # type: ignore[arg-type]
+        # In process the problem built above is used as is; workers elsewhere build their own from the config.
+        source = problem if isinstance(executor, SerialExecutor) else OmegaConf.to_container(cfg.problem, resolve=True)
+        workers = executor.start(source)  # type: ignore[arg-type]
         devices = [dict(w.device.to_dict(), worker=w.name) for w in workers]
         fingerprint = problem.fingerprint([w.device.name for w in workers])
         if resuming:
@@ -145,6 +147,16 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
         executor.close()
         if store is not None:
             store.close()
+
+
+def _searcher_name(node: DictConfig) -> str:
+    """The searcher's public name (its class's ``name``), for runs started without the CLI."""
+    from hydra.utils import get_class
+
+    try:
+        return str(get_class(str(node["_target_"])).name)
+    except Exception:  # noqa: BLE001 - make_searcher reports a bad target properly
+        return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
 
 
 def _optimum(problem: Problem) -> float | None:

@@ -1,0 +1,30 @@
+"""Comparative studies: aggregate recorded runs, replay tables at scale, report (DESIGN.md, "Study").
+
+``python -m searchlab.study RUN_DIR...`` aggregates any set of run directories;
+``python -m searchlab.study study=NAME`` runs the grid of ``conf/study/NAME.yaml`` first
+(replays as parallel Ray tasks, or live runs one after another) and then aggregates it.
+The metrics are defined in :mod:`searchlab.study._metrics`.
+
+Importing this package is cheap (no pandas, matplotlib or Ray): ``searchlab.tables``
+imports :func:`table_from_run` from here.
+"""
+
+from searchlab.study._tables import table_from_run
+
+__all__ = ["collect_runs", "run_study", "table_from_run", "write_report"]
+
+
+def __getattr__(name: str) -> object:  # the heavy parts load on first use
+    if name == "collect_runs":
+        from searchlab.study._collect import collect_runs
+
+        return collect_runs
+    if name == "write_report":
+        from searchlab.study._report import write_report
+
+        return write_report
+    if name == "run_study":
+        from searchlab.study._grid import run_study
+
+        return run_study
+    raise AttributeError(name)

@@ -1,0 +1,105 @@
+"""``python -m searchlab.study``: aggregate recorded runs, or run a study grid, and report.
+
+    python -m searchlab.study RUN_DIR [RUN_DIR ...] [--out DIR] [--allow-mixed] [--reference R]
+    python -m searchlab.study study=NAME [key=value ...] [RUN_DIR ...] [--out DIR]
+
+Errors that are the user's are printed as one line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from searchlab.errors import ConfigError, SearchlabError
+
+EPILOG = """\
+examples:
+  python -m searchlab -m problem=synthetic_knobs searcher=random,exhaustive seed=0,1,2 executor=serial
+  python -m searchlab.study outputs/multirun/2025-01-01/12-00-00          # report into <dir>/study/
+  python -m searchlab.study study=synthetic_replay seeds=20               # run a grid of replays, then report
+  python -m searchlab.study study=synthetic_replay '~searchers.uct' +searchers.ex=exhaustive budget.evaluations=50
+outputs: report.html (self-contained), summary.md, metrics.csv, metrics.parquet, evaluations.parquet
+"""
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    from searchlab.study._config import available
+
+    parser = argparse.ArgumentParser(
+        prog="python -m searchlab.study", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compare searchers: aggregate run directories (searched recursively for results.db), "
+                    f"or run a study grid from conf/study/ (study=NAME; available: {', '.join(available())}).")
+    parser.add_argument("items", nargs="*", metavar="RUN_DIR | study=NAME | key=value",
+                        help="run directories (or results.db files); study=NAME and its overrides")
+    parser.add_argument("--out", help="where to write the report (default: <the one RUN_DIR>/study, "
+                                      "else outputs/study/<date>/<time>_<name>)")
+    parser.add_argument("--allow-mixed", action="store_true",
+                        help="pool runs of one problem with different fingerprints, normalising each")
+    parser.add_argument("--reference", default=None, choices=("auto", "table", "known", "study"),
+                        help="what fractions of peak are normalised to (default auto: table optimum, else the "
+                             "problem's known optimum, else the best seen in the study)")
+    parser.add_argument("--name", default=None, help="the study's name in the report")
+    return parser.parse_args(argv)
+
+
+def _aggregate_only(paths: list[str], args: argparse.Namespace) -> dict[str, object]:
+    from searchlab.study._collect import collect_runs
+    from searchlab.study._grid import default_study_dir, report
+
+    if args.out:
+        out = Path(args.out)
+    elif len(paths) == 1 and Path(paths[0]).is_dir():
+        out = Path(paths[0]) / "study"
+    else:
+        out = default_study_dir(args.name or "aggregate")
+    started = time.time()
+    runs, notes = collect_runs(paths, allow_mixed=args.allow_mixed)
+    meta = {"name": args.name or (Path(paths[0]).resolve().name if len(paths) == 1 else "aggregate"),
+            "mode": "aggregate", "sources": " ".join(paths), "directory": str(out.resolve())}
+    result = report(runs, notes, out, meta, args.reference or "auto")
+    result["meta"]["total wall time (s)"] = round(time.time() - started, 2)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    overrides = [i for i in args.items if "=" in i and not Path(i).exists()]
+    paths = [i for i in args.items if i not in overrides]
+    study = [o for o in overrides if o.split("=", 1)[0] == "study"]
+    try:
+        if study:
+            from searchlab.study._config import compose_study
+            from searchlab.study._grid import run_study
+
+            rest = [o for o in overrides if o not in study]
+            if args.allow_mixed:
+                rest.append("allow_mixed=true")
+            if args.reference:
+                rest.append(f"reference={args.reference}")
+            if args.name:
+                rest.append(f"name={args.name}")
+            cfg = compose_study(study[-1].split("=", 1)[1], rest)
+            result = run_study(cfg, paths, args.out)
+        elif overrides:
+            raise ConfigError(f"{overrides[0]!r}: key=value overrides need study=NAME (or is it a missing path?)")
+        elif not paths:
+            raise ConfigError("give run directories to aggregate, or study=NAME (see --help)")
+        else:
+            result = _aggregate_only(paths, args)
+    except SearchlabError as exc:
+        print(f"searchlab.study: error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    meta = result["meta"]
+    print(f"searchlab.study: {meta['runs']} runs, {meta['problems']} problem(s), {meta['searchers']} searcher(s); "
+          f"report: {result['paths']['html']}", flush=True)  # type: ignore[index]
+    for key in ("grid wall time (s)", "report wall time (s)", "total wall time (s)"):
+        if key in meta:  # type: ignore[operator]
+            print(f"  {key}: {meta[key]}", flush=True)  # type: ignore[index]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

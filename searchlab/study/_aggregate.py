@@ -1,0 +1,272 @@
+"""From runs to the study's tables and curves: references, per-run curves, per-group metrics.
+
+A *group* is (problem, searcher label); an *instance* is (problem, fingerprint): the unit
+that is normalised. Reference per instance (``reference="auto"``): a replayed table's
+optimum (exact), else the problem's ``known_optimum`` (when every run recorded the same),
+else the best value seen in the study for that instance (paper 001 §8.2 normalises to the
+best found "across all experiments"). ``table``, ``known`` or ``study`` force one and fail
+where it is unavailable. With two or more problems an ``(all problems)`` group pools every
+instance's normalised curves per searcher, as paper 001 Figs. 11-12 do.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from searchlab.errors import ConfigError
+from searchlab.records import Direction, loss
+from searchlab.study import _metrics as M
+from searchlab.study._collect import RunData
+
+ALL = "(all problems)"
+REFERENCES = ("auto", "table", "known", "study")
+LEVEL_GRID = np.round(np.arange(0.05, 1.0 + 1e-9, 0.025), 3)
+TIME_POINTS = 200
+
+
+@dataclass
+class Instance:
+    problem: str
+    fingerprint: str
+    direction: Direction
+    reference_loss: float
+    reference_source: str
+    worst_loss: float
+    random_best: np.ndarray | None = None  # R(n), n = 1.. (loss)
+    random_source: str = ""
+
+
+@dataclass
+class Curves:
+    """What the plots need for one group."""
+
+    problem: str
+    searcher: str
+    fractions: np.ndarray  # runs x evaluations: best fraction of peak so far
+    level_percentiles: np.ndarray  # len(LEVEL_GRID) x 3 (30/50/70)
+    time_grid: np.ndarray | None = None
+    time_fractions: np.ndarray | None = None  # runs x len(time_grid)
+    score: np.ndarray | None = None  # random-normalised score per evaluation
+    failures: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class StudyData:
+    runs: list[RunData]
+    instances: dict[tuple[str, str], Instance]
+    rows: list[dict[str, Any]]
+    curves: list[Curves]
+    notes: list[str]
+    validation: dict[str, list[dict[str, Any]]]
+
+
+def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
+    """Every feasible member's loss when the run replayed a table; None otherwise."""
+    from hydra.utils import get_class
+
+    from searchlab.tables import TableProblem
+
+    cfg = run.config.get("problem")
+    if not isinstance(cfg, dict) or "_target_" not in cfg:
+        return None
+    try:
+        if not issubclass(get_class(str(cfg["_target_"])), TableProblem):
+            return None
+        from searchlab.execution import build_problem
+
+        table = build_problem(cfg).table  # type: ignore[attr-defined]
+    except Exception as exc:
+        notes.append(f"{run.problem}: the replayed table could not be reopened ({exc}); "
+                     "reference and random baseline fall back")
+        return None
+    space = table.space
+    return np.array([loss(m, run.direction) for c, m in table.rows.items() if space.check(c) is None])
+
+
+def _instance(key: tuple[str, str], runs: Sequence[RunData], reference: str, notes: list[str]) -> Instance:
+    first = runs[0]
+    sign = 1.0 if first.direction is Direction.MINIMIZE else -1.0
+    table = _table_losses(first, notes) if reference in ("auto", "table") else None
+    seen = np.concatenate([r.losses for r in runs])
+    finite_seen = seen[np.isfinite(seen)]
+    knowns = {r.known_optimum for r in runs}
+    known = next(iter(knowns)) if len(knowns) == 1 else None
+    if table is not None and np.isfinite(table).any():
+        ref, source = float(np.min(table)), "table optimum"
+        worst = float(np.max(table[np.isfinite(table)]))
+    elif reference == "table":
+        raise ConfigError(f"reference=table: problem {key[0]!r} (fingerprint {key[1]}) is not a table replay")
+    elif reference in ("auto", "known") and known is not None and math.isfinite(known):
+        ref, source = sign * known, "known optimum"
+    elif reference == "known":
+        raise ConfigError(f"reference=known: problem {key[0]!r} (fingerprint {key[1]}) records no single known_optimum")
+    elif finite_seen.size:
+        ref, source = float(finite_seen.min()), "best seen in the study"
+    else:
+        ref, source = math.nan, "none (no successful evaluation)"
+    if table is None:
+        worst = float(finite_seen.max()) if finite_seen.size else math.nan
+    if finite_seen.size and finite_seen.min() < ref - 1e-12 * max(1.0, abs(ref)):
+        notes.append(f"{key[0]}: runs beat the {source} ({first.objective(float(finite_seen.min())):.6g} vs "
+                     f"{first.objective(ref):.6g}): fractions above 1 (noise, or a stale optimum)")
+    if math.isfinite(ref) and (sign * ref <= 0 or np.any(sign * finite_seen <= 0)):
+        notes.append(f"{key[0]}: objective values are not all positive: fraction of peak is undefined (NaN)")
+    inst = Instance(key[0], key[1], first.direction, ref, source, worst)
+    budget = max(r.evaluations for r in runs)
+    if table is not None:
+        inst.random_best, inst.random_source = M.expected_random_best(table, budget), "exact, from the table"
+    else:
+        randoms = [r for r in runs if r.searcher == "random"]
+        if randoms:
+            n = max(r.evaluations for r in randoms)
+            best = np.array([M.floor_failures(M.extend(M.best_so_far(r.losses), n), worst) for r in randoms])
+            inst.random_best = np.concatenate([best.mean(axis=0), np.full(max(0, budget - n), np.nan)])
+            inst.random_source = f"mean of the study's {len(randoms)} random run(s)"
+    return inst
+
+
+def _level_percentiles(fractions: np.ndarray) -> np.ndarray:
+    out = np.empty((len(LEVEL_GRID), len(M.LEVEL_PERCENTILES)))
+    for i, level in enumerate(LEVEL_GRID):
+        hits = [M.evaluations_to_level(row, level) for row in fractions]
+        out[i] = [M.percentile(hits, q) for q in M.LEVEL_PERCENTILES]
+    return out
+
+
+def _time_grid(runs: Sequence[RunData]) -> np.ndarray | None:
+    totals = [float(r.charged.sum()) for r in runs]
+    cums = [np.cumsum(r.charged) for r in runs]
+    firsts = [float(c[c > 0][0]) for c in cums if (c > 0).any()]
+    if not totals or max(totals) <= 0 or not firsts:
+        return None
+    lo = min(firsts)
+    return np.geomspace(lo, max(totals), TIME_POINTS) if max(totals) > lo else np.array([lo])
+
+
+def _run_fraction(run: RunData, inst: Instance, n: int) -> np.ndarray:
+    return M.extend(M.fraction_of_peak(M.best_so_far(run.losses), inst.reference_loss, run.direction), n)
+
+
+def _score(runs: Sequence[RunData], instances: dict[tuple[str, str], Instance], n: int) -> np.ndarray | None:
+    """Mean over instances of the random-normalised score curve of these runs."""
+    curves = []
+    by_inst: dict[tuple[str, str], list[RunData]] = defaultdict(list)
+    for run in runs:
+        by_inst[run.instance].append(run)
+    for key, group in by_inst.items():
+        inst = instances[key]
+        if inst.random_best is None:
+            return None
+        best = np.array([M.floor_failures(M.extend(M.best_so_far(r.losses), n), inst.worst_loss) for r in group])
+        curves.append(M.random_normalised_score(best.mean(axis=0), M.extend(inst.random_best, n), inst.reference_loss))
+    with np.errstate(all="ignore"):
+        return np.nanmean(np.array(curves), axis=0) if curves else None
+
+
+def _group(problem: str, searcher: str, runs: Sequence[RunData], instances: dict[tuple[str, str], Instance],
+           n: int, grid: np.ndarray | None, modes: Sequence[str]) -> tuple[dict[str, Any], Curves]:
+    fractions = np.array([_run_fraction(r, instances[r.instance], n) for r in runs])
+    final = fractions[:, -1]
+    failures = M.failure_shares([m for r in runs for m in r.modes])
+    score = _score(runs, instances, n)
+    insts = [instances[k] for k in dict.fromkeys(r.instance for r in runs)]
+    bests = [r.objective(float(r.losses.min())) for r in runs if np.isfinite(r.losses).any()]
+    sign = 1.0 if runs[0].direction is Direction.MINIMIZE else -1.0
+    row: dict[str, Any] = {
+        "problem": problem, "searcher": searcher, "instances": len(insts), "runs": len(runs),
+        "seeds": ",".join(str(s) for s in sorted({r.seed for r in runs})),
+        "evaluations_mean": float(np.mean([r.evaluations for r in runs])), "budget": n,
+        "reference": "; ".join(sorted({i.reference_source for i in insts})),
+        "reference_value": runs[0].objective(insts[0].reference_loss) if len(insts) == 1 else math.nan,
+        "best_value": (min(bests, key=lambda v: sign * v) if bests else math.nan),
+        "median_best_value": float(np.median(bests)) if bests else math.nan,
+        "final_fraction_mean": float(np.mean(final)), "final_fraction_p10": M.percentile(final, 10.0),
+        "final_fraction_p90": M.percentile(final, 90.0), "success_optimum": M.success_rate(final, 1.0),
+    }
+    for level in M.LEVELS:
+        row[f"success_{round(level * 100)}"] = M.success_rate(final, level)
+    for level in M.LEVELS:
+        hits = [M.evaluations_to_level(f, level) for f in fractions]
+        for q in M.LEVEL_PERCENTILES:
+            row[f"evals_to_{round(level * 100)}_p{round(q)}"] = M.percentile(hits, q)
+    row["failed_share"] = float(sum(failures.values()))
+    for mode in modes:
+        row[f"failed_{mode}"] = failures.get(mode, 0.0)
+    with np.errstate(all="ignore"):
+        row["score_final"] = float(score[-1]) if score is not None else math.nan
+        row["score_mean"] = float(np.nanmean(score)) if score is not None and np.isfinite(score).any() else math.nan
+    row["score_baseline"] = "; ".join(sorted({i.random_source for i in insts})) if score is not None else "none"
+    row["charged_s_mean"] = float(np.mean([r.charged.sum() for r in runs]))
+    walls = [r.wall_time_s for r in runs if r.wall_time_s is not None]
+    row["wall_s_mean"] = float(np.mean(walls)) if walls else math.nan
+    curves = Curves(problem, searcher, fractions, _level_percentiles(fractions), score=score, failures=failures)
+    if grid is not None:
+        curves.time_grid = grid
+        curves.time_fractions = np.array([
+            M.fraction_of_peak(M.best_at_times(np.cumsum(r.charged), M.best_so_far(r.losses), grid),
+                               instances[r.instance].reference_loss, r.direction) for r in runs])
+    return row, curves
+
+
+def _validation(runs: Sequence[RunData]) -> dict[str, list[dict[str, Any]]]:
+    """Paper 003 Table 6.2 style: per problem, per searcher, the median of each numeric
+    entry of the runs' ``report["validation"]`` plus mean evaluations and tuning (charged) time."""
+    from searchlab.study._collect import _flat
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[RunData]] = defaultdict(list)
+    for run in runs:
+        if isinstance(run.report, dict) and run.report.get("validation") is not None:
+            groups[(run.problem, run.searcher)].append(run)
+    for (problem, searcher), group in sorted(groups.items()):
+        flats = [_flat(r.report["validation"], "") if isinstance(r.report["validation"], dict)
+                 else {"validation": r.report["validation"]} for r in group]
+        keys = list(dict.fromkeys(k for f in flats for k in f))
+        row: dict[str, Any] = {"searcher": searcher, "runs": len(group)}
+        for k in keys:
+            values = [f.get(k) for f in flats]
+            numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            texts = {json.dumps(v, sort_keys=True, default=str) for v in values}
+            row[k] = float(np.median(numbers)) if numbers else values[0] if len(texts) == 1 else "(varies)"
+        row["evaluations_mean"] = float(np.mean([r.evaluations for r in group]))
+        row["tuning_charged_s_mean"] = float(np.mean([r.charged.sum() for r in group]))
+        out.setdefault(problem, []).append(row)
+    return out
+
+
+def aggregate(runs: Sequence[RunData], notes: Sequence[str] = (), reference: str = "auto") -> StudyData:
+    """Every metric of the study (see :mod:`searchlab.study._metrics` for definitions)."""
+    if reference not in REFERENCES:
+        raise ConfigError(f"reference={reference!r}: must be one of {list(REFERENCES)}")
+    notes = list(notes)
+    by_instance: dict[tuple[str, str], list[RunData]] = defaultdict(list)
+    for run in runs:
+        by_instance[run.instance].append(run)
+    instances = {k: _instance(k, v, reference, notes) for k, v in sorted(by_instance.items())}
+    modes = sorted({m for r in runs for m in r.modes if m != "none"})
+    rows, curves = [], []
+    problems = sorted({r.problem for r in runs})
+    for problem in problems:
+        prob_runs = [r for r in runs if r.problem == problem]
+        n, grid = max(r.evaluations for r in prob_runs), _time_grid(prob_runs)
+        if grid is None:
+            notes.append(f"{problem}: no charged time recorded (compile_s + run_s are 0): no time curves")
+        for searcher in sorted({r.searcher for r in prob_runs}):
+            row, curve = _group(problem, searcher, [r for r in prob_runs if r.searcher == searcher],
+                                instances, n, grid, modes)
+            rows.append(row)
+            curves.append(curve)
+    if len(problems) > 1:
+        n = max(r.evaluations for r in runs)
+        for searcher in sorted({r.searcher for r in runs}):
+            row, curve = _group(ALL, searcher, [r for r in runs if r.searcher == searcher], instances, n, None, modes)
+            rows.append(row)
+            curves.append(curve)
+    return StudyData(list(runs), instances, rows, curves, notes, _validation(runs))

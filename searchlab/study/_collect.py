@@ -1,0 +1,193 @@
+"""Find and read the runs of a study: every ``results.db`` under the given paths.
+
+Runs are grouped by problem name; within a name every run must share one problem
+fingerprint (problem parameters, code version, devices), otherwise the study refuses
+and says which runs differ and in what -- unless ``allow_mixed``: then each fingerprint
+is an *instance*, normalised on its own, and instances of one problem are pooled (as
+paper 001 §8.2 pools application/architecture combinations after normalising each).
+Searchers are labelled by name; runs of one searcher name with different options get
+the differing options in their label (``exhaustive[shuffle=True]``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searchlab.errors import ConfigError
+from searchlab.records import Direction, Status, loss
+
+SUMMARY = "summary.json"
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One run as a study sees it: per-evaluation arrays in recorded (= told) order."""
+
+    path: Path
+    problem: str
+    searcher: str
+    seed: int
+    fingerprint: str
+    direction: Direction
+    objective_name: str
+    known_optimum: float | None
+    config: Mapping[str, Any]
+    devices: tuple[str, ...]
+    status: str
+    stop_reason: str
+    losses: np.ndarray  # loss(): smaller is better, +inf for failures and sub-problems
+    charged: np.ndarray  # charged seconds per evaluation
+    statuses: tuple[str, ...]
+    modes: tuple[str, ...]  # failure mode of each evaluation ("none" when OK)
+    report: Mapping[str, Any] = field(default_factory=dict)  # summary.json's run-end report
+    wall_time_s: float | None = None
+
+    @property
+    def evaluations(self) -> int:
+        return len(self.losses)
+
+    @property
+    def instance(self) -> tuple[str, str]:
+        return self.problem, self.fingerprint
+
+    def objective(self, loss_value: float) -> float:
+        return loss_value if self.direction is Direction.MINIMIZE else -loss_value
+
+
+def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
+    """Run directories (holding results.db) under each path, searched recursively."""
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file() and path.name == "results.db":
+            found[path.parent.resolve()] = None
+        elif path.is_dir():
+            for db in sorted(path.rglob("results.db")):
+                found[db.parent.resolve()] = None
+        else:
+            raise ConfigError(f"study: {str(path)!r} is neither a directory nor a results.db file")
+    return list(found)
+
+
+def read_run_data(run_dir: Path) -> RunData:
+    from searchlab.store import read_run
+
+    info, results = read_run(run_dir)
+    direction = Direction(info["direction"])
+    summary: dict[str, Any] = {}
+    if (run_dir / SUMMARY).is_file():
+        try:
+            summary = json.loads((run_dir / SUMMARY).read_text())
+        except (OSError, json.JSONDecodeError):
+            summary = {}
+    return RunData(
+        path=run_dir, problem=str(info["problem"]), searcher=str(info["searcher"]), seed=int(info["seed"] or 0),
+        fingerprint=str(info["fingerprint"]), direction=direction,
+        objective_name=str(info.get("objective_name") or "objective"),
+        known_optimum=None if info.get("known_optimum") is None else float(info["known_optimum"]),
+        config=info.get("config") or {},
+        devices=tuple(sorted(str(d.get("name", "")) for d in info.get("devices") or [] if isinstance(d, Mapping))),
+        status=str(info["status"]), stop_reason=str(info.get("stop_reason") or ""),
+        losses=np.array([loss(r.measurement, direction) for r in results], dtype=float),
+        charged=np.array([r.measurement.charged for r in results], dtype=float),
+        statuses=tuple(r.status.value for r in results),
+        modes=tuple(r.measurement.failure_mode.value if r.status is not Status.OK else "none" for r in results),
+        report=summary.get("report") or {}, wall_time_s=summary.get("wall_time_s"),
+    )
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested mappings and lists as one level of dotted keys (``a.b``, ``rows.0.time``)."""
+    items: Iterable[tuple[Any, Any]]
+    if isinstance(value, Mapping):
+        items = value.items()
+    elif isinstance(value, (list, tuple)) and any(isinstance(v, (Mapping, list, tuple)) for v in value):
+        items = enumerate(value)
+    else:
+        return {prefix: value}
+    out: dict[str, Any] = {}
+    for k, v in items:
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def _differences(configs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Keys (dotted) whose values differ between the given configs."""
+    flats = [_flat(c) for c in configs]
+    keys = sorted(set().union(*flats))
+    return [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flats}) > 1]
+
+
+def label_searchers(runs: Sequence[RunData]) -> list[RunData]:
+    """Runs relabelled so that one label means one searcher configuration."""
+    from dataclasses import replace
+
+    by_name: dict[str, list[RunData]] = defaultdict(list)
+    for run in runs:
+        by_name[run.searcher].append(run)
+    out: list[RunData] = []
+    for name, group in by_name.items():
+        options = [dict(r.config.get("searcher") or {}) for r in group]
+        keys = _differences(options)
+        for run, opts in zip(group, options):
+            flat = _flat(opts)
+            label = name if not keys else f"{name}[{','.join(f'{k}={flat.get(k)}' for k in keys)}]"
+            out.append(replace(run, searcher=label))
+    return out
+
+
+def check_fingerprints(runs: Sequence[RunData], allow_mixed: bool) -> list[str]:
+    """Refuse runs of one problem with different fingerprints (unless allowed); notes otherwise."""
+    by_problem: dict[str, dict[str, list[RunData]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        by_problem[run.problem][run.fingerprint].append(run)
+    problems, notes = [], []
+    for problem, prints in sorted(by_problem.items()):
+        if len(prints) < 2:
+            continue
+        firsts = [group[0] for group in prints.values()]
+        what = _differences([{"problem": r.config.get("problem"), "devices": list(r.devices)} for r in firsts])
+        listing = "; ".join(f"{fp}: {len(group)} run(s), e.g. {group[0].path}" for fp, group in prints.items())
+        text = (f"problem {problem!r} has {len(prints)} fingerprints ({listing}); they differ in "
+                f"{', '.join(what) if what else 'the device or code version (same problem config)'}")
+        problems.append(text)
+        notes.append(f"mixed fingerprints pooled, each normalised on its own: {text}")
+    if problems and not allow_mixed:
+        raise ConfigError("study: runs of one problem must share a fingerprint; pass --allow-mixed "
+                          "(or allow_mixed=true) to pool them, normalising each: " + " | ".join(problems))
+    return notes
+
+
+def collect_runs(paths: Iterable[str | Path], *, allow_mixed: bool = False) -> tuple[list[RunData], list[str]]:
+    """Every run under ``paths`` (relabelled, fingerprint-checked) and notes for the report."""
+    dirs = find_run_dirs(paths)
+    if not dirs:
+        raise ConfigError(f"study: no results.db found under {[str(p) for p in paths]}")
+    runs, notes = [], []
+    for run_dir in dirs:
+        data = read_run_data(run_dir)
+        if data.evaluations == 0:
+            notes.append(f"skipped {run_dir}: no evaluation recorded")
+            continue
+        if data.status != "finished":
+            notes.append(f"{run_dir} has status {data.status!r} (killed or still running): "
+                         f"{data.evaluations} evaluations used")
+        runs.append(data)
+    if not runs:
+        raise ConfigError("study: none of the runs found has an evaluation")
+    notes += check_fingerprints(runs, allow_mixed)
+    runs = label_searchers(runs)
+    directions = {(r.problem, r.direction) for r in runs}
+    if len(directions) != len({r.problem for r in runs}):
+        raise ConfigError("study: runs of one problem disagree on the objective's direction")
+    if any(math.isnan(v) for r in runs for v in r.losses):
+        raise ConfigError("study: a recorded objective is NaN")
+    return sorted(runs, key=lambda r: (r.problem, r.searcher, r.seed, str(r.path))), notes

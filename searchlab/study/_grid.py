@@ -1,0 +1,213 @@
+"""Run a study's grid (problems x searchers x seeds) and report it.
+
+Every cell is an ordinary run: its config is composed from the top-level ``conf/`` as
+``python -m searchlab`` would (problem and searcher overrides, ``seed=S``, the budget,
+the study's extra overrides) and executed by :func:`searchlab.app.execute` into
+``<study>/runs/<problem>/<searcher>/seed_<S>``. ``mode=replay`` runs cells as parallel
+Ray tasks with the serial executor (one replay per task); ``mode=live`` runs them one
+after another, each with its configured executor (Ray actors on devices by default).
+A cell whose ``summary.json`` exists is kept, one with only ``results.db`` is resumed, so
+re-running a study into the same directory completes it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from searchlab.errors import ConfigError
+from searchlab.study._config import overrides_of, seeds_of
+
+BIG_BUDGET = 1_000_000_000  # an exhaustive run for a table stops when the space is exhausted
+
+
+@dataclass(frozen=True)
+class Cell:
+    problem: str
+    searcher: str
+    seed: int
+    run_dir: Path
+    cfg: dict[str, Any]  # the composed run config (plain containers)
+
+
+def _compose_run(overrides: list[str]) -> dict[str, Any]:
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from searchlab.cli import CONF_DIR
+    from searchlab.config import register_configs
+
+    register_configs()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose("config", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(f"study: overrides {overrides} do not compose: {str(exc).splitlines()[0]}") from None
+    container = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(container, dict)
+    out: dict[str, Any] = {str(k): v for k, v in container.items()}
+    path = (out.get("problem") or {}).get("path")
+    if isinstance(path, str) and not os.path.isabs(path) and os.path.exists(path):
+        out["problem"]["path"] = os.path.abspath(path)  # Ray workers and later readers need no cwd
+    return out
+
+
+def _table_by_exhaustive(label: str, overrides: list[str], tables_dir: Path) -> Path:
+    """A finished exhaustive run of the problem (made once, reused): the replay table."""
+    from searchlab.app import execute
+
+    digest = hashlib.sha256(json.dumps(overrides).encode()).hexdigest()[:10]
+    run_dir = tables_dir / f"{label}-{digest}"
+    if (run_dir / "summary.json").is_file():
+        return run_dir
+    if (run_dir / "results.db").exists():
+        raise ConfigError(f"study: {run_dir} holds an unfinished exhaustive run; delete it to rebuild the table")
+    cfg = _compose_run([*overrides, "searcher=exhaustive", "executor=serial", f"budget.evaluations={BIG_BUDGET}",
+                        "progress=off", f"name=table:{label}"])
+    if "tree_aware" in cfg["searcher"]:  # a table needs every plateau combination, not the tree-wise shortcut
+        cfg["searcher"]["tree_aware"] = False
+    print(f"study: building the table of {label} by an exhaustive run into {run_dir}", flush=True)
+    execute(cfg, run_dir, names=(label, "exhaustive"), quiet=True)
+    return run_dir
+
+
+def problem_overrides(label: str, spec: Any, mode: str, tables_dir: Path) -> list[str]:
+    """The overrides that select this study problem (a table replay where one is given)."""
+    if isinstance(spec, (str, list, tuple)) or (spec is not None and not hasattr(spec, "get")):
+        spec = {"overrides": spec}
+    spec = dict(spec or {})
+    unknown = set(spec) - {"overrides", "table"}
+    if unknown:
+        raise ConfigError(f"study.problems.{label}: unknown key(s) {sorted(unknown)}; use overrides and table")
+    table = spec.get("table")
+    base = overrides_of(spec["overrides"], "problem", label) if spec.get("overrides") is not None else []
+    if table == "auto":
+        if not base:
+            raise ConfigError(f"study.problems.{label}: table=auto needs the problem's overrides to run exhaustively")
+        table = str(_table_by_exhaustive(label, base, tables_dir))
+    if table is not None:
+        path = Path(str(table)).expanduser()
+        if not path.exists():
+            raise ConfigError(f"study.problems.{label}.table={table!r}: no such file or run directory")
+        return ["problem=table", f"problem.path={path.resolve()}"]
+    if not base:
+        raise ConfigError(f"study.problems.{label}: give overrides (problem=NAME ...) or a table")
+    return base
+
+
+def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
+    """Refuse (or, with skip_incompatible, leave out) problem/searcher pairs that cannot work."""
+    from hydra.utils import get_class
+
+    from searchlab.execution import build_problem
+    from searchlab.searchers import Searcher
+
+    problems: dict[str, Any] = {}
+    reasons: dict[tuple[str, str], str] = {}
+    for cell in cells:
+        key = (cell.problem, cell.searcher)
+        if key in reasons:
+            continue
+        if cell.problem not in problems:
+            problems[cell.problem] = build_problem(cell.cfg["problem"])
+        problem = problems[cell.problem]
+        cls = get_class(cell.cfg["searcher"]["_target_"])
+        if not (isinstance(cls, type) and issubclass(cls, Searcher)):
+            raise ConfigError(f"study: searcher {cell.searcher}: {cell.cfg['searcher']['_target_']!r} is not a Searcher")
+        reasons[key] = cls.incompatibility(problem.space, problem.capabilities) or ""
+    bad = {k: v for k, v in reasons.items() if v}
+    if bad and not skip:
+        raise ConfigError("study: incompatible problem/searcher pairs (set skip_incompatible=true to leave them "
+                          "out): " + "; ".join(f"{p}/{s}: {r}" for (p, s), r in bad.items()))
+    notes = [f"left out {p}/{s}: {r}" for (p, s), r in bad.items()]
+    return [c for c in cells if (c.problem, c.searcher) not in bad], notes
+
+
+def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
+    """Every run of the grid, composed and checked before anything runs."""
+    from omegaconf import OmegaConf
+
+    if not cfg.problems or not cfg.searchers:
+        raise ConfigError("study: give at least one problem and one searcher (study.problems, study.searchers)")
+    seeds = seeds_of(OmegaConf.to_object(cfg.seeds) if OmegaConf.is_config(cfg.seeds) else cfg.seeds)
+    budget = [f"budget.{k}={'null' if v is None else v}" for k, v in (cfg.budget or {}).items()]
+    tables_dir = Path(cfg.tables_dir)
+    cells = []
+    for plabel, pspec in cfg.problems.items():
+        spec = OmegaConf.to_object(pspec) if OmegaConf.is_config(pspec) else pspec
+        pover = problem_overrides(str(plabel), spec, cfg.mode, tables_dir)
+        for slabel, sspec in cfg.searchers.items():
+            sover = overrides_of(OmegaConf.to_object(sspec) if OmegaConf.is_config(sspec) else sspec,
+                                 "searcher", str(slabel))
+            extra = ["executor=serial"] if cfg.mode == "replay" else []
+            # composed once per pair: the seed is a plain top-level value, set per cell below
+            base = _compose_run([*pover, *sover, *extra, *budget, "progress=off", *cfg.overrides])
+            for seed in seeds:
+                run_dir = study_dir / "runs" / str(plabel) / str(slabel) / f"seed_{seed}"
+                cells.append(Cell(str(plabel), str(slabel), seed, run_dir, {**copy.deepcopy(base), "seed": seed}))
+    return _check_pairs(cells, bool(cfg.skip_incompatible))
+
+
+def execute_cell(cell: Cell) -> dict[str, Any]:
+    """Run (or resume, or keep) one cell; returns a one-line record of it."""
+    from searchlab.app import execute
+
+    if (cell.run_dir / "summary.json").is_file():
+        summary = json.loads((cell.run_dir / "summary.json").read_text())
+        return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": True,
+                "evaluations": summary.get("evaluations"), "stop": summary.get("stop_reason")}
+    cfg = dict(cell.cfg)
+    if (cell.run_dir / "results.db").exists():
+        cfg["resume"] = str(cell.run_dir)
+    started = time.time()
+    summary = execute(cfg, cell.run_dir, names=(cell.problem, cell.searcher), quiet=True)
+    return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": False, "wall_s": time.time() - started,
+            "evaluations": summary.get("evaluations"), "stop": summary.get("stop_reason")}
+
+
+def default_study_dir(name: str) -> Path:
+    return Path("outputs") / "study" / time.strftime("%Y-%m-%d") / f"{time.strftime('%H-%M-%S')}_{name}"
+
+
+def run_study(cfg: Any, extra_paths: list[str] = (), out: str | None = None) -> dict[str, Any]:  # type: ignore[assignment]
+    """Run the grid of a composed study config, then write its report; returns what was written."""
+    from omegaconf import OmegaConf
+
+    from searchlab.study._collect import collect_runs
+    from searchlab.study._replay import run_cells
+
+    study_dir = Path(out or cfg.out or default_study_dir(cfg.name)).resolve()
+    study_dir.mkdir(parents=True, exist_ok=True)
+    (study_dir / "study.yaml").write_text(OmegaConf.to_yaml(cfg))
+    started = time.time()
+    cells, notes = make_cells(cfg, study_dir)
+    records = run_cells(cells, cfg)
+    grid_s = time.time() - started
+    runs, more = collect_runs([study_dir / "runs", *cfg.extra_runs, *extra_paths], allow_mixed=bool(cfg.allow_mixed))
+    meta = {"name": cfg.name, "mode": cfg.mode, "cells": len(cells), "kept (already done)": sum(
+        r.get("kept", False) for r in records), "grid wall time (s)": round(grid_s, 2),
+        "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "directory": str(study_dir), "config_yaml": OmegaConf.to_yaml(cfg)}
+    return report(runs, [*notes, *more], study_dir, meta, cfg.reference)
+
+
+def report(runs: list[Any], notes: list[str], out_dir: Path, meta: dict[str, Any], reference: str) -> dict[str, Any]:
+    from searchlab.study._aggregate import aggregate
+    from searchlab.study._report import write_report
+
+    started = time.time()
+    data = aggregate(runs, notes, reference)
+    meta = dict(meta, runs=len(runs), problems=len({r.problem for r in runs}),
+                searchers=len({r.searcher for r in runs}), reference=reference,
+                created=time.strftime("%Y-%m-%d %H:%M:%S"))
+    paths = write_report(data, out_dir, meta)
+    meta["report wall time (s)"] = round(time.time() - started, 2)
+    return {"paths": paths, "meta": meta, "rows": data.rows, "notes": data.notes}

@@ -1,0 +1,145 @@
+"""The study's figures (matplotlib, Agg backend), returned as base64 PNGs for a self-contained report.
+
+- anytime curves: mean best-so-far fraction of peak vs evaluations with the 10th-90th
+  percentile band (paper 001 Fig. 11), and the same vs charged time;
+- tests to level: evaluations needed to reach each fraction of peak, median with the
+  30th-70th percentile band (paper 001 Fig. 12); a level not reached by the percentile's
+  runs is not drawn;
+- random-normalised score vs evaluations (Kernel Tuner's methodology);
+- failure shares per searcher and failure mode.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from searchlab.study import _metrics as M
+from searchlab.study._aggregate import LEVEL_GRID, Curves
+
+
+@dataclass(frozen=True)
+class Figure:
+    kind: str  # anytime | time | levels | score | failures
+    problem: str
+    title: str
+    png_base64: str
+
+
+def _png(fig: object) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")  # type: ignore[attr-defined]
+    plt.close(fig)  # type: ignore[arg-type]
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _axes(title: str, xlabel: str, ylabel: str) -> tuple[object, object]:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.0, 4.0))
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+def _anytime(problem: str, curves: Sequence[Curves]) -> Figure:
+    fig, ax = _axes(f"{problem}: best so far (mean, 10th-90th percentile)", "evaluations", "fraction of peak")
+    for c in curves:
+        mean, lo, hi = M.band(c.fractions)
+        x = np.arange(1, len(mean) + 1)
+        (line,) = ax.plot(x, mean, label=f"{c.searcher} ({len(c.fractions)} runs)")  # type: ignore[attr-defined]
+        ax.fill_between(x, lo, hi, alpha=0.15, color=line.get_color())  # type: ignore[attr-defined]
+    ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
+    ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
+    return Figure("anytime", problem, "best so far vs evaluations", _png(fig))
+
+
+def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
+    timed = [c for c in curves if c.time_grid is not None and c.time_fractions is not None]
+    if not timed:
+        return None
+    fig, ax = _axes(f"{problem}: best so far vs charged time (mean, 10th-90th)", "charged time (s)", "fraction of peak")
+    for c in timed:
+        mean, lo, hi = M.band(c.time_fractions)  # type: ignore[arg-type]
+        (line,) = ax.plot(c.time_grid, mean, label=c.searcher)  # type: ignore[attr-defined]
+        ax.fill_between(c.time_grid, lo, hi, alpha=0.15, color=line.get_color())  # type: ignore[attr-defined]
+    ax.set_xscale("log")  # type: ignore[attr-defined]
+    ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
+    ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
+    return Figure("time", problem, "best so far vs charged time", _png(fig))
+
+
+def _levels(problem: str, curves: Sequence[Curves]) -> Figure:
+    fig, ax = _axes(f"{problem}: evaluations to reach a fraction of peak (median, 30th-70th)",
+                    "fraction of peak", "evaluations")
+    for c in curves:
+        p30, p50, p70 = (np.where(np.isfinite(c.level_percentiles[:, i]), c.level_percentiles[:, i], np.nan)
+                         for i in range(3))
+        (line,) = ax.plot(LEVEL_GRID, p50, marker=".", label=c.searcher)  # type: ignore[attr-defined]
+        ax.fill_between(LEVEL_GRID, p30, p70, alpha=0.15, color=line.get_color())  # type: ignore[attr-defined]
+    ax.set_xlim(0, 1.0)  # type: ignore[attr-defined]
+    ax.legend(loc="upper left", fontsize="small")  # type: ignore[attr-defined]
+    return Figure("levels", problem, "tests to level", _png(fig))
+
+
+def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
+    scored = [c for c in curves if c.score is not None and np.isfinite(c.score).any()]
+    if not scored:
+        return None
+    low = min(float(np.nanmin(c.score)) for c in scored)  # type: ignore[arg-type]
+    cut = " (axis cut at -1)" if low < -1.0 else ""
+    fig, ax = _axes(f"{problem}: random-normalised score (S - R) / (opt - R){cut}", "evaluations", "score")
+    for c in scored:
+        ax.plot(np.arange(1, len(c.score) + 1), c.score, label=c.searcher)  # type: ignore[attr-defined,arg-type]
+    ax.axhline(0.0, color="grey", lw=0.8)  # type: ignore[attr-defined]
+    ax.set_ylim(max(-1.0, low - 0.05), 1.05)  # type: ignore[attr-defined]
+    ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
+    return Figure("score", problem, "random-normalised score", _png(fig))
+
+
+def _failures(curves: Sequence[Curves]) -> Figure | None:
+    shown = [c for c in curves if not c.problem.startswith("(")]
+    modes = sorted({m for c in shown for m in c.failures})
+    if not shown:
+        return None
+    fig, ax = _axes("share of evaluations that failed, by mode", "share of evaluations", "")
+    labels = [f"{c.problem} / {c.searcher}" for c in shown]
+    left = np.zeros(len(shown))
+    for mode in modes:
+        share = np.array([c.failures.get(mode, 0.0) for c in shown])
+        ax.barh(labels, share, left=left, label=mode)  # type: ignore[attr-defined]
+        left += share
+    if not modes:
+        ax.barh(labels, left)  # type: ignore[attr-defined]
+        ax.text(0.5, 0.5, "no failed evaluation", transform=ax.transAxes, ha="center")  # type: ignore[attr-defined]
+    ax.set_xlim(0, max(0.05, float(left.max()) * 1.1))  # type: ignore[attr-defined]
+    if modes:
+        ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
+    fig.set_size_inches(7.0, 1.2 + 0.35 * len(shown))  # type: ignore[attr-defined]
+    return Figure("failures", "", "failure shares", _png(fig))
+
+
+def make_figures(curves: Sequence[Curves]) -> list[Figure]:
+    """Every figure of the report, problem by problem, failure shares last."""
+    figures: list[Figure] = []
+    for problem in dict.fromkeys(c.problem for c in curves):
+        group = [c for c in curves if c.problem == problem]
+        figures.append(_anytime(problem, group))
+        for extra in (_time(problem, group), _levels(problem, group), _score(problem, group)):
+            if extra is not None:
+                figures.append(extra)
+    failures = _failures(curves)
+    if failures is not None:
+        figures.append(failures)
+    return figures

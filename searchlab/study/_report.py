@@ -1,0 +1,205 @@
+"""Write a study's outputs: report.html (self-contained), summary.md, metrics.csv and Parquet files.
+
+- ``metrics.csv`` / ``metrics.parquet``: one row per (problem, searcher), every metric;
+- ``evaluations.parquet``: one row per recorded evaluation of every run (long form, with
+  best-so-far and fraction of peak), for analyses the report does not make;
+- ``report.html``: tables and figures (base64 PNG), readable offline from one file;
+- ``summary.md``: the same tables as Markdown.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searchlab.study import _metrics as M
+from searchlab.study._aggregate import StudyData
+
+DEFINITIONS = [
+    ("fraction of peak", "minimised objective: optimum / value; maximised: value / optimum; 0 before the first "
+     "success. The optimum (reference) per problem is shown in the table."),
+    ("best so far", "mean over runs with the 10th-90th percentile band (paper 001 Fig. 11); failed and sub-problem "
+     "evaluations never count as a best."),
+    ("evals to L %", "evaluations until the best so far reaches L % of peak: median [30th-70th percentile] over runs "
+     "(paper 001 Fig. 12); 'not reached' when that percentile's runs never got there."),
+    ("success", "share of runs that reached the optimum (within 1e-9) by the end of their budget."),
+    ("score", "random-normalised score (S - R) / (opt - R) of the Kernel Tuner methodology (Willemsen et al., FGCS "
+     "2024): 0 = random search, 1 = optimum; 'final' at the full budget, 'mean' averaged over the budget."),
+    ("failed", "share of all evaluations that failed (any mode; the figure splits by mode)."),
+]
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "-"
+        if math.isinf(value):
+            return "not reached"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def display_rows(rows: Sequence[Mapping[str, Any]], problem: str) -> list[dict[str, str]]:
+    """The headline columns of one problem's rows, formatted."""
+    out = []
+    for r in rows:
+        if r["problem"] != problem:
+            continue
+        d = {"searcher": str(r["searcher"]), "runs": str(r["runs"]), "budget": str(r["budget"]),
+             "fraction (mean [p10, p90])": f"{_fmt(r['final_fraction_mean'])} [{_fmt(r['final_fraction_p10'])}, "
+                                           f"{_fmt(r['final_fraction_p90'])}]",
+             "success": _fmt(r["success_optimum"])}
+        for level in M.LEVELS:
+            k = f"evals_to_{round(level * 100)}"
+            d[f"evals to {round(level * 100)} %"] = (f"{_fmt(r[k + '_p50'])} [{_fmt(r[k + '_p30'])}, "
+                                                     f"{_fmt(r[k + '_p70'])}]")
+        d["failed"] = _fmt(r["failed_share"])
+        d["score final / mean"] = f"{_fmt(r['score_final'])} / {_fmt(r['score_mean'])}"
+        d["best value"] = _fmt(r["best_value"], 6)
+        out.append(d)
+    return out
+
+
+def _html_table(rows: Sequence[Mapping[str, Any]], cls: str = "metrics") -> str:
+    if not rows:
+        return "<p>(none)</p>"
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c, '')))}</td>" for c in cols) + "</tr>"
+                   for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _md_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    if not rows:
+        return "(none)\n"
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(_fmt(r.get(c, "")).replace("|", "/") for c in cols) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _references(data: StudyData) -> list[dict[str, Any]]:
+    out = []
+    for inst in data.instances.values():
+        sign = 1.0 if inst.direction.value == "minimize" else -1.0
+        out.append({"problem": inst.problem, "fingerprint": inst.fingerprint, "direction": inst.direction.value,
+                    "reference": inst.reference_source, "optimum": sign * inst.reference_loss,
+                    "random baseline": inst.random_source or "none"})
+    return out
+
+
+_STYLE = """body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:0.5em 0}
+td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;text-align:left}th{background:#f0f0f0}
+img{display:block;margin:0.5em 0;max-width:100%}.notes li{color:#7a4b00}"""
+
+_CHECK = """<script>window.addEventListener('load',function(){var imgs=document.querySelectorAll('img.figure');
+var ok=0;imgs.forEach(function(i){if(i.complete&&i.naturalWidth>0){ok++;}});
+var s=document.getElementById('figures-status');s.textContent=ok+' of '+imgs.length+' figures rendered';
+s.setAttribute('data-rendered',ok);s.setAttribute('data-total',imgs.length);});</script>"""
+
+
+def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]) -> str:
+    from searchlab.study._aggregate import ALL
+
+    title = f"searchlab study: {meta.get('name', 'study')}"
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
+    parts.append(_html_table([{k: v for k, v in meta.items() if not isinstance(v, (dict, list)) and k != "config_yaml"}],
+                             "meta"))
+    if data.notes:
+        parts.append("<h2>Notes</h2><ul class='notes'>" +
+                     "".join(f"<li>{html.escape(n)}</li>" for n in data.notes) + "</ul>")
+    parts.append("<h2>References (the optimum each problem is normalised to)</h2>" + _html_table(_references(data)))
+    problems = list(dict.fromkeys(r["problem"] for r in data.rows))
+    for problem in problems:
+        parts.append(f"<h2 id='problem-{html.escape(problem)}'>{html.escape(problem)}</h2>")
+        if problem == ALL:
+            parts.append("<p>Every instance normalised to its own reference, then pooled per searcher.</p>")
+        parts.append(_html_table(display_rows(data.rows, problem)))
+        for fig in figures:
+            if fig.problem == problem:
+                parts.append(f"<img class='figure' data-kind='{fig.kind}' alt='{html.escape(fig.title)}: "
+                             f"{html.escape(problem)}' src='data:image/png;base64,{fig.png_base64}'>")
+    for fig in figures:
+        if fig.problem == "":
+            parts.append(f"<h2>{html.escape(fig.title)}</h2><img class='figure' data-kind='{fig.kind}' "
+                         f"alt='{html.escape(fig.title)}' src='data:image/png;base64,{fig.png_base64}'>")
+    if data.validation:
+        parts.append("<h2>Validation (threshold problems; medians over runs, as paper 003 Table 6.2)</h2>")
+        for problem, vrows in data.validation.items():
+            parts.append(f"<h3>{html.escape(problem)}</h3>" + _html_table(vrows))
+    parts.append("<h2>Definitions</h2><dl>" + "".join(
+        f"<dt><b>{html.escape(k)}</b></dt><dd>{html.escape(v)}</dd>" for k, v in DEFINITIONS) + "</dl>")
+    parts.append("<details><summary>All metrics</summary>" + _html_table(data.rows) + "</details>")
+    if meta.get("config_yaml"):
+        parts.append(f"<details><summary>Study config</summary><pre>{html.escape(str(meta['config_yaml']))}</pre></details>")
+    runs = [{"problem": r.problem, "searcher": r.searcher, "seed": r.seed, "evaluations": r.evaluations,
+             "stop": r.stop_reason, "fingerprint": r.fingerprint, "path": str(r.path)} for r in data.runs]
+    parts.append(f"<details><summary>Runs ({len(runs)})</summary>" + _html_table(runs) + "</details>")
+    parts.append(f"<p id='figures-status'>{len(figures)} figures</p>{_CHECK}</body></html>")
+    return "".join(parts)
+
+
+def render_markdown(data: StudyData, meta: Mapping[str, Any]) -> str:
+    lines = [f"# searchlab study: {meta.get('name', 'study')}", ""]
+    lines += [f"- {k}: {v}" for k, v in meta.items() if not isinstance(v, (dict, list)) and k != "config_yaml"]
+    if data.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in data.notes]
+    lines += ["", "## References", "", _md_table(_references(data))]
+    for problem in dict.fromkeys(r["problem"] for r in data.rows):
+        lines += [f"## {problem}", "", _md_table(display_rows(data.rows, problem))]
+    for problem, vrows in data.validation.items():
+        lines += [f"## Validation: {problem}", "", _md_table(vrows)]
+    lines += ["## Definitions", ""] + [f"- **{k}**: {v}" for k, v in DEFINITIONS]
+    return "\n".join(lines) + "\n"
+
+
+def evaluations_frame(data: StudyData) -> Any:
+    import pandas as pd
+
+    frames = []
+    for run in data.runs:
+        inst = data.instances[run.instance]
+        best = M.best_so_far(run.losses)
+        sign = 1.0 if run.direction.value == "minimize" else -1.0
+        with np.errstate(all="ignore"):
+            frames.append(pd.DataFrame({
+                "problem": run.problem, "fingerprint": run.fingerprint, "searcher": run.searcher, "seed": run.seed,
+                "run": str(run.path), "evaluation": np.arange(1, run.evaluations + 1), "status": list(run.statuses),
+                "failure_mode": list(run.modes), "objective": np.where(np.isfinite(run.losses), sign * run.losses, np.nan),
+                "best_objective": np.where(np.isfinite(best), sign * best, np.nan),
+                "fraction_of_peak": M.fraction_of_peak(best, inst.reference_loss, run.direction),
+                "charged_s": run.charged, "charged_cum_s": np.cumsum(run.charged)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] | None = None) -> dict[str, Path]:
+    """Write every output into ``out_dir``; returns their paths."""
+    import pandas as pd
+
+    from searchlab.study._plots import make_figures
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = dict(meta or {})
+    meta.setdefault("runs", len(data.runs))
+    figures = make_figures(data.curves)
+    paths = {"html": out / "report.html", "markdown": out / "summary.md", "csv": out / "metrics.csv",
+             "parquet": out / "metrics.parquet", "evaluations": out / "evaluations.parquet",
+             "json": out / "study.json"}
+    metrics = pd.DataFrame(data.rows)
+    metrics.to_csv(paths["csv"], index=False)
+    metrics.to_parquet(paths["parquet"], index=False)
+    evaluations_frame(data).to_parquet(paths["evaluations"], index=False)
+    paths["html"].write_text(render_html(data, figures, meta))
+    paths["markdown"].write_text(render_markdown(data, meta))
+    paths["json"].write_text(json.dumps({"meta": meta, "notes": data.notes, "figures": [
+        {"kind": f.kind, "problem": f.problem, "title": f.title} for f in figures]}, indent=2, default=str))
+    return paths

@@ -1,0 +1,80 @@
+"""The study's outputs: files, tables, and report.html opened in headless Chromium.
+
+The Chromium test needs Debian's ``chromium`` (``apt-get install -y chromium``); it is
+skipped, saying so, only when no Chromium binary is found.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from searchlab.study import _report
+from searchlab.study._aggregate import aggregate
+from searchlab.study._collect import collect_runs
+from tests.test_study_data import C, R, make_run
+
+CHROMIUM = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
+    root = tmp_path_factory.mktemp("study")
+    make_run(root / "runs" / "a0", [4, C, 2, 1], searcher="a", seed=0, charged=1.0)
+    make_run(root / "runs" / "a1", [2, 2.5, R, 1.25], searcher="a", seed=1, charged=1.0)
+    make_run(root / "runs" / "r0", [C, C, 10, 5], searcher="random", seed=0, charged=1.0)
+    make_run(root / "runs" / "r1", [1, 3, 3, 3], searcher="random", seed=1, charged=1.0)
+    data = aggregate(*collect_runs([root / "runs"]))
+    return root, _report.write_report(data, root / "out", {"name": "hand"})
+
+
+def test_every_output_is_written_and_readable(study: tuple[Path, dict[str, Path]]) -> None:
+    _, paths = study
+    metrics = pd.read_csv(paths["csv"])
+    assert sorted(metrics["searcher"]) == ["a", "random"]
+    assert pd.read_parquet(paths["parquet"]).shape == metrics.shape
+    evaluations = pd.read_parquet(paths["evaluations"])
+    assert len(evaluations) == 16 and evaluations["fraction_of_peak"].max() == 1.0
+    md = paths["markdown"].read_text()
+    assert "| searcher |" in md and "evals to 90 %" in md
+
+
+def test_report_html_is_self_contained(study: tuple[Path, dict[str, Path]]) -> None:
+    text = study[1]["html"].read_text()
+    kinds = re.findall(r"data-kind='(\w+)'", text)
+    assert {"anytime", "time", "levels", "score", "failures"} <= set(kinds)
+    assert not re.search(r"(src|href)=['\"]https?:", text)  # nothing fetched from outside
+    assert text.count("src='data:image/png;base64,") == len(kinds)
+
+
+def _dump_dom(html_path: Path, profile: Path) -> str:
+    assert CHROMIUM is not None
+    out = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", html_path.as_uri()],
+                         capture_output=True, text=True, timeout=90)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium binary found: install Debian's chromium "
+                                             "(apt-get install -y chromium) to open report.html headless")
+def test_chromium_renders_every_figure(study: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+    html_path = study[1]["html"]
+    dom = _dump_dom(html_path, tmp_path / "profile")
+    status = re.search(r'id="figures-status" data-rendered="(\d+)" data-total="(\d+)"', dom)
+    assert status, "the page's load script did not run"
+    rendered, total = int(status.group(1)), int(status.group(2))
+    assert total >= 5 and rendered == total
+    # the check can fail: a broken PNG is not counted as rendered
+    broken = tmp_path / "broken.html"
+    text = html_path.read_text()
+    start = text.index("base64,") + len("base64,")
+    broken.write_text(text[:start] + "AAAA" + text[start + 4000:])
+    status = re.search(r'data-rendered="(\d+)" data-total="(\d+)"', _dump_dom(broken, tmp_path / "profile2"))
+    assert status and int(status.group(1)) == int(status.group(2)) - 1
