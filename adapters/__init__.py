@@ -12,6 +12,9 @@ import importlib
 
 _PACKAGES = [
     "adapters.synthetic",
+    "adapters.grammar",
+    "adapters.futhark",
+    "adapters.knobs",
 ]
 
 
