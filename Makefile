@@ -27,7 +27,7 @@ opencl: $(STAMP)
 	fi
 
 demo: setup
-	$(BIN)/python -m searchlab problem=synthetic_thresholds searcher=random budget.evaluations=60 $(ARGS)
+	$(BIN)/python -m searchlab problem=lud searcher=tag $(ARGS)
 
 # The study report test opens report.html in headless Chromium (Debian's package).
 test-deps: setup
