@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@if ls /opt/wheels/torch-2.13.0*.whl >/dev/null 2>&1; then \
+		$(BIN)/python -m pip install -q /opt/wheels/torch-2.13.0*.whl; \
+	else echo "no local CPU torch wheel in /opt/wheels: searcher=optuna_gp will be unavailable"; fi
 	@touch $(STAMP)
 
 # Debian's pocl gives an OpenCL CPU device when pyopencl finds no platform at all.

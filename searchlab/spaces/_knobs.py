@@ -47,9 +47,7 @@ class IntKnob:
 
 
 @dataclass(frozen=True)
-class OrdinalKnob:
-    """An ordered list of values (e.g. powers of two); neighbours are adjacent entries."""
-
+class _ListKnob:
     name: str
     values: tuple[Value, ...]
 
@@ -57,6 +55,11 @@ class OrdinalKnob:
         object.__setattr__(self, "values", tuple(self.values))
         if not self.values or len(set(self.values)) != len(self.values):
             raise ConfigError(f"knob {self.name!r}: values must be non-empty and distinct, got {self.values}")
+
+
+@dataclass(frozen=True)
+class OrdinalKnob(_ListKnob):
+    """An ordered list of values (e.g. powers of two); neighbours are adjacent entries."""
 
     @property
     def ordered(self) -> bool:
@@ -64,16 +67,8 @@ class OrdinalKnob:
 
 
 @dataclass(frozen=True)
-class CategoricalKnob:
+class CategoricalKnob(_ListKnob):
     """Unordered choices: no notion of distance between them."""
-
-    name: str
-    values: tuple[Value, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "values", tuple(self.values))
-        if not self.values or len(set(self.values)) != len(self.values):
-            raise ConfigError(f"knob {self.name!r}: values must be non-empty and distinct, got {self.values}")
 
     @property
     def ordered(self) -> bool:
