@@ -71,6 +71,9 @@ def test_shared_nodes_are_counted_once() -> None:
     assert dag.count_sinks() == 3  # w1, w2 reached via A and via B, but counted once
     assert sorted(dag.key(w) for w in dag.iter_words()) == ["w1", "w2", "w3"]
     assert dag.follow(["b", "c", "2"]) == "w2"
+    assert dag.count_sinks("B") == 2 and dag.count_sinks("A") == 3  # B does not own C in the spanning tree
+    path, word = dag.uniform_word(np.random.default_rng(0), "B")
+    assert dag.follow(path, "B") == word and word in ("w1", "w2")
 
 
 def test_uniform_word_is_uniform_over_sinks() -> None:

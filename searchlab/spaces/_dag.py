@@ -156,7 +156,9 @@ class DerivationGraph(Space):
 class ExplicitDAG(DerivationGraph):
     """A DAG given as adjacency lists of string nodes (tests and small hand-made graphs).
 
-    Canonical arcs: the first parent in depth-first order owns a shared child.
+    Canonical arcs: the first parent in depth-first order owns a shared child. That
+    spanning tree is the root's, so below any other node words are counted, sampled and
+    listed from the reachable sets directly (the graphs are small).
     """
 
     def __init__(self, root: str, arcs: Mapping[str, Sequence[tuple[str, str]]], words: Sequence[str]) -> None:
@@ -170,6 +172,7 @@ class ExplicitDAG(DerivationGraph):
             raise ConfigError(f"words must be sinks; these have arcs: {sorted(bad)}")
         self._nodes = frozenset(nodes)
         self._canonical = self._spanning_tree()
+        self._reach: dict[str, frozenset[str]] = {}
 
     def _spanning_tree(self) -> dict[str, list[tuple[str, str]]]:
         seen, stack = {self._root}, [self._root]
@@ -184,6 +187,34 @@ class ExplicitDAG(DerivationGraph):
                 tree[node].append((label, child))
                 stack.append(child)
         return tree
+
+    def _reachable_words(self, node: str) -> frozenset[str]:
+        memo = self._reach
+        if node not in memo:
+            words = {node} if node in self._words else set()
+            for _, child in self._arcs.get(node, []):
+                words |= self._reachable_words(child)
+            memo[node] = frozenset(words)
+        return memo[node]
+
+    def count_sinks(self, node: Node | None = None) -> int:
+        return len(self._reachable_words(self._root if node is None else str(node)))
+
+    def uniform_word(self, rng: np.random.Generator, node: Node | None = None) -> tuple[list[str], Node]:
+        start = self._root if node is None else str(node)
+        words = sorted(self._reachable_words(start))
+        if not words:
+            raise ConfigError(f"node {start!r} derives no word")
+        target = words[int(rng.integers(len(words)))]
+        path: list[str] = []
+        current = start
+        while current != target:  # any arc that still leads to the target
+            label, current = next((lbl, c) for lbl, c in self._arcs[current] if target in self._reachable_words(c))
+            path.append(label)
+        return path, target
+
+    def iter_words(self, node: Node | None = None) -> Iterator[Node]:
+        return iter(sorted(self._reachable_words(self._root if node is None else str(node))))
 
     @property
     def root(self) -> str:

@@ -1,0 +1,66 @@
+"""Monte-Carlo search on a derivation DAG, the anytime baseline of paper 002 §4.2.
+
+"Each time there is a decision to take, [MC] chooses according to a uniform distribution.
+At the end of the descent, it evaluates the candidate and restarts." Branches are not laid
+out uniformly, so words are *not* sampled uniformly (``searcher=random`` is uniform over
+words); this is also TAG's completion step (§3.2).
+
+``no_repeat`` (default, as TAG's §3.4 variant, for a fair comparison on deterministic or
+tabled objectives): choose uniformly among arcs to vertices that still hold an unproposed
+sink, so no word is evaluated twice and the search ends when the graph is exhausted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from searchlab.records import Candidate, Result
+from searchlab.searchers._bandit import _FIRST, DagWalker
+from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.spaces import DerivationGraph, Space
+
+
+@dataclass
+class McConfig:
+    _target_: str = "searchlab.searchers.McSearcher"
+    no_repeat: bool = True  # never propose a word twice (uniform among unexhausted arcs)
+    arcs: str = "all"  # all: every derivation order (paper's DAG); canonical: leftmost derivations only
+
+
+class McSearcher(Searcher):
+    name = "mc"
+    space_kinds = (DerivationGraph,)
+    unique = False  # True on instances with no_repeat
+
+    def __init__(self, space: Space, *, no_repeat: bool = True, arcs: str = "all", **kwargs: Any) -> None:
+        super().__init__(space, **kwargs)
+        self.graph: DerivationGraph = self.space  # type: ignore[assignment]
+        self.no_repeat = bool(no_repeat)
+        self.unique = self.no_repeat  # type: ignore[misc]
+        self.walker = DagWalker(self.graph, arcs)
+
+    @classmethod
+    def _check_space(cls, space: Space) -> str | None:
+        if isinstance(space, DerivationGraph) and DagWalker(space).complete(space.root, _FIRST, False) is None:
+            return f"searcher {cls.name!r}: the graph's root derives no word"
+        return None
+
+    def _ask(self, n: int) -> Sequence[ProposalLike]:
+        out: list[ProposalLike] = []
+        while len(out) < n:
+            found = self.walker.complete(self.graph.root, self.rng, self.no_repeat)
+            if found is None:
+                break
+            path, sink = found
+            self.walker.proposed.add(sink)
+            out.append(Proposal(self.graph.word_config(sink), {self.name: {"path": path}}))
+        return out
+
+    def _tell(self, candidate: Candidate, result: Result) -> None:
+        if not result.measurement.is_subproblem:
+            self.walker.proposed.add(self.graph.word_of(candidate.proposal))
+
+    def _done(self) -> bool:
+        return self.no_repeat and self.graph.root in self.walker.exhausted
