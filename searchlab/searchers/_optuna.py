@@ -1,0 +1,306 @@
+"""Optuna's samplers (TPE, CMA-ES, GP, QMC, random) behind ask/tell, on every space kind.
+
+Encoding (how a configuration becomes Optuna parameters):
+
+- ``IntKnob`` -> ``suggest_int(low, high, step, log)``; Optuna refuses ``log`` with a
+  ``step`` other than 1, so such a knob is an index ``suggest_int(0, n - 1)``;
+- ``OrdinalKnob`` -> an index ``suggest_int(0, n - 1)``, not a categorical: the order is the
+  point of an ordinal knob (powers of two, tile sizes), and TPE's, GP's and CMA-ES's numeric
+  models use it, while CMA-ES cannot handle categoricals at all;
+- ``CategoricalKnob`` -> ``suggest_categorical`` over the value indices (values may be tuples,
+  which Optuna does not accept as choices);
+- threshold trees arrive as plateau knobs (ordinal knobs of plateau representatives, paper 003
+  §3.5), hence plateau indices;
+- derivation DAGs define-by-run: from ``space.root`` each node with more than one arc that
+  derives a word (``count_sinks(child) > 0``) is a categorical named by the node's key over
+  those arc labels, until ``is_word``; the path is kept in the candidate's meta.
+
+Failures (FAILED, TIMEOUT, CRASHED, and known-infeasible configurations, which are caught
+before proposing, free) reach the sampler as a constraint violation (``trial.set_constraint``,
++1 infeasible, -1 feasible, so a GP's probability of feasibility is near 1 at known-good
+points; TPE and GP model it, DESIGN.md: otherwise Optuna 5 keeps proposing them), with the
+worst loss seen so far as value. CMA-ES ignores constraints (and warns about them), so it
+gets the worst loss only. A failure before any working configuration stays open (TPE's
+constant liar treats running trials as bad) until a value exists.
+
+Duplicates: samplers may propose a configuration again. We deduplicate (``unique = True``):
+an already-measured configuration is told its known loss at once (a free observation, the
+sampler learns it is known) and the sampler is asked again; one still in flight is parked and
+told when its twin's result arrives. After ``max_retries`` such draws (or known-infeasible
+ones) in a row, a random unseen configuration is enqueued (``study.enqueue_trial``); when
+none is left the searcher is done.
+
+Evaluations in flight are running trials: TPE's ``constant_liar``; GP's acquisition
+(``qLogEI``) conditions on running trials; CMA-ES, QMC and random sample independently of
+them. Replayed results become trials through ``enqueue_trial`` + ``ask`` + ``tell``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.util import find_spec
+from typing import Any, ClassVar
+
+from searchlab.records import Candidate, Config, Result
+from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._optuna_encoding import DagEncoder, Encoder, KnobEncoder, Meta
+from searchlab.spaces import DerivationGraph, KnobSpace, Space
+
+CONSTRAINT = "failed"
+
+
+class OptunaSearcher(Searcher):
+    """Base: one Optuna study per searcher; subclasses build the sampler."""
+
+    space_kinds = (KnobSpace, DerivationGraph)  # thresholds arrive as plateau knobs
+    sampler_label: ClassVar[str] = "sampler"
+    models_conditionals: ClassVar[bool] = True  # False: only parameters shared by all trials are modelled
+    uses_constraints: ClassVar[bool] = True  # False: the sampler ignores (and warns about) constraints
+
+    def __init__(self, space: Space, *, max_retries: int = 16, **kwargs: Any) -> None:
+        from searchlab.errors import ConfigError
+
+        if max_retries < 1:
+            raise ConfigError(f"searcher.max_retries={max_retries}: must be >= 1")
+        super().__init__(space, **kwargs)
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sampler = self._sampler(optuna, int(self.rng.integers(2**31 - 1)))
+        self.study = optuna.create_study(direction="minimize", sampler=sampler)
+        self.encoder: Encoder = (DagEncoder(self.space) if isinstance(self.space, DerivationGraph)
+                                 else KnobEncoder(self.space))  # type: ignore[arg-type]
+        self.max_retries = max_retries
+        self._open: dict[Config, Any] = {}  # proposal -> its running trial
+        self._twins: dict[Config, list[Any]] = {}  # duplicate trials waiting for the first's result
+        self._known: dict[Config, float] = {}
+        self._unscored: list[Any] = []  # failed trials told once a working value exists
+        self._worst: float | None = None
+        self._exhausted = False
+        self.duplicates = 0
+
+    @classmethod
+    def _check_space(cls, space: Space) -> str | None:
+        if isinstance(space, DerivationGraph) and not cls.models_conditionals:
+            return (f"searcher {cls.name!r}: Optuna's {cls.sampler_label} models only the parameters every trial "
+                    "shares (IntersectionSearchSpace); on a derivation DAG the decisions after the root differ "
+                    "between trials and would all be drawn by its independent RandomSampler; use optuna_tpe or "
+                    "optuna_random on DAGs")
+        return None
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        raise NotImplementedError
+
+    # -- proposing ----------------------------------------------------------------------
+    def _ask(self, n: int) -> Sequence[ProposalLike]:
+        out: list[ProposalLike] = []
+        while len(out) < n and not self._exhausted:
+            proposal = self._propose()
+            if proposal is None:
+                break
+            out.append(proposal)
+        return out
+
+    def _propose(self) -> Proposal | None:
+        for _ in range(self.max_retries):
+            trial = self.study.ask()
+            config, meta = self.encoder.sample(trial)
+            if not self._settle(trial, config):
+                self._open[config] = trial
+                return Proposal(config, meta)
+        found = self._unseen()
+        if found is None:
+            self._exhausted = True
+            return None
+        config, meta = found
+        self._open[config], meta = self._open_trial(config, meta)
+        return Proposal(config, meta)
+
+    def _settle(self, trial: Any, config: Config) -> bool:
+        """Deal with a sampled configuration that must not be proposed; False if it is new."""
+        if config in self._known:
+            self.duplicates += 1
+            self._finish(trial, self._known[config])
+        elif config in self._open:
+            self.duplicates += 1
+            self._twins.setdefault(config, []).append(trial)
+        elif self.space.check(config) is not None:
+            self._known[config] = math.inf
+            self._finish(trial, math.inf)
+        else:
+            return False
+        return True
+
+    def _fresh(self, config: Config) -> bool:
+        return config not in self._known and config not in self._open and self.space.check(config) is None
+
+    def _unseen(self) -> tuple[Config, Meta] | None:
+        for _ in range(200):
+            config, meta = self.encoder.random(self.rng)
+            if self._fresh(config):
+                return config, meta
+        return next(((c, m) for c, m in self.encoder.members() if self._fresh(c)), None)
+
+    def _open_trial(self, config: Config, meta: Meta) -> tuple[Any, Meta]:
+        """A running trial with the parameters of ``config`` (fallback proposals, replay)."""
+        self.study.enqueue_trial(self.encoder.params(config, meta))
+        trial = self.study.ask()
+        sampled, meta = self.encoder.sample(trial)
+        assert sampled == config, (sampled, config)
+        return trial, meta
+
+    # -- learning -----------------------------------------------------------------------
+    def _finish(self, trial: Any, loss: float) -> None:
+        if self.uses_constraints:
+            trial.set_constraint(CONSTRAINT, -1.0 if math.isfinite(loss) else 1.0)
+        if math.isfinite(loss):
+            self.study.tell(trial, loss)
+            first = self._worst is None
+            self._worst = loss if self._worst is None else max(self._worst, loss)
+            if first:
+                for waiting in self._unscored:
+                    self.study.tell(waiting, self._worst)
+                self._unscored.clear()
+            return
+        if self._worst is None:
+            self._unscored.append(trial)
+        else:
+            self.study.tell(trial, self._worst)
+
+    def _tell(self, candidate: Candidate, result: Result) -> None:
+        config, loss = candidate.proposal, self.loss(result)
+        self._known[config] = loss
+        trial = self._open.pop(config, None)
+        if trial is None:  # a replayed result: make it a trial of the study
+            trial, _ = self._open_trial(config, candidate.meta)
+        self._finish(trial, loss)
+        for twin in self._twins.pop(config, []):
+            self._finish(twin, loss)
+
+    def _done(self) -> bool:
+        return self._exhausted
+
+
+@dataclass
+class OptunaTpeConfig:
+    _target_: str = "searchlab.searchers.OptunaTpeSearcher"
+    n_startup_trials: int = 10
+    n_ei_candidates: int = 24
+    multivariate: bool = True
+    group: bool = False  # decompose conditional (DAG) spaces into groups (experimental in Optuna)
+    constant_liar: bool = True
+    max_retries: int = 16
+
+
+class OptunaTpeSearcher(OptunaSearcher):
+    name = "optuna_tpe"
+    sampler_label = "TPESampler"
+
+    def __init__(self, space: Space, *, n_startup_trials: int = 10, n_ei_candidates: int = 24,
+                 multivariate: bool = True, group: bool = False, constant_liar: bool = True, **kwargs: Any) -> None:
+        self.options = {"n_startup_trials": n_startup_trials, "n_ei_candidates": n_ei_candidates,
+                        "multivariate": multivariate, "group": group, "constant_liar": constant_liar}
+        super().__init__(space, **kwargs)
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        return optuna.samplers.TPESampler(seed=seed, **self.options)
+
+
+@dataclass
+class OptunaCmaesConfig:
+    _target_: str = "searchlab.searchers.OptunaCmaesSearcher"
+    n_startup_trials: int = 1
+    popsize: int | None = None  # None: 4 + floor(3 ln d)
+    with_margin: bool = True  # CMA-ES with margin (Hamano et al. 2022) for integer parameters
+    use_separable_cma: bool = False
+    max_retries: int = 16
+
+
+class OptunaCmaesSearcher(OptunaSearcher):
+    name = "optuna_cmaes"
+    sampler_label = "CmaEsSampler"
+    models_conditionals = False
+    uses_constraints = False  # CMA-ES ranks values only: failures get the worst loss seen
+
+    def __init__(self, space: Space, *, n_startup_trials: int = 1, popsize: int | None = None,
+                 with_margin: bool = True, use_separable_cma: bool = False, **kwargs: Any) -> None:
+        self.options = {"n_startup_trials": n_startup_trials, "popsize": popsize, "with_margin": with_margin,
+                        "use_separable_cma": use_separable_cma}
+        super().__init__(space, **kwargs)
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False, **self.options)
+
+
+@dataclass
+class OptunaGpConfig:
+    _target_: str = "searchlab.searchers.OptunaGpSearcher"
+    n_startup_trials: int = 10
+    deterministic_objective: bool = False
+    max_retries: int = 4  # each retry is a GP fit (DESIGN.md: ~0.1 s at 100 trials, ~4 s at 1000)
+
+
+class OptunaGpSearcher(OptunaSearcher):
+    name = "optuna_gp"
+    sampler_label = "GPSampler"
+    models_conditionals = False
+
+    def __init__(self, space: Space, *, n_startup_trials: int = 10, deterministic_objective: bool = False,
+                 **kwargs: Any) -> None:
+        self.options = {"n_startup_trials": n_startup_trials, "deterministic_objective": deterministic_objective}
+        kwargs.setdefault("max_retries", 4)
+        super().__init__(space, **kwargs)
+
+    @classmethod
+    def _check_space(cls, space: Space) -> str | None:
+        if find_spec("torch") is None:
+            return (f"searcher {cls.name!r}: Optuna's GPSampler needs the 'torch' package, which cannot be "
+                    "imported here (install the gp extra: pip install -e '.[gp]', or make setup)")
+        return super()._check_space(space)
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        return optuna.samplers.GPSampler(seed=seed, warn_independent_sampling=False, **self.options)
+
+
+@dataclass
+class OptunaQmcConfig:
+    _target_: str = "searchlab.searchers.OptunaQmcSearcher"
+    qmc_type: str = "sobol"  # sobol | halton
+    scramble: bool = True  # without scrambling every seed gives the same sequence
+    max_retries: int = 16
+
+
+class OptunaQmcSearcher(OptunaSearcher):
+    name = "optuna_qmc"
+    sampler_label = "QMCSampler"
+    models_conditionals = False
+
+    def __init__(self, space: Space, *, qmc_type: str = "sobol", scramble: bool = True, **kwargs: Any) -> None:
+        from searchlab.errors import ConfigError
+
+        if qmc_type not in ("sobol", "halton"):
+            raise ConfigError(f"searcher.qmc_type={qmc_type!r}: must be 'sobol' or 'halton'")
+        self.options = {"qmc_type": qmc_type, "scramble": scramble}
+        super().__init__(space, **kwargs)
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        return optuna.samplers.QMCSampler(seed=seed, warn_independent_sampling=False, **self.options)
+
+
+@dataclass
+class OptunaRandomConfig:
+    _target_: str = "searchlab.searchers.OptunaRandomSearcher"
+    max_retries: int = 16
+
+
+class OptunaRandomSearcher(OptunaSearcher):
+    name = "optuna_random"
+    sampler_label = "RandomSampler"
+
+    def _sampler(self, optuna: Any, seed: int) -> Any:
+        return optuna.samplers.RandomSampler(seed=seed)
