@@ -154,8 +154,9 @@ def _searcher_name(node: DictConfig) -> str:
     from hydra.utils import get_class
 
     try:
-        return str(get_class(str(node["_target_"])).name)
-    except Exception:  # noqa: BLE001 - make_searcher reports a bad target properly
+        cls: Any = get_class(str(node["_target_"]))
+        return str(cls.name)
+    except Exception:  # make_searcher reports a bad target properly
         return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
 
 

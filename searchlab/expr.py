@@ -47,7 +47,7 @@ Env = Mapping[str, Any]
 _Fn = Callable[[Env], Any]
 
 
-def _compile(node: ast.AST, text: str, names: set[str]) -> _Fn:  # noqa: C901 - one case per node kind
+def _compile(node: ast.AST, text: str, names: set[str]) -> _Fn:
     if isinstance(node, ast.Expression):
         return _compile(node.body, text, names)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, str)):

@@ -29,6 +29,7 @@ from searchlab.records import (
     measurement_from_dict,
     measurement_to_dict,
 )
+from searchlab.sensors import SensedKnobSpace
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob, Space
 
 FORMAT = "searchlab-table/1"
@@ -154,3 +155,18 @@ class TableProblem(Problem):
 
     def fingerprint_params(self) -> Mapping[str, Any]:
         return {"source": self.table.source, "device": self.table.device, "rows": len(self.table.rows)}
+
+
+@dataclass(frozen=True)
+class TableKnobSpace(SensedKnobSpace):
+    """A knob space whose members are the configurations a table holds: the others violate a
+    *known* constraint (e.g. Kernel Tuner's restrictions, checked before compiling), so they
+    are never sent and never sampled. Carries a sensor model like any SensedKnobSpace."""
+
+    members: frozenset[Config] = field(default_factory=frozenset, compare=False, repr=False)
+
+    def check(self, config: Config) -> str | None:
+        reason = super().check(config)
+        if reason is None and config not in self.members:
+            return "not in the recorded table (excluded when it was recorded)"
+        return reason

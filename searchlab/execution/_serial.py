@@ -43,6 +43,7 @@ class SerialExecutor(Executor):
         self._queue: deque[tuple[Candidate, float]] = deque()
         self._runtime: WorkerRuntime | None = None
         self._workers: list[WorkerInfo] = []
+        self._affinity: set[int] = set()  # the caller's cores, while pinned
 
     def start(self, problem: ProblemSource) -> list[WorkerInfo]:
         from searchlab.execution._worker import build_problem
@@ -57,13 +58,14 @@ class SerialExecutor(Executor):
         self._workers = [WorkerInfo("serial-0", self._runtime.device)]
         return self._workers
 
-    @staticmethod
-    def _pin() -> tuple[int, ...]:
+    def _pin(self) -> tuple[int, ...]:
         """Measure on one core (the last), with pocl limited to one thread: unpinned pocl
-        on a shared 2-core machine gave 20-40 % spread, pinned 3-8 %. Pins this process."""
+        on a shared 2-core machine gave 20-40 % spread, pinned 3-8 %. Pins this process
+        until :meth:`close`, which gives the caller its cores back."""
         if not hasattr(os, "sched_getaffinity"):
             return ()
-        cores = (sorted(os.sched_getaffinity(0))[-1],)
+        self._affinity = set(os.sched_getaffinity(0))
+        cores = (sorted(self._affinity)[-1],)
         limit_threads(DeviceInfo(kind="cpu", cores=cores))
         return cores
 
@@ -113,3 +115,6 @@ class SerialExecutor(Executor):
         if self._runtime is not None:
             self._runtime.close()
             self._runtime = None
+        if self._affinity:
+            os.sched_setaffinity(0, self._affinity)
+            self._affinity = set()

@@ -4,20 +4,100 @@
 config dataclass; ``conf/searcher/NAME.yaml`` extends that schema.
 """
 
+from searchlab.searchers._active import ActiveConfig, ActiveSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._binary import BinaryConfig, BinarySearcher
+from searchlab.searchers._cma_index import CmaIndexConfig, CmaIndexSearcher
+from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
+from searchlab.searchers._dual_annealing import DualAnnealingConfig, DualAnnealingSearcher
 from searchlab.searchers._exhaustive import ExhaustiveConfig, ExhaustiveSearcher
+from searchlab.searchers._futhark_autotune import FutharkAutotuneConfig, FutharkAutotuneSearcher
+from searchlab.searchers._genetic import GeneticConfig, GeneticSearcher
+from searchlab.searchers._greedy_ils import GreedyIlsConfig, GreedyIlsSearcher
+from searchlab.searchers._instrumented import InstrumentedConfig, InstrumentedSearcher
+from searchlab.searchers._mc import McConfig, McSearcher
+from searchlab.searchers._optuna import (
+    OptunaCmaesConfig,
+    OptunaCmaesSearcher,
+    OptunaGpConfig,
+    OptunaGpSearcher,
+    OptunaQmcConfig,
+    OptunaQmcSearcher,
+    OptunaRandomConfig,
+    OptunaRandomSearcher,
+    OptunaSearcher,
+    OptunaTpeConfig,
+    OptunaTpeSearcher,
+)
+from searchlab.searchers._portfolio import PortfolioConfig, PortfolioSearcher
+from searchlab.searchers._probabilistic import (
+    ProbabilisticConfig,
+    ProbabilisticSearcher,
+    ProbabilisticTrivialConfig,
+    ProbabilisticTrivialSearcher,
+)
 from searchlab.searchers._random import RandomConfig, RandomSearcher
+from searchlab.searchers._simple import SimpleConfig, SimpleSearcher
+from searchlab.searchers._simulated_annealing import SimulatedAnnealingConfig, SimulatedAnnealingSearcher
+from searchlab.searchers._tag import TagConfig, TagSearcher
+from searchlab.searchers._uct import UctConfig, UctSearcher
 
 SCHEMAS: dict[str, type] = {
     "random": RandomConfig,
     "exhaustive": ExhaustiveConfig,
+    "dual_annealing": DualAnnealingConfig,
+    "greedy_ils": GreedyIlsConfig,
+    "simulated_annealing": SimulatedAnnealingConfig,
+    "genetic": GeneticConfig,
+    "optuna_tpe": OptunaTpeConfig,
+    "optuna_cmaes": OptunaCmaesConfig,
+    "optuna_gp": OptunaGpConfig,
+    "optuna_qmc": OptunaQmcConfig,
+    "optuna_random": OptunaRandomConfig,
+    "portfolio": PortfolioConfig,
+    "tag": TagConfig,
+    "mc": McConfig,
+    "uct": UctConfig,
+    "dp": DpConfig,
+    "simple": SimpleConfig,
+    "binary": BinaryConfig,
+    "active": ActiveConfig,
+    "cma_index": CmaIndexConfig,
+    "instrumented": InstrumentedConfig,
+    "futhark_autotune": FutharkAutotuneConfig,
+    "probabilistic": ProbabilisticConfig,
+    "probabilistic_trivial": ProbabilisticTrivialConfig,
 }
 
 __all__ = [
     "SCHEMAS",
+    "ActiveSearcher",
+    "BinarySearcher",
+    "CmaIndexSearcher",
+    "DpSearcher",
+    "DualAnnealingSearcher",
     "ExhaustiveSearcher",
+    "FutharkAutotuneSearcher",
+    "GeneticSearcher",
+    "GreedyIlsSearcher",
+    "InstrumentedSearcher",
+    "McSearcher",
+    "OptunaCmaesSearcher",
+    "OptunaGpSearcher",
+    "OptunaQmcSearcher",
+    "OptunaRandomSearcher",
+    "OptunaSearcher",
+    "OptunaTpeSearcher",
+    "PortfolioSearcher",
+    "ProbabilisticSearcher",
+    "ProbabilisticTrivialSearcher",
     "Proposal",
     "ProposalLike",
     "RandomSearcher",
     "Searcher",
+    "SimpleSearcher",
+    "SimulatedAnnealingSearcher",
+    "SubproblemGraph",
+    "TagSearcher",
+    "UctSearcher",
 ]
