@@ -270,7 +270,7 @@ def report(results: list[dict[str, Any]], seeds: int, wall_s: float) -> None:
     groups: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for r in ok:
         family = "kernel_tuner" if r["problem"].startswith("kernel_tuner") else "opencl"
-        for g in ("all", family, r["problem"].split("/")[0], r["problem"]):
+        for g in dict.fromkeys(("all", family, r["problem"].split("/")[0], r["problem"])):  # each group once
             groups[g][r["searcher"]].append(r)
     summary = {g: {name: summarise(rs, curves="/" not in g) for name, rs in by.items()} for g, by in groups.items()}
     payload = {
