@@ -1,0 +1,43 @@
+"""The shared measurement protocol (searchlab.measure)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from searchlab.errors import ConfigError
+from searchlab.measure import MeasurementProtocol, Samples, measure, median_ci
+
+
+def test_stops_at_min_runs_when_quiet_and_long_enough() -> None:
+    calls = itertools.count()
+    samples = measure(lambda: (next(calls), 0.1)[1], MeasurementProtocol(min_runs=5, max_runs=50, min_time_s=0.2, warmup=2))
+    assert len(samples.values) == 5 and next(calls) == 7  # two warm-ups unrecorded
+    assert samples.cv == 0.0 and samples.ci95 == (0.1, 0.1)
+
+
+def test_repeats_until_min_time() -> None:
+    samples = measure(lambda: 0.01, MeasurementProtocol(min_runs=3, max_runs=100, min_time_s=0.2, warmup=0))
+    assert len(samples.values) == 20
+
+
+def test_noisy_runs_hit_the_cap() -> None:
+    values = itertools.cycle([1.0, 3.0])
+    samples = measure(lambda: next(values), MeasurementProtocol(min_runs=3, max_runs=12, min_time_s=0, target_rel_ci=0.01))
+    assert len(samples.values) == 12 and samples.rel_ci > 0.01
+
+
+def test_median_ci_covers_median_and_is_order_statistics() -> None:
+    xs = [float(i) for i in range(1, 101)]
+    lo, hi = median_ci(xs)
+    assert lo < 50.5 < hi and lo in xs and hi in xs
+    assert median_ci([2.0, 1.0]) == (1.0, 2.0)
+    assert Samples((1.0, 1.0, 4.0)).sensors()["runs"] == 3.0
+
+
+@pytest.mark.parametrize("kwargs", [{"min_runs": 0}, {"max_runs": 2, "min_runs": 3}, {"min_time_s": float("nan")},
+                                    {"target_rel_ci": -1.0}, {"warmup": -1}])
+def test_bad_protocol_is_refused(kwargs: dict[str, float]) -> None:
+    with pytest.raises(ConfigError, match="measure."):
+        MeasurementProtocol(**kwargs)  # type: ignore[arg-type]
