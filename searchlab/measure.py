@@ -46,7 +46,8 @@ class MeasurementProtocol:
         checks = [
             (self.min_runs >= 1, f"measure.min_runs={self.min_runs}: must be >= 1"),
             (self.max_runs >= self.min_runs, f"measure.max_runs={self.max_runs}: must be >= min_runs ({self.min_runs})"),
-            (math.isfinite(self.min_time_s) and self.min_time_s >= 0, f"measure.min_time_s={self.min_time_s}: must be finite, >= 0"),
+            (math.isfinite(self.min_time_s) and self.min_time_s >= 0,
+             f"measure.min_time_s={self.min_time_s}: must be finite, >= 0"),
             (math.isfinite(self.target_rel_ci) and self.target_rel_ci >= 0,
              f"measure.target_rel_ci={self.target_rel_ci}: must be finite, >= 0"),
             (self.warmup >= 0, f"measure.warmup={self.warmup}: must be >= 0"),
@@ -106,8 +107,8 @@ def median_ci(values: Sequence[float]) -> tuple[float, float]:
     if n < 3:
         return float(xs[0]), float(xs[-1])
     half = _Z95 * math.sqrt(n) / 2
-    lo = max(int(math.floor(n / 2 - half)), 0)
-    hi = min(int(math.ceil(n / 2 + half)), n - 1)
+    lo = max(math.floor(n / 2 - half), 0)
+    hi = min(math.ceil(n / 2 + half), n - 1)
     return float(xs[lo]), float(xs[hi])
 
 
