@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,8 +165,30 @@ class TableKnobSpace(SensedKnobSpace):
 
     members: frozenset[Config] = field(default_factory=frozenset, compare=False, repr=False)
 
+    _prefixes: frozenset[tuple[Any, ...]] = field(init=False, default=frozenset(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        names = self.names
+        prefixes = {tuple(m[n] for n in names[:d]) for m in self.members for d in range(len(names) + 1)}
+        object.__setattr__(self, "_prefixes", frozenset(prefixes))
+
     def check(self, config: Config) -> str | None:
         reason = super().check(config)
         if reason is None and config not in self.members:
             return "not in the recorded table (excluded when it was recorded)"
         return reason
+
+    def partial_ok(self, assigned: Mapping[str, Any]) -> bool:
+        """Membership decided as early as possible: an assignment of the first knobs (in
+        order, as the decision-DAG view makes them) must be a prefix of a recorded member."""
+        names = self.names
+        if set(names[:len(assigned)]) != assigned.keys():
+            return super().partial_ok(assigned)  # not a prefix in knob order: decided on the full configuration
+        return self.prefix_ok(tuple(assigned[n] for n in names[:len(assigned)]))
+
+    def prefix_ok(self, values: Sequence[Any]) -> bool:
+        return tuple(values) in self._prefixes and super().partial_ok(dict(zip(self.names, values)))
+
+    def constraint_scopes(self) -> tuple[frozenset[str], ...]:
+        return (*super().constraint_scopes(), frozenset(self.names))

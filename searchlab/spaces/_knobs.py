@@ -140,6 +140,15 @@ class KnobSpace(Space):
         """Constraints whose knobs are all assigned hold (used by the decision-DAG view)."""
         return all(c(assigned) for c in self.constraints if c.names <= assigned.keys())
 
+    def prefix_ok(self, values: Sequence[Value]) -> bool:
+        """``partial_ok`` for the first ``len(values)`` knobs, in order (the decision DAG's nodes)."""
+        return self.partial_ok(dict(zip(self.names, values)))
+
+    def constraint_scopes(self) -> tuple[frozenset[str], ...]:
+        """The knobs each known constraint reads: what a partial assignment's feasibility
+        can depend on (the decision-DAG view memoises its counts on exactly these)."""
+        return tuple(frozenset(c.names) for c in self.constraints)
+
     def sample(self, rng: np.random.Generator, tries: int = 10_000) -> Config:
         for _ in range(tries):
             config = Config({k.name: k.values[int(rng.integers(len(k.values)))] for k in self.knobs})

@@ -29,9 +29,9 @@ class DecisionDAG(DerivationGraph):
         self.knobs = knobs
         self._names = knobs.names
         # For exact counting: which decided knobs can still affect feasibility at each depth.
+        scopes = knobs.constraint_scopes()
         self._relevant = [
-            tuple(sorted({n for c in knobs.constraints if c.names - set(self._names[:d]) for n in c.names}
-                         & set(self._names[:d])))
+            tuple(i for i, n in enumerate(self._names[:d]) if any(n in s and s - set(self._names[:d]) for s in scopes))
             for d in range(len(self._names) + 1)
         ]
         self._memo: dict[tuple[int, tuple[Value, ...]], int] = {}
@@ -44,6 +44,17 @@ class DecisionDAG(DerivationGraph):
         return dict(zip(self._names, node))
 
     def children(self, node: Node) -> Sequence[Arc]:
+        """Decisions that still lead to at least one feasible configuration.
+
+        Pruning by ``partial_ok`` alone leaves dead ends: a prefix whose every completion
+        violates a constraint over later knobs, or (a recorded table's membership) a
+        constraint that is only decidable on the full word. A searcher descending through
+        this view would then spend measurements on known-infeasible words; arcs with no
+        word below are therefore dropped (exact, memoised counts).
+        """
+        return [arc for arc in self._partial_children(node) if self.count_sinks(arc[1]) > 0]
+
+    def _partial_children(self, node: Node) -> list[Arc]:
         prefix: tuple[Value, ...] = tuple(node)  # type: ignore[arg-type]
         if len(prefix) == len(self._names):
             return []
@@ -51,7 +62,7 @@ class DecisionDAG(DerivationGraph):
         out: list[Arc] = []
         for value in knob.values:
             child = (*prefix, value)
-            if self.knobs.partial_ok(self._assigned(child)):
+            if self.knobs.prefix_ok(child):
                 out.append((f"{knob.name}={value}", child))
         return out
 
@@ -67,19 +78,19 @@ class DecisionDAG(DerivationGraph):
         except json.JSONDecodeError:
             raise InvalidConfigError(f"{key!r} is not a decision path") from None
         node = tuple(tuple(v) if isinstance(v, list) else v for v in values)
-        if len(node) > len(self._names) or not self.knobs.partial_ok(self._assigned(node)):
+        if len(node) > len(self._names) or not self.knobs.prefix_ok(node) or self.count_sinks(node) == 0:
             raise InvalidConfigError(f"{key!r} is not a node of this decision tree")
         return node
 
     def count_sinks(self, node: Node | None = None) -> int:
         prefix: tuple[Value, ...] = () if node is None else tuple(node)  # type: ignore[arg-type]
         depth = len(prefix)
-        memo_key = (depth, tuple(self._assigned(prefix)[n] for n in self._relevant[depth]))
+        memo_key = (depth, tuple(prefix[i] for i in self._relevant[depth]))
         if memo_key not in self._memo:
             if depth == len(self._names):
                 self._memo[memo_key] = 1
             else:
-                self._memo[memo_key] = sum(self.count_sinks(child) for _, child in self.children(prefix))
+                self._memo[memo_key] = sum(self.count_sinks(child) for _, child in self._partial_children(prefix))
         return self._memo[memo_key]
 
     def to_config(self, proposal: Config) -> Config:
