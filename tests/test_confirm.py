@@ -60,7 +60,7 @@ def test_confirm_phase_is_recorded_not_charged_and_reported(tmp_path: Path) -> N
     assert len(search) == 20 and summary["evaluations"] == 20 and summary["stop_reason"] == "evaluations"
     assert len(confirm) == 12 and all(json.loads(r[2])["phase"] == "confirm" for r in confirm)
     assert summary["charged_time_s"] == pytest.approx(sum(r[4] for r in search))  # confirmations cost the budget nothing
-    info, results = read_run(tmp_path / "run")  # what studies read: the search only
+    _info, results = read_run(tmp_path / "run")  # what studies read: the search only
     assert [r.id for r in results] == [r[0] for r in search]
     # round-robin: every round measures the three candidates before the next round starts
     rounds = [json.loads(r[2])["round"] for r in confirm]

@@ -70,7 +70,8 @@ class Fir(OpenCLKnobProblem):
     DEFAULT_MODEL = MODEL
 
     def __init__(self, arch: str = "small_few", n: int = 16384, taps: int = 128, max_banks: int = 16,
-                 max_accesses: int = 16, measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
+                 max_accesses: int = 16,
+                 measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
                  model: dict[str, Any] | None = None) -> None:
         if n < 1 or taps < 1 or max_banks < 1 or max_accesses < 1:
             raise ConfigError(f"problem fir: n={n}, taps={taps}, max_banks={max_banks}, max_accesses={max_accesses} must be >= 1")

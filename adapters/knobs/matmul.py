@@ -67,7 +67,8 @@ class MatmulBlocked(OpenCLKnobProblem):
     }
     DEFAULT_MODEL = MODEL
 
-    def __init__(self, arch: str = "small_few", n: int = 240, stripe: int = 16, measure: Mapping[str, Any] | None = None,
+    def __init__(self, arch: str = "small_few", n: int = 240, stripe: int = 16,
+                 measure: Mapping[str, Any] | None = None,
                  limits: dict[str, float] | None = None, model: dict[str, Any] | None = None) -> None:
         if n < 1 or stripe < 1 or n % stripe:
             raise ConfigError(f"problem matmul_blocked: stripe={stripe} must divide n={n} (both >= 1)")

@@ -89,7 +89,8 @@ class SmithWaterman(OpenCLKnobProblem):
     DEFAULT_MODEL = MODEL
 
     def __init__(self, arch: str = "small_few", sequences: int = 16, length: int = 128, query: int = 128,
-                 max_swath: int = 64, max_share: int = 16, measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
+                 max_swath: int = 64, max_share: int = 16,
+                 measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
                  model: dict[str, Any] | None = None) -> None:
         if min(sequences, length, query, max_share) < 1 or max_swath < 4:
             raise ConfigError(f"problem smith_waterman: sequences={sequences}, length={length}, query={query}, "
