@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.confirm import noise_report
+from searchlab.loop import is_known_infeasible
 from searchlab.problem import Problem
-from searchlab.records import Direction, Result, Status, loss
+from searchlab.records import Direction, Result, loss
 
 
 def trajectory(results: Sequence[Result], direction: Direction) -> list[list[float]]:
@@ -55,7 +56,7 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
 def measurement_counts(results: Sequence[Result]) -> dict[str, int]:
     """What ``budget.evaluations`` counted (measurements and cache hits) and what it did not
     (known-infeasible proposals, never measured: searchlab.loop)."""
-    infeasible = sum(r.status is Status.INFEASIBLE and not r.cache_hit for r in results)
+    infeasible = sum(is_known_infeasible(r) for r in results)
     return {"measurements": len(results) - infeasible, "infeasible_proposals": infeasible}
 
 

@@ -204,8 +204,10 @@ class TableProblem(Problem):
 
     @property
     def noisy(self) -> bool:
-        """Replays with sample noise are measured like a device (the confirm phase runs)."""
-        return self.sample_noise
+        """A replay with sample noise, of a table with differing samples to draw, varies
+        like a device (so the confirm phase runs by default)."""
+        return self.sample_noise and any(len(set(m.samples)) > 1 and samples_are_objective(m)
+                                         for m in self.table.rows.values())
 
     @property
     def known_optimum(self) -> float | None:

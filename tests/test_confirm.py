@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import statistics
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.app import execute
 from searchlab.confirm import ConfirmConfig, top_k
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Direction, Measurement
+from searchlab.records import Config, Direction, Measurement, Status
 from searchlab.store import read_run
 from searchlab.study._grid import _compose_run
 from searchlab.summary import format_summary
@@ -114,7 +115,7 @@ def test_resume_after_an_interrupted_confirm_phase(tmp_path: Path) -> None:
 
 def test_replay_noise_draws_recorded_samples_reproducibly() -> None:
     table = load_kernel_tuner_cache(KT)
-    config, row = next((c, m) for c, m in table.rows.items() if m.ok)
+    config, row = next((c, m) for c, m in table.rows.items() if m.status is Status.OK)
     assert len(row.samples) == 32 and statistics.fmean(row.samples) == pytest.approx(row.objective)  # kept
 
     def draws(seed: int, order: list[Config], n: int = 40) -> list[float]:
@@ -127,7 +128,7 @@ def test_replay_noise_draws_recorded_samples_reproducibly() -> None:
                     out.append(value)
         return out
 
-    other = next(c for c, m in table.rows.items() if m.ok and c != config)
+    other = next(c for c, m in table.rows.items() if m.status is Status.OK and c != config)
     a = draws(1, [config])
     assert all(v in row.samples for v in a) and len(set(a)) >= min(5, len(set(row.samples)))  # recorded samples
     assert a == draws(1, [other, config])  # reproducible, whatever else was evaluated in between
@@ -143,3 +144,13 @@ def test_replay_noise_seed_defaults_to_the_run_seed(tmp_path: Path) -> None:
     assert info["config"]["problem"]["noise_seed"] == 5
     problem = KernelTunerCache(str(KT), sample_noise=True, noise_seed=5)
     assert problem.noisy and not KernelTunerCache(str(KT)).noisy
+
+
+def test_a_replay_without_differing_samples_is_not_noisy() -> None:
+    table = load_kernel_tuner_cache(KT)
+    flat = replace(table, rows={c: replace(m, samples=(m.objective,) if m.objective is not None else ())
+                                for c, m in table.rows.items()})
+    problem = TableProblem(flat, sample_noise=True, noise_seed=0)
+    assert not problem.noisy  # nothing to draw: no confirm phase by default
+    config, row = next((c, m) for c, m in flat.rows.items() if m.objective is not None)
+    assert problem.evaluate(config).objective == row.objective
