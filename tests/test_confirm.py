@@ -154,3 +154,16 @@ def test_a_replay_without_differing_samples_is_not_noisy() -> None:
     assert not problem.noisy  # nothing to draw: no confirm phase by default
     config, row = next((c, m) for c, m in flat.rows.items() if m.objective is not None)
     assert problem.evaluate(config).objective == row.objective
+
+
+def test_knob_table_replays_recorded_launch_times() -> None:
+    from adapters.knobs import KnobTable
+
+    recorded = Path(__file__).resolve().parents[1] / "bench" / "results" / "probabilistic_tables" / "fir.json.gz"
+    plain = KnobTable(str(recorded), arch="large_many")  # recorded with the former problem.runs=5
+    noisy = KnobTable(str(recorded), arch="large_many", sample_noise=True, noise_seed=4)
+    config, row = next((c, m) for c, m in plain.table.rows.items() if m.status is Status.OK and len(set(m.samples)) > 2)
+    drawn = [noisy.evaluate(config) for _ in range(30)]
+    assert all(m.objective in row.samples and m.sensors["time_s"] == m.objective for m in drawn)
+    assert len({m.objective for m in drawn}) > 1 and noisy.noisy and not plain.noisy
+    assert noisy.fingerprint() != plain.fingerprint()  # a study does not mix noisy and exact replays
