@@ -16,6 +16,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from searchlab.confirm import ConfirmConfig
 from searchlab.execution import SerialExecutorConfig
 from searchlab.execution._ray import RayExecutorConfig
 
@@ -28,6 +29,7 @@ class BudgetConfig:
     charged_time_s: float | None = None
     max_failure_rate: float | None = None
     failure_rate_after: int = 20
+    max_infeasible_proposals: int | None = 10_000
 
 
 @dataclass
@@ -36,6 +38,7 @@ class SearchlabConfig:
     searcher: Any = MISSING
     executor: Any = MISSING
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    confirm: ConfirmConfig = field(default_factory=ConfirmConfig)  # the run-end confirm phase (searchlab.confirm)
     seed: int = 0
     resume: str | None = None  # a run directory to continue
     cache: str | None = None  # a measurement cache (SQLite file)

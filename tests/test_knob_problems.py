@@ -104,7 +104,7 @@ def test_fir_matches_numpy_and_fails_by_mode() -> None:
     loose = {"compile_s": 100.0}  # CPU compile time on a loaded CI machine must not decide these
     ok, local, code = _run(Fir(arch="small_few", limits=loose), [dict(banks=2, accesses=4), dict(banks=1, accesses=16),
                                                    dict(banks=16, accesses=4)])
-    assert ok.status is Status.OK and ok.objective > 0 and len(ok.samples) == 5
+    assert ok.status is Status.OK and ok.objective > 0 and 5 <= len(ok.samples) == ok.sensors["runs"] <= 50  # protocol
     assert {"time_s", "compile_s", "code_bytes", "local_mem_bytes", "private_mem_bytes", "kernel_max_wg"} <= set(ok.sensors)
     assert (local.failure_mode, local.extra["violated"]) == (FailureMode.RESOURCES, "local_mem")
     assert local.sensors["local_mem_bytes"] > 2048 and "time_s" not in local.sensors  # never launched

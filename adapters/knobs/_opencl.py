@@ -32,6 +32,7 @@ import numpy as np
 from adapters.knobs._compile_cache import CompileTimes, pocl_cache
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
+from searchlab.measure import MeasurementProtocol, measure, protocol_from
 from searchlab.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.sensors import SensedKnobSpace, model_from_spec
@@ -101,18 +102,19 @@ class OpenCLKnobProblem(Problem):
     rtol: ClassVar[float] = 1e-4
     atol: ClassVar[float] = 1e-3
 
-    def __init__(self, arch: str = "small_few", runs: int = 5, limits: Mapping[str, float] | None = None,
-                 model: Mapping[str, Any] | None = None, **params: Any) -> None:
-        super().__init__(arch=arch, runs=runs, limits=dict(limits or {}), model=dict(model or {}), **params)
+    def __init__(self, arch: str = "small_few", measure: Mapping[str, Any] | MeasurementProtocol | None = None,
+                 limits: Mapping[str, float] | None = None, model: Mapping[str, Any] | None = None,
+                 **params: Any) -> None:
+        self.protocol = protocol_from(measure)
+        super().__init__(arch=arch, measure=_protocol_params(self.protocol), limits=dict(limits or {}),
+                         model=dict(model or {}), **params)
         archs = {**self.ARCHS, "none": UNCAPPED}
         if arch not in archs:
             raise ConfigError(f"problem.arch={arch!r}: must be one of {sorted(archs)}")
         bad = set(limits or {}) - set(Arch.__dataclass_fields__)
         if bad:
             raise ConfigError(f"problem.limits: unknown keys {sorted(bad)} (known: {sorted(Arch.__dataclass_fields__)})")
-        if runs < 1:
-            raise ConfigError(f"problem.runs={runs}: must be >= 1")
-        self.arch_name, self.runs = arch, runs
+        self.arch_name = arch
         base = archs[arch]
         self.arch = replace(base, **{k: type(getattr(base, k))(v) for k, v in dict(limits or {}).items()})
         knobs = self.knobs()
@@ -249,29 +251,30 @@ class OpenCLKnobProblem(Problem):
         violation = compile_violation(sensors, self.arch)
         if violation:
             return failed(FailureMode.COMPILE, violation[0], violation[1], sensors, compile_s=sensors["compile_s"])
-        times = []
-        for _ in range(self.runs):
+        def run_once() -> float:
             event = kernel(queue, global_size, local_size, *args)
             event.wait()
-            times.append((event.profile.end - event.profile.start) * 1e-9)
-        objective = float(np.median(times))
-        sensors["time_s"] = objective
+            return float((event.profile.end - event.profile.start) * 1e-9)
+
+        samples = measure(run_once, self.protocol)
+        times, objective = samples.values, samples.median
+        sensors.update(samples.sensors(), time_s=objective)
         got, want = self.output(queue), self.reference()
         if got.shape != want.shape or not np.allclose(got, want, rtol=self.rtol, atol=self.atol):
             bad = int(np.sum(~np.isclose(got, want, rtol=self.rtol, atol=self.atol))) if got.shape == want.shape else -1
             return failed(FailureMode.WRONG_OUTPUT, "output", f"{bad} of {want.size} outputs differ from numpy",
                           sensors, compile_s=sensors["compile_s"], run_s=float(sum(times)))
-        return Measurement.ok(objective, samples=tuple(times), sensors=sensors, compile_s=sensors["compile_s"],
-                              run_s=float(sum(times)), extra={"min_s": min(times), "cv": _cv(times)})
+        return Measurement.ok(objective, samples=times, sensors=sensors, compile_s=sensors["compile_s"],
+                              run_s=float(sum(times)), extra={"min_s": min(times), "cv": samples.cv})
 
     def teardown(self) -> None:
         self._built.clear()
         self._cl = None
 
 
-def _cv(values: Sequence[float]) -> float:
-    mean = float(np.mean(values))
-    return float(np.std(values) / mean) if mean > 0 else 0.0
+def _protocol_params(protocol: MeasurementProtocol) -> dict[str, Any]:
+    """The protocol as problem parameters: part of the fingerprint (it changes measured values)."""
+    return {f: getattr(protocol, f) for f in MeasurementProtocol.__dataclass_fields__}
 
 
 def apply_arch(m: Measurement, arch: Arch) -> Measurement:

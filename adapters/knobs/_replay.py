@@ -6,7 +6,7 @@ problem's own checks on the recorded sensors, in the problem's order, and gives 
 evaluation would have returned under the caps. ``problem=knob_table problem.path=...
 problem.arch=small_few`` replays such a recording with the problem's sensor model, charging
 the recorded compile + run time (searchlab.tables), so studies with many seeds cost no
-device time.
+device time; ``problem.sample_noise=true`` replays one recorded launch time per evaluation.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from searchlab.errors import ConfigError
 from searchlab.problem import DeviceInfo
 from searchlab.records import Config, Measurement
 from searchlab.sensors import SensedKnobSpace
-from searchlab.tables import Table, TableProblem, load_table
+from searchlab.tables import ReplayNoiseConfig, Table, TableProblem, load_table
 
 
 def problem_classes() -> dict[str, type[OpenCLKnobProblem]]:
@@ -62,7 +62,7 @@ def arch_table(table: Table, problem: OpenCLKnobProblem) -> Table:
 
 
 @dataclass
-class KnobTableConfig:
+class KnobTableConfig(ReplayNoiseConfig):
     _target_: str = "adapters.knobs.KnobTable"
     path: str = "???"  # an uncapped recording (bench/probabilistic.py record)
     arch: str = "small_few"
@@ -76,7 +76,8 @@ class KnobTable(TableProblem):
     name = "knob_table"
 
     def __init__(self, path: str | None = None, arch: str = "small_few", limits: Mapping[str, float] | None = None,
-                 model: Mapping[str, Any] | None = None, table: Table | None = None) -> None:
+                 model: Mapping[str, Any] | None = None, table: Table | None = None,
+                 sample_noise: bool = False, noise_seed: int | None = None) -> None:
         recorded = table if table is not None else load_table(path) if path else None
         if recorded is None:
             raise ConfigError("problem=knob_table needs problem.path=<recorded table>")
@@ -85,8 +86,9 @@ class KnobTable(TableProblem):
         if name not in classes:
             raise ConfigError(f"table {path!r}: meta.problem={name!r} is not one of {sorted(classes)}")
         params = {k: v for k, v in dict(recorded.meta.get("params", {})).items()
-                  if k not in ("arch", "limits", "model")}
+                  if k not in ("arch", "limits", "model", "runs", "measure")}  # runs: before the protocol
         self.source_problem = classes[name](arch=arch, limits=dict(limits or {}), model=dict(model or {}),
                                             **params)
-        super().__init__(table=arch_table(recorded, self.source_problem), path=path)
+        super().__init__(table=arch_table(recorded, self.source_problem), path=path, sample_noise=sample_noise,
+                         noise_seed=noise_seed)
         self.params.update(arch=arch, limits=dict(limits or {}), model=dict(model or {}))

@@ -15,7 +15,7 @@ least one and at most 16 pixels per row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ import numpy as np
 
 from adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
+from searchlab.measure import MeasureConfig
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob, OrdinalKnob
 
@@ -54,7 +55,7 @@ class Conv2dConfig:
     width: int = 240  # output columns; the row-buffer widths are its divisors >= 8
     filter: int = 5
     max_pixels: int = 16
-    runs: int = 5
+    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
     limits: dict[str, float] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/conv2d.yaml)
 
@@ -72,7 +73,7 @@ class Conv2d(OpenCLKnobProblem):
     DEFAULT_MODEL = MODEL
 
     def __init__(self, arch: str = "small_few", height: int = 512, width: int = 240, filter: int = 5,
-                 max_pixels: int = 16, runs: int = 5, limits: dict[str, float] | None = None,
+                 max_pixels: int = 16, measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
                  model: dict[str, Any] | None = None) -> None:
         if min(height, width, filter, max_pixels) < 1:
             raise ConfigError(f"problem conv2d: height={height}, width={width}, filter={filter}, "
@@ -81,7 +82,7 @@ class Conv2d(OpenCLKnobProblem):
         if not widths:
             raise ConfigError(f"problem.width={width}: needs a divisor >= 8 for the row buffer")
         self.height, self.width, self.filter, self.max_pixels, self.widths = height, width, filter, max_pixels, widths
-        super().__init__(arch=arch, runs=runs, limits=limits, model=model, height=height, width=width,
+        super().__init__(arch=arch, measure=measure, limits=limits, model=model, height=height, width=width,
                          filter=filter, max_pixels=max_pixels)
 
     def knobs(self) -> Sequence[Knob]:

@@ -11,7 +11,7 @@ parallel arithmetic is faster until a resource runs out (§8.1, Fig. 10).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ import numpy as np
 
 from adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
+from searchlab.measure import MeasureConfig
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
 
@@ -51,7 +52,7 @@ class FirConfig:
     taps: int = 128
     max_banks: int = 16
     max_accesses: int = 16
-    runs: int = 5  # timed launches per configuration (median is the objective)
+    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
     limits: dict[str, float] = field(default_factory=dict)  # override the arch's caps
     model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/fir.yaml)
 
@@ -69,12 +70,13 @@ class Fir(OpenCLKnobProblem):
     DEFAULT_MODEL = MODEL
 
     def __init__(self, arch: str = "small_few", n: int = 16384, taps: int = 128, max_banks: int = 16,
-                 max_accesses: int = 16, runs: int = 5, limits: dict[str, float] | None = None,
+                 max_accesses: int = 16,
+                 measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
                  model: dict[str, Any] | None = None) -> None:
         if n < 1 or taps < 1 or max_banks < 1 or max_accesses < 1:
             raise ConfigError(f"problem fir: n={n}, taps={taps}, max_banks={max_banks}, max_accesses={max_accesses} must be >= 1")
         self.n, self.taps, self.max_banks, self.max_accesses = n, taps, max_banks, max_accesses
-        super().__init__(arch=arch, runs=runs, limits=limits, model=model, n=n, taps=taps,
+        super().__init__(arch=arch, measure=measure, limits=limits, model=model, n=n, taps=taps,
                          max_banks=max_banks, max_accesses=max_accesses)
 
     def knobs(self) -> Sequence[Knob]:

@@ -5,7 +5,8 @@ parameters and their values, ``cache``: one entry per configuration, keyed by th
 joined with commas). Here its parameters become ordinal knobs, and each entry a measurement:
 
 - a number in the objective field (``time``, ms): OK, with the recorded ``times`` as
-  samples and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``);
+  samples (every one kept: ``problem.sample_noise=true`` replays one of them per evaluation,
+  searchlab.tables) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``);
 - ``"CompilationFailedConfig"``: FAILED(compile); ``"RuntimeFailedConfig"`` (the kernel
   failed to launch or run, typically too many resources requested for the launch):
   FAILED(launch); ``"InvalidConfig"``: FAILED(invalid);
@@ -33,7 +34,7 @@ from searchlab.errors import ConfigError
 from searchlab.records import Config, Direction, FailureMode, Measurement
 from searchlab.sensors import SensedKnobSpace, model_from_spec
 from searchlab.spaces import KnobSpace, OrdinalKnob
-from searchlab.tables import Table, TableKnobSpace, TableProblem
+from searchlab.tables import ReplayNoiseConfig, Table, TableKnobSpace, TableProblem
 
 FAILURES = {
     "CompilationFailedConfig": FailureMode.COMPILE,
@@ -117,7 +118,7 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
 
 
 @dataclass
-class KernelTunerCacheConfig:
+class KernelTunerCacheConfig(ReplayNoiseConfig):  # + sample_noise: draw one of the entry's recorded `times`
     _target_: str = "adapters.knobs.KernelTunerCache"
     path: str = "???"  # a Kernel Tuner cache file, e.g. ../shared/data/kernel_tuner/convolution_A100.json.gz
     missing: str = "constraint"  # constraint: absent configurations are known-infeasible | invalid: FAILED(invalid)
@@ -130,9 +131,11 @@ class KernelTunerCache(TableProblem):
     name = "kernel_tuner_cache"
 
     def __init__(self, path: str | None = None, missing: str = "constraint",
-                 model: Mapping[str, Any] | None = None) -> None:
+                 model: Mapping[str, Any] | None = None, sample_noise: bool = False,
+                 noise_seed: int | None = None) -> None:
         if not path or path == "???":
             raise ConfigError("problem=kernel_tuner_cache needs problem.path=<Kernel Tuner cache .json[.gz]>")
         super().__init__(table=load_kernel_tuner_cache(path, missing=missing, model=model), path=path,
-                         missing=missing, model=dict(model or {}))
+                         missing=missing, model=dict(model or {}), sample_noise=sample_noise,
+                         noise_seed=noise_seed)
         self.objective_name = self.table.objective_name  # type: ignore[misc]

@@ -15,7 +15,7 @@ constraint: they are hidden constraints the searcher discovers, as on real accel
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ import numpy as np
 
 from adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
+from searchlab.measure import MeasureConfig
 from searchlab.records import Config
 from searchlab.spaces import Knob, OrdinalKnob
 
@@ -49,7 +50,7 @@ class MatmulBlockedConfig:
     arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
     n: int = 240
     stripe: int = 16  # SUMMA stripe width (must divide n)
-    runs: int = 5
+    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
     limits: dict[str, float] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/matmul_blocked.yaml)
 
@@ -66,12 +67,13 @@ class MatmulBlocked(OpenCLKnobProblem):
     }
     DEFAULT_MODEL = MODEL
 
-    def __init__(self, arch: str = "small_few", n: int = 240, stripe: int = 16, runs: int = 5,
+    def __init__(self, arch: str = "small_few", n: int = 240, stripe: int = 16,
+                 measure: Mapping[str, Any] | None = None,
                  limits: dict[str, float] | None = None, model: dict[str, Any] | None = None) -> None:
         if n < 1 or stripe < 1 or n % stripe:
             raise ConfigError(f"problem matmul_blocked: stripe={stripe} must divide n={n} (both >= 1)")
         self.n, self.stripe = n, stripe
-        super().__init__(arch=arch, runs=runs, limits=limits, model=model, n=n, stripe=stripe)
+        super().__init__(arch=arch, measure=measure, limits=limits, model=model, n=n, stripe=stripe)
 
     def knobs(self) -> Sequence[Knob]:
         return (OrdinalKnob("block_m", BLOCK_M), OrdinalKnob("block_n", BLOCK_N))

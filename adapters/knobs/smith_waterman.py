@@ -12,7 +12,7 @@ The known constraint ``share <= swath`` comes from the generator.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ import numpy as np
 
 from adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
+from searchlab.measure import MeasureConfig
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
 
@@ -69,7 +70,7 @@ class SmithWatermanConfig:
     query: int = 128  # query length (DP columns)
     max_swath: int = 64  # swath widths 4, 8, ..., max_swath
     max_share: int = 16
-    runs: int = 5
+    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
     limits: dict[str, float] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/smith_waterman.yaml)
 
@@ -88,14 +89,15 @@ class SmithWaterman(OpenCLKnobProblem):
     DEFAULT_MODEL = MODEL
 
     def __init__(self, arch: str = "small_few", sequences: int = 16, length: int = 128, query: int = 128,
-                 max_swath: int = 64, max_share: int = 16, runs: int = 5, limits: dict[str, float] | None = None,
+                 max_swath: int = 64, max_share: int = 16,
+                 measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
                  model: dict[str, Any] | None = None) -> None:
         if min(sequences, length, query, max_share) < 1 or max_swath < 4:
             raise ConfigError(f"problem smith_waterman: sequences={sequences}, length={length}, query={query}, "
                               f"max_share={max_share} must be >= 1 and max_swath={max_swath} >= 4")
         self.sequences, self.length, self.query_len = sequences, length, query
         self.max_swath, self.max_share = max_swath, max_share
-        super().__init__(arch=arch, runs=runs, limits=limits, model=model, sequences=sequences, length=length,
+        super().__init__(arch=arch, measure=measure, limits=limits, model=model, sequences=sequences, length=length,
                          query=query, max_swath=max_swath, max_share=max_share)
 
     def knobs(self) -> Sequence[Knob]:

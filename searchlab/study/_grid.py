@@ -97,7 +97,7 @@ def problem_overrides(label: str, spec: Any, mode: str, tables_dir: Path) -> lis
         path = Path(str(table)).expanduser()
         if not path.exists():
             raise ConfigError(f"study.problems.{label}.table={table!r}: no such file or run directory")
-        return ["problem=table", f"problem.path={path.resolve()}"]
+        return ["problem=table", f"problem.path={path.resolve()}", "problem.sample_noise=true"]  # replay noise
     if not base:
         raise ConfigError(f"study.problems.{label}: give overrides (problem=NAME ...) or a table")
     return base
