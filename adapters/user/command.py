@@ -44,7 +44,7 @@ OBJECTIVE_KINDS = ("wall_time", "stdout", "json")
 @dataclass
 class CommandConfig:
     _target_: str = "adapters.user.Command"
-    spec: str = "???"  # a command spec, YAML or JSON (examples/gcc_matmul/command.yaml)
+    spec: str | None = None  # required: a command spec, YAML or JSON (examples/gcc_matmul/command.yaml)
     timeout_s: float | None = None  # per evaluation (build + runs); None: the spec's timeout_s (default 60)
     workdir: str | None = None  # where each worker makes its own directory; None: the system's temporary directory
 

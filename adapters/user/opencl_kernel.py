@@ -51,7 +51,7 @@ MODEL: dict[str, Any] = {
 @dataclass
 class OpenCLKernelConfig:
     _target_: str = "adapters.user.OpenCLKernel"
-    spec: str = "???"  # a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json)
+    spec: str | None = None  # required: a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json)
     arch: str = "none"  # none: the device's own limits; caps come from Searchlab.Limits / problem.limits
     limits: dict[str, float] = field(default_factory=dict)  # max_wg, local_mem, code_bytes, compile_s (over the spec's)
     measure: dict[str, float] = field(default_factory=dict)  # MeasurementProtocol fields (over Searchlab.Measurement)
