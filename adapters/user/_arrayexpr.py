@@ -98,7 +98,7 @@ def _call(name: str, args: list[_Fn], kwargs: dict[str, _Fn], text: str) -> _Fn:
     return call
 
 
-def _compile(node: ast.AST, text: str, names: set[str]) -> _Fn:  # noqa: C901 - one case per node type
+def _compile(node: ast.AST, text: str, names: set[str]) -> _Fn:
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (int, float, bool))):
         value = node.value
         return lambda env: value
@@ -117,8 +117,10 @@ def _compile(node: ast.AST, text: str, names: set[str]) -> _Fn:  # noqa: C901 - 
         left, right = _compile(node.left, text, names), _compile(node.right, text, names)
         return lambda env: op(left(env), right(env))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
-        inner, unary = _compile(node.operand, text, names), node.op
-        return lambda env: -inner(env) if isinstance(unary, ast.USub) else ~inner(env) if isinstance(unary, ast.Invert) else inner(env)
+        inner = _compile(node.operand, text, names)
+        if isinstance(node.op, ast.USub):
+            return lambda env: -inner(env)
+        return (lambda env: ~inner(env)) if isinstance(node.op, ast.Invert) else inner
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMPOPS:
         op = _binop(_CMPOPS[type(node.ops[0])], False, text)
         left, right = _compile(node.left, text, names), _compile(node.comparators[0], text, names)

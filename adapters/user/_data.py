@@ -105,4 +105,5 @@ def compare(got: np.ndarray, want: np.ndarray, method: str, threshold: float) ->
     if not bad.any():
         return None
     first = int(np.argmax(bad))
-    return f"{int(bad.sum())} of {want64.size} values differ ({method} {threshold:g}); first at {first}: {got64[first]!r} vs {want64[first]!r}"
+    return (f"{int(bad.sum())} of {want64.size} values differ ({method} {threshold:g}); "
+            f"first at {first}: {got64[first]!r} vs {want64[first]!r}")

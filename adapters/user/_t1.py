@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.interchange import load_document, resolve, validate
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
+from searchlab.interchange import load_document, resolve, validate
 
 DTYPES = {"int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16", "int32": "int32",
           "uint32": "uint32", "int64": "int64", "uint64": "uint64", "half": "float16", "float": "float32",
@@ -293,8 +293,9 @@ def check_names(spec: KernelSpec, knobs: Sequence[str]) -> None:
     """Every formula reads only names it may: parameters, ProblemSize, and (sizes) nothing else."""
     size_names = set(spec.size_env()) | set(knobs)
     launch_names = size_names | set(spec.defines)
-    for what, exprs, allowed in (("GlobalSize", spec.global_size, launch_names), ("LocalSize", spec.local_size, launch_names),
-                                 *((f"Arguments {a.name} Size", (a.size,) if a.size else (), size_names) for a in spec.arguments)):
+    checks = [("GlobalSize", spec.global_size, launch_names), ("LocalSize", spec.local_size, launch_names)]
+    checks += [(f"Arguments {a.name} Size", (a.size,) if a.size else (), size_names) for a in spec.arguments]
+    for what, exprs, allowed in checks:
         for e in exprs:
             unknown = e.names - allowed
             if unknown:

@@ -29,9 +29,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from searchlab.interchange import load_document, resolve
 from adapters.user._process import Finished, run_process
 from searchlab.errors import ConfigError
+from searchlab.expr import Expression
+from searchlab.interchange import load_document, resolve
 from searchlab.measure import MeasurementProtocol, measure
 from searchlab.problem import DeviceInfo, Problem
 from searchlab.records import Config, Direction, FailureMode, Measurement, Status
@@ -44,7 +45,7 @@ OBJECTIVE_KINDS = ("wall_time", "stdout", "json")
 @dataclass
 class CommandConfig:
     _target_: str = "adapters.user.Command"
-    spec: str | None = None  # required: a command spec, YAML or JSON (examples/gcc_matmul/command.yaml)
+    spec: str = "???"  # a command spec, YAML or JSON (examples/gcc_matmul/command.yaml)
     timeout_s: float | None = None  # per evaluation (build + runs); None: the spec's timeout_s (default 60)
     workdir: str | None = None  # where each worker makes its own directory; None: the system's temporary directory
 
@@ -123,7 +124,7 @@ def read_command_spec(path: str | Path, timeout_s: float | None = None) -> Comma
     if "run" not in doc:
         raise ConfigError(f"problem.spec={str(path)!r}: needs run (the command, a list of arguments)")
     space = KnobSpace(tuple(knob_from_spec(str(n), s) for n, s in doc["knobs"].items()),
-                      tuple(str(c) for c in doc.get("constraints") or ()))
+                      tuple(Expression(str(c)) for c in doc.get("constraints") or ()))
     allowed = {*space.names, "workdir", "specdir"}
     template = None
     if doc.get("template"):
@@ -142,9 +143,10 @@ def read_command_spec(path: str | Path, timeout_s: float | None = None) -> Comma
                     **dict(doc.get("measure") or {})}
     if set(measure_opts) - set(MeasurementProtocol.__dataclass_fields__):
         raise ConfigError(f"measure: unknown keys {sorted(set(measure_opts) - set(MeasurementProtocol.__dataclass_fields__))}")
+    env_templates = {str(k): _template(str(v), f"env.{k}", allowed) for k, v in env.items()}
     return CommandSpec(spec_path, space, _templates(doc.get("build") or [], "build", allowed),
-                       _templates(doc["run"], "run", allowed), {str(k): _template(str(v), f"env.{k}", allowed) for k, v in env.items()},
-                       template, _objective(doc.get("objective")), timeout, MeasurementProtocol(**measure_opts))
+                       _templates(doc["run"], "run", allowed), env_templates, template, _objective(doc.get("objective")),
+                       timeout, MeasurementProtocol(**measure_opts))
 
 
 def _lookup(data: Any, key: str) -> Any:
@@ -201,7 +203,8 @@ class Command(Problem):
         deadline = _Deadline(self.spec.timeout_s)
         compile_s = 0.0
         if self.spec.build:
-            built = run_process([a for a in (t.substitute(values) for t in self.spec.build) if a], self._dir, env, deadline.left())
+            build_argv = [a for a in (t.substitute(values) for t in self.spec.build) if a]
+            built = run_process(build_argv, self._dir, env, deadline.left())
             compile_s = built.wall_s
             if built.timed_out:
                 return Measurement(Status.TIMEOUT, message=f"build exceeded timeout_s={self.spec.timeout_s}", compile_s=compile_s)

@@ -23,7 +23,7 @@ import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -51,7 +51,7 @@ MODEL: dict[str, Any] = {
 @dataclass
 class OpenCLKernelConfig:
     _target_: str = "adapters.user.OpenCLKernel"
-    spec: str | None = None  # required: a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json)
+    spec: str = "???"  # a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json)
     arch: str = "none"  # none: the device's own limits; caps come from Searchlab.Limits / problem.limits
     limits: dict[str, float] = field(default_factory=dict)  # max_wg, local_mem, code_bytes, compile_s (over the spec's)
     measure: dict[str, float] = field(default_factory=dict)  # MeasurementProtocol fields (over Searchlab.Measurement)
@@ -77,7 +77,7 @@ class OpenCLKernel(OpenCLKnobProblem):
     """A user kernel from a T1 spec (see the module docstring)."""
 
     name = "opencl_kernel"
-    ARCHS: Mapping[str, Arch] = {}
+    ARCHS: ClassVar[Mapping[str, Arch]] = {}
     DEFAULT_MODEL = MODEL
 
     def __init__(self, spec: str | None = None, arch: str = "none", limits: Mapping[str, float] | None = None,
@@ -94,9 +94,10 @@ class OpenCLKernel(OpenCLKnobProblem):
                          spec=str(self.spec.path), measure=dict(measure or {}))
         check_names(self.spec, [n for n, _ in self.spec.params])
         values = dict(self.spec.params)
-        self.sizes = {a.name: _data.vector_size(a, self.spec, values) for a in self.spec.arguments if a.memory == "Vector"}
+        vectors = [a for a in self.spec.arguments if a.memory == "Vector"]
+        self.sizes = {a.name: _data.vector_size(a, self.spec, values) for a in vectors}
+        self.shapes = {a.name: _data.shape_of(a, self.spec, self.sizes[a.name]) for a in vectors}
         self._static: dict[str, dict[str, float]] = {}
-        self.shapes = {a.name: _data.shape_of(a, self.spec, self.sizes[a.name]) for a in self.spec.arguments if a.memory == "Vector"}
 
     # -- the space and the kernel text ----------------------------------------------------
     def knobs(self) -> Sequence[Knob]:

@@ -22,7 +22,7 @@ from searchlab.tables import TableProblem
 @dataclass
 class T4Config:
     _target_: str = "adapters.user.T4Replay"
-    path: str | None = None  # required: a T4 results file (.json)
+    path: str = "???"  # a T4 results file (.json)
     objective: str | None = None  # a measurement name; None: the file's first objective
     direction: str = "minimize"  # T4 does not say: minimize | maximize
 
