@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from adapters.user._arrayexpr import ArrayExpression
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
 from searchlab.interchange import load_document, resolve, validate
@@ -203,7 +204,7 @@ def _argument(raw: Mapping[str, Any], i: int, extras: Mapping[str, Any], base: P
     if fill == "BinaryRaw":
         source = str(resolve(source, f"{what} DataSource", base))
     elif fill == "Generator":
-        formula(source, f"{what} DataSource")  # checked here; evaluated over i = 0..Size-1
+        ArrayExpression(source)  # parsed here; evaluated over i = 0..Size-1
     return Argument(name, DTYPES[raw["Type"]], memory, formula(raw["Size"], f"{what} Size") if "Size" in raw else None,
                     shape, fill, float(raw.get("FillValue", 0.0)), source, int(raw.get("RandomSeed", 0)),
                     str(raw.get("AccessType", "ReadWrite")))
@@ -212,6 +213,8 @@ def _argument(raw: Mapping[str, Any], i: int, extras: Mapping[str, Any], base: P
 def _check(raw: Mapping[str, Any], i: int, base: Path) -> Check:
     what = f"ReferenceArguments[{i}] ({raw['Name']})"
     fill = raw["FillType"]
+    if fill == "Generator":
+        ArrayExpression(str(raw.get("DataSource", "")))  # parsed here, evaluated once per worker
     if fill not in ("Constant", "BinaryRaw", "Generator"):
         raise ConfigError(f"{what}: FillType={fill!r} cannot give a reference (Constant, BinaryRaw, Generator)")
     source = str(raw.get("DataSource", ""))
@@ -271,6 +274,9 @@ def read_t1(path: str | Path) -> KernelSpec:
     names = [a.name for a in arguments]
     if len(set(names)) != len(names):
         raise ConfigError(f"Arguments: names must be distinct, got {names}")
+    unknown = set(extras.get("Arguments") or {}) - set(names)
+    if unknown:
+        raise ConfigError(f"Searchlab.Arguments: {sorted(unknown)} are not arguments (arguments: {names})")
     reference, kernel_checks = _reference_kernel(extras.get("ReferenceKernel"), base)
     checks = tuple(_check(r, i, base) for i, r in enumerate(kernel.get("ReferenceArguments") or ())) + kernel_checks
     outputs = {a.name for a in arguments if a.is_output}
@@ -300,3 +306,10 @@ def check_names(spec: KernelSpec, knobs: Sequence[str]) -> None:
             unknown = e.names - allowed
             if unknown:
                 raise ConfigError(f"{what}={e.text!r}: unknown names {sorted(unknown)} (known: {sorted(allowed)})")
+    arrays = {a.name for a in spec.arguments if a.memory == "Vector"} | set(spec.size_env())
+    sources = [(f"ReferenceArguments {c.target} DataSource", c.source, arrays) for c in spec.checks if c.fill == "Generator"]
+    sources += [(f"Arguments {a.name} DataSource", a.source, {"i"}) for a in spec.arguments if a.fill == "Generator"]
+    for what, text, known in sources:
+        unknown = ArrayExpression(text).names - known
+        if unknown:
+            raise ConfigError(f"{what}={text!r}: unknown names {sorted(unknown)} (known: {sorted(known)})")

@@ -23,6 +23,7 @@ import hashlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -98,6 +99,15 @@ class OpenCLKernel(OpenCLKnobProblem):
         self.sizes = {a.name: _data.vector_size(a, self.spec, values) for a in vectors}
         self.shapes = {a.name: _data.shape_of(a, self.spec, self.sizes[a.name]) for a in vectors}
         self._static: dict[str, dict[str, float]] = {}
+        self._check_references(vectors)
+
+    def _check_references(self, vectors: Sequence[Any]) -> None:
+        """Reference expressions give the right number of values: refused here, in the driver,
+        not later in a worker (evaluated on zeros of the arguments' types and shapes)."""
+        zeros = {a.name: np.zeros(self.sizes[a.name], np.dtype(a.dtype)) for a in vectors}
+        for check in self.spec.checks:
+            if check.fill == "Generator":
+                _data.expected(check, zeros, self.shapes, self.spec.size_env())
 
     # -- the space and the kernel text ----------------------------------------------------
     def knobs(self) -> Sequence[Knob]:
@@ -130,6 +140,9 @@ class OpenCLKernel(OpenCLKnobProblem):
         digest = hashlib.sha256(self.spec.path.read_bytes() + self.kernel_text.encode())
         if self.spec.reference:
             digest.update(self.spec.reference.file.read_bytes())
+        for source in sorted({a.source for a in self.spec.arguments if a.fill == "BinaryRaw"}
+                             | {c.source for c in self.spec.checks if c.fill == "BinaryRaw"}):
+            digest.update(Path(source).read_bytes())  # the data decide the measured values too
         return {"spec_sha256": digest.hexdigest()[:16], "measure": self.params.get("measure"),
                 "arch": self.arch_name, "limits": self.params.get("limits")}
 
