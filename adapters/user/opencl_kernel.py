@@ -166,8 +166,10 @@ class OpenCLKernel(OpenCLKnobProblem):
 
         ref = self.spec.reference
         assert ref is not None
-        env = {**self.spec.size_env()}
-        defines = [f"#define {n} {_define(e(env))}" for n, e in {**self.spec.defines, **ref.defines}.items()]
+        env: dict[str, Any] = {**self.spec.size_env()}
+        for n, e in {**self.spec.defines, **ref.defines}.items():  # its defines may size __local arguments too
+            env[n] = e(env)
+        defines = [f"#define {n} {_define(env[n])}" for n in {**self.spec.defines, **ref.defines}]
         try:
             program = cl.Program(context, "\n".join([*defines, "#line 1", ref.file.read_text()])).build()
             kernel = cl.Kernel(program, ref.name)
@@ -177,14 +179,17 @@ class OpenCLKernel(OpenCLKnobProblem):
                 for n, v in self._initial.items()}
         glob = tuple(evaluate_int(e, env, "ReferenceKernel.GlobalSize") for e in ref.global_size)
         local = tuple(evaluate_int(e, env, "ReferenceKernel.LocalSize") for e in ref.local_size)
-        kernel(queue, glob, local, *self._launch_args(None, bufs)).wait()
+        try:
+            kernel(queue, glob, local, *self._launch_args(env, bufs)).wait()
+        except cl.Error as exc:
+            raise ConfigError(f"Searchlab.ReferenceKernel {ref.name!r} failed to run: {str(exc)[:300]}") from None
         out = {}
         for name, buf in bufs.items():
             out[name] = np.empty_like(self._initial[name])
             cl.enqueue_copy(queue, out[name], buf).wait()
         return out
 
-    def _launch_args(self, config: Config | None, bufs: Mapping[str, Any]) -> list[Any]:
+    def _launch_args(self, env: Mapping[str, Any], bufs: Mapping[str, Any]) -> list[Any]:
         import pyopencl as cl
 
         args: list[Any] = []
@@ -195,7 +200,6 @@ class OpenCLKernel(OpenCLKnobProblem):
                 args.append(_data.scalar(a))
             else:
                 assert a.size is not None
-                env = self.spec.size_env() if config is None else self._env(config)
                 args.append(cl.LocalMemory(evaluate_int(a.size, env, f"Arguments {a.name} Size") * np.dtype(a.dtype).itemsize))
         return args
 
@@ -245,7 +249,7 @@ class OpenCLKernel(OpenCLKnobProblem):
             return failed(FailureMode.COMPILE, "build", f"build failed: {str(exc)[:400]}", {"code_bytes": len(text)})
         try:
             global_size, local_size = self.shape(config)
-            args = self._launch_args(config, self._bufs)
+            args = self._launch_args(self._env(config), self._bufs)
         except ConfigError as exc:
             return failed(FailureMode.LAUNCH, "launch", str(exc), {"code_bytes": len(text)})
         if text not in self._static:  # queried before any launch sets this kernel's __local arguments
