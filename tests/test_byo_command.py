@@ -42,7 +42,7 @@ def _spec(tmp_path: Path, **changes: Any) -> Path:
         "env": {"SPEED": "${speed}"},
         "template": {"source": "params.tmpl", "target": "params.json"},
         "objective": {"kind": "stdout", "pattern": r"score: ([0-9.]+)", "direction": "maximize", "name": "score"},
-        "timeout_s": 2.0,
+        "timeout_s": 5.0,
         "measure": {"min_runs": 2, "max_runs": 2},
         **changes,
     }
@@ -118,7 +118,7 @@ def test_gcc_example_runs_on_ray_and_records_a_timeout(tmp_path: Path) -> None:
     doc["build"][-1] = str(GCC.parent / "matmul.c")
     doc["run"] = ["sh", "-c", "sleep $$DELAY; exec ${workdir}/matmul 128"]
     doc["env"] = {"DELAY": "${delay}"}
-    doc["timeout_s"] = 4
+    doc["timeout_s"] = 8
     spec = tmp_path / "ray.yaml"
     spec.write_text(yaml.safe_dump(doc))
     out = cli(tmp_path, "searchlab", "problem=command", f"problem.spec={spec}", "searcher=exhaustive", "executor=ray",
