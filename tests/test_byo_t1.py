@@ -102,9 +102,11 @@ def test_formulas_read_problem_size_and_parameter_lists(stencil_doc: dict[str, A
         {"Name": "r", "TargetName": "out", "FillType": "Generator", "DataSource": "u.T"}]), "not allowed"),
     (lambda d: d["KernelSpecification"].update(ReferenceArguments=[
         {"Name": "r", "TargetName": "out", "FillType": "Generator", "DataSource": "sum(u)"}]), "gives 1 values"),
+    (lambda d: d["Searchlab"].update(Defines=["NX"]), "Searchlab.Defines: must be a mapping"),
+    (lambda d: d["Searchlab"]["ReferenceKernel"].update(ValidationMethod="Eyeball"), "ValidationMethod"),
 ], ids=["schema", "values-type", "kernel-file", "language", "script", "vector-type", "extension-key", "reference-target",
         "condition", "size-name", "compiler-option", "shape", "extension-argument", "reference-name", "reference-attribute",
-        "reference-shape"])
+        "reference-shape", "extension-type", "reference-method"])
 def test_bad_specs_are_one_line_config_errors(stencil_doc: dict[str, Any], tmp_path: Path, edit: Any, message: str) -> None:
     from adapters.user import OpenCLKernel
 

@@ -227,7 +227,8 @@ def _check(raw: Mapping[str, Any], i: int, base: Path) -> Check:
     return Check(str(raw["TargetName"]), fill, float(raw.get("FillValue", 0.0)), source, method, threshold)
 
 
-def _reference_kernel(raw: Mapping[str, Any] | None, base: Path) -> tuple[ReferenceKernel | None, tuple[Check, ...]]:
+def _reference_kernel(raw: Mapping[str, Any] | None, base: Path,
+                      default_outputs: list[str]) -> tuple[ReferenceKernel | None, tuple[Check, ...]]:
     if not raw:
         return None, ()
     for key in ("KernelFile", "KernelName", "GlobalSize", "LocalSize"):
@@ -238,8 +239,13 @@ def _reference_kernel(raw: Mapping[str, Any] | None, base: Path) -> tuple[Refere
                           _sizes(raw["LocalSize"], "ReferenceKernel.LocalSize"),
                           {str(k): formula(v, f"ReferenceKernel.Defines.{k}") for k, v in (raw.get("Defines") or {}).items()})
     method = str(raw.get("ValidationMethod", "SideBySideComparison"))
+    if method not in METHODS:
+        raise ConfigError(f"Searchlab.ReferenceKernel.ValidationMethod={method!r}: must be one of {list(METHODS)}")
+    outputs = raw.get("Outputs", default_outputs)
+    if not isinstance(outputs, list) or not outputs:
+        raise ConfigError(f"Searchlab.ReferenceKernel.Outputs={outputs!r}: must be a non-empty list of argument names")
     checks = tuple(Check(str(t), "Kernel", method=method, threshold=float(raw.get("ValidationThreshold", 1e-3)))
-                   for t in raw.get("Outputs") or ())
+                   for t in outputs)
     return ref, checks
 
 
@@ -263,6 +269,10 @@ def read_t1(path: str | Path) -> KernelSpec:
     if not isinstance(extras, dict) or set(extras) - EXTRA_KEYS:
         raise ConfigError(f"Searchlab: unknown keys {sorted(set(extras) - EXTRA_KEYS) if isinstance(extras, dict) else extras!r}"
                           f" (known: {sorted(EXTRA_KEYS)})")
+    for key, value in extras.items():
+        nested = value.values() if key == "Arguments" and isinstance(value, dict) else ()
+        if not isinstance(value, dict) or not all(isinstance(v, dict) for v in nested):
+            raise ConfigError(f"Searchlab.{key}: must be a mapping" + (" of argument name -> mapping" if nested else ""))
     kernel = doc["KernelSpecification"]
     if kernel["Language"] != "OpenCL":
         raise ConfigError(f"KernelSpecification.Language={kernel['Language']!r}: only OpenCL kernels run here")
@@ -277,9 +287,9 @@ def read_t1(path: str | Path) -> KernelSpec:
     unknown = set(extras.get("Arguments") or {}) - set(names)
     if unknown:
         raise ConfigError(f"Searchlab.Arguments: {sorted(unknown)} are not arguments (arguments: {names})")
-    reference, kernel_checks = _reference_kernel(extras.get("ReferenceKernel"), base)
-    checks = tuple(_check(r, i, base) for i, r in enumerate(kernel.get("ReferenceArguments") or ())) + kernel_checks
     outputs = {a.name for a in arguments if a.is_output}
+    reference, kernel_checks = _reference_kernel(extras.get("ReferenceKernel"), base, sorted(outputs))
+    checks = tuple(_check(r, i, base) for i, r in enumerate(kernel.get("ReferenceArguments") or ())) + kernel_checks
     for c in checks:
         if c.target not in outputs:
             raise ConfigError(f"reference for {c.target!r}: not a Vector argument with AccessType WriteOnly/ReadWrite "
