@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from adapters.user._arrayexpr import MAX_ELEMENTS, ArrayExpression
-from adapters.user._t1 import parse_values, read_t1
+from adapters.user._formulas import parse_values
+from adapters.user._t1 import read_t1
 from searchlab.errors import ConfigError
 from searchlab.interchange import validate
 

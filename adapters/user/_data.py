@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from adapters.user._arrayexpr import MAX_ELEMENTS, ArrayExpression
-from adapters.user._t1 import Argument, Check, KernelSpec, evaluate_int
+from adapters.user._formulas import evaluate_int
+from adapters.user._t1 import Argument, Check, KernelSpec
 from searchlab.errors import ConfigError
 
 

@@ -31,7 +31,8 @@ import numpy as np
 from adapters.knobs._compile_cache import pocl_cache
 from adapters.knobs._opencl import Arch, OpenCLKnobProblem, compile_violation, failed, static_violation
 from adapters.user import _data
-from adapters.user._t1 import KernelSpec, check_names, evaluate_int, read_t1
+from adapters.user._formulas import evaluate_int
+from adapters.user._t1 import KernelSpec, check_names, read_t1
 from searchlab.errors import ConfigError
 from searchlab.measure import MeasurementProtocol, measure
 from searchlab.records import Config, FailureMode, Measurement
