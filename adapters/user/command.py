@@ -176,7 +176,9 @@ class Command(Problem):
         return self.spec.space
 
     def fingerprint_params(self) -> Mapping[str, Any]:
-        return {"spec": self.spec.path.read_text(), "timeout_s": self.spec.timeout_s}
+        """The spec and template texts (not the files the commands read: a changed program needs a new cache)."""
+        template = self.spec.template[0].read_text() if self.spec.template else ""
+        return {"spec": self.spec.path.read_text(), "template": template, "timeout_s": self.spec.timeout_s}
 
     def setup(self, device: DeviceInfo) -> None:
         super().setup(device)
