@@ -15,6 +15,7 @@ _PACKAGES = [
     "adapters.grammar",
     "adapters.futhark",
     "adapters.knobs",
+    "adapters.user",
 ]
 
 
