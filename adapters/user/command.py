@@ -33,7 +33,7 @@ from adapters.user._process import Finished, run_process
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
 from searchlab.interchange import load_document, resolve
-from searchlab.measure import MeasurementProtocol, measure
+from searchlab.measure import MeasurementProtocol, measure, protocol_from
 from searchlab.problem import DeviceInfo, Problem
 from searchlab.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.spaces import KnobSpace, knob_from_spec
@@ -139,14 +139,11 @@ def read_command_spec(path: str | Path, timeout_s: float | None = None) -> Comma
     timeout = float(timeout_s if timeout_s is not None else doc.get("timeout_s", 60.0))
     if not timeout > 0:
         raise ConfigError(f"timeout_s={timeout}: must be > 0")
-    measure_opts = {"min_runs": 3, "max_runs": 10, "min_time_s": 0.0, "target_rel_ci": 0.05, "warmup": 0,
-                    **dict(doc.get("measure") or {})}
-    if set(measure_opts) - set(MeasurementProtocol.__dataclass_fields__):
-        raise ConfigError(f"measure: unknown keys {sorted(set(measure_opts) - set(MeasurementProtocol.__dataclass_fields__))}")
+    protocol = protocol_from(doc.get("measure"), min_runs=3, max_runs=10, min_time_s=0.0, target_rel_ci=0.05, warmup=0)
     env_templates = {str(k): _template(str(v), f"env.{k}", allowed) for k, v in env.items()}
     return CommandSpec(spec_path, space, _templates(doc.get("build") or [], "build", allowed),
                        _templates(doc["run"], "run", allowed), env_templates, template, _objective(doc.get("objective")),
-                       timeout, MeasurementProtocol(**measure_opts))
+                       timeout, protocol)
 
 
 def _lookup(data: Any, key: str) -> Any:

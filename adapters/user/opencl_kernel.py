@@ -34,7 +34,7 @@ from adapters.user import _data
 from adapters.user._formulas import evaluate_int
 from adapters.user._t1 import KernelSpec, check_names, read_t1
 from searchlab.errors import ConfigError
-from searchlab.measure import MeasurementProtocol, measure
+from searchlab.measure import MeasurementProtocol, measure, protocol_from
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import CategoricalKnob, Knob, OrdinalKnob
 
@@ -61,12 +61,7 @@ class OpenCLKernelConfig:
 
 
 def _protocol(spec: KernelSpec, override: Mapping[str, Any]) -> MeasurementProtocol:
-    values = {**spec.measurement, **override}
-    unknown = set(values) - set(MeasurementProtocol.__dataclass_fields__)
-    if unknown:
-        raise ConfigError(f"measurement options {sorted(unknown)} are unknown "
-                          f"(known: {sorted(MeasurementProtocol.__dataclass_fields__)})")
-    return MeasurementProtocol(**values)
+    return protocol_from({**spec.measurement, **override})
 
 
 def _define(value: Any) -> str:
