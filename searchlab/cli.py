@@ -1,6 +1,6 @@
 """The command line: ``python -m searchlab problem=NAME searcher=NAME [key=value ...]``.
 
-A Hydra app over the top-level ``conf/`` directory. Errors that are the user's (a bad
+A Hydra app over ``searchlab/conf/`` (shipped inside the package, so it works outside a checkout). Errors that are the user's (a bad
 value, an incompatible pair) are printed as one line and exit with status 2.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+CONF_DIR = Path(__file__).resolve().parent / "conf"  # ships inside the package (package data)
 GROUPS = ("problem", "searcher", "executor", "budget")
 
 USAGE = """\

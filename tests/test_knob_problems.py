@@ -70,7 +70,7 @@ def test_references_match_direct_loops() -> None:
 def test_config_files_declare_the_problems_sensor_models() -> None:
     for name, module in (("fir", fir), ("matmul_blocked", matmul), ("conv2d", conv2d),
                          ("smith_waterman", smith_waterman), ("kernel_tuner_cache", kernel_tuner)):
-        declared = yaml.safe_load((ROOT / "conf" / "problem" / f"{name}.yaml").read_text())["model"]
+        declared = yaml.safe_load((ROOT / "searchlab" / "conf" / "problem" / f"{name}.yaml").read_text())["model"]
         assert declared == module.MODEL, name
 
 
