@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
+from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
 from searchlab.loop import Budget, StopReason

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from adapters.knobs import (
+from searchlab.adapters.knobs import (
     Conv2d,
     Fir,
     KnobTable,
@@ -24,7 +24,7 @@ from adapters.knobs import (
     matmul,
     smith_waterman,
 )
-from adapters.knobs._opencl import OpenCLKnobProblem
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget
