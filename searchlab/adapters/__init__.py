@@ -1,9 +1,9 @@
-"""Problem searchlab.adapters. They depend on searchlab, never the reverse: searchlab finds their
-config schemas through the ``searchlab.schemas`` entry point, which points at
-:func:`problem_schemas`.
+"""Problem adapters. The core of searchlab never imports them by name: :mod:`searchlab.registry`
+finds their config schemas through the ``searchlab.problems`` entry point that points at
+:func:`problem_schemas` (a bundle), the same way a plugin package registers its problems.
 
 Each adapter package exports ``SCHEMAS`` (problem name -> structured config dataclass);
-add a new package to ``_PACKAGES``.
+add a new package to ``_PACKAGES`` (docs/registry.md).
 """
 
 from __future__ import annotations
