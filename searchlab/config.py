@@ -4,9 +4,9 @@ Every registered problem and searcher (:mod:`searchlab.registry`: entry points, 
 included) is stored twice: as ``problem/NAME`` / ``searcher/NAME``, so ``problem=NAME``
 works with no YAML file (a plugin ships none), and as ``schema/<group>/NAME``, which an
 optional ``searchlab/conf/<group>/NAME.yaml`` extends to add data (a sensor model) or a
-description line. A YAML file of the same name wins over the bare schema (it comes first
-on Hydra's search path) and must extend it, so a typo or a wrong type in an override fails
-at composition with Hydra's message either way.
+description line; where that file exists, the bare ``problem/NAME`` entry is left out (Hydra
+would otherwise match the two by name, a deprecated behaviour). A typo or a wrong type in an
+override fails at composition with Hydra's message either way.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
+
+from searchlab.cli import CONF_DIR
 
 
 @dataclass
@@ -69,6 +71,8 @@ def register_configs() -> None:
     for kind in registry.KINDS:
         for name, node in registry.schemas(kind).items():
             cs.store(group=f"schema/{kind}", name=name, node=node)
-            if kind != "executor":
+            # A YAML file of that name extends schema/<kind>/NAME itself; a second entry of the same name
+            # would trigger Hydra's deprecated automatic schema matching.
+            if kind != "executor" and not (CONF_DIR / kind / f"{name}.yaml").is_file():
                 cs.store(group=kind, name=name, node=node)
     _registered = True
