@@ -19,6 +19,7 @@ import pytest
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
+from searchlab.expr import Expression
 from searchlab.loop import Budget, StopReason
 from searchlab.problem import Problem
 from searchlab.records import Candidate, Config, Measurement, Result
@@ -32,7 +33,7 @@ class TinyKnobs(SyntheticKnobs):
     def __init__(self) -> None:
         super().__init__()
         self._space = KnobSpace((OrdinalKnob("block_x", (1, 2, 4)), OrdinalKnob("block_y", (8, 16))),
-                                constraints=("block_x * block_y <= 32",))
+                                constraints=(Expression("block_x * block_y <= 32"),))
 
     def evaluate(self, config: Config) -> Measurement:
         return Measurement.ok(100.0 / (int(config["block_x"]) * int(config["block_y"])))  # type: ignore[arg-type]

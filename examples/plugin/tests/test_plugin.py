@@ -1,7 +1,8 @@
 """The plugin's own tests reuse searchlab's searcher contract (searchlab.testing)."""
 
-from searchlab.testing import SearcherContract
 from searchlab_example_plugin import CoordinateDescentSearcher
+
+from searchlab.testing import SearcherContract
 
 
 class TestCoordinateDescent(SearcherContract):
