@@ -38,6 +38,12 @@ from searchlab.errors import ConfigError
 GROUPS = {"problem": "searchlab.problems", "searcher": "searchlab.searchers"}
 KINDS = (*GROUPS, "executor")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal), used as they are
+# when the installed metadata lacks them: a source tree on PYTHONPATH, or an install older than the groups.
+BUILTINS = {
+    "problem": {"searchlab": "searchlab.adapters:problem_schemas", "table": "searchlab.tables:TableProblemConfig"},
+    "searcher": {"searchlab": "searchlab.searchers:SCHEMAS"},
+}
 _EXECUTORS = {"serial": "searchlab.execution.SerialExecutorConfig", "ray": "searchlab.execution._ray.RayExecutorConfig"}
 
 
@@ -86,13 +92,20 @@ def _expand(ep: EntryPoint, kind: str) -> Iterator[tuple[str, Any]]:
 
 def _source(ep: EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
-    label = f"{dist.name} {dist.version}" if dist is not None else "?"
+    label = f"{dist.name} {dist.version}" if dist is not None else "searchlab's built-ins, not installed"
     return f"entry point {ep.group}:{ep.name} ({label})"
+
+
+def _entry_points(kind: str) -> list[EntryPoint]:
+    found = sorted(entry_points(group=GROUPS[kind]), key=lambda e: e.name)
+    if not any(getattr(getattr(ep, "dist", None), "name", None) == "searchlab" for ep in found):
+        found += [EntryPoint(name, value, GROUPS[kind]) for name, value in BUILTINS[kind].items()]
+    return found
 
 
 def _load(kind: str) -> dict[str, Entry]:
     out: dict[str, Entry] = {}
-    for ep in sorted(entry_points(group=GROUPS[kind]), key=lambda e: e.name):
+    for ep in _entry_points(kind):
         source = _source(ep)
         try:
             items = list(_expand(ep, kind))

@@ -48,6 +48,7 @@ def _eps(group: str, **values: str) -> list[EntryPoint]:
 def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[EntryPoint]]]:
     groups: dict[str, list[EntryPoint]] = {"searchlab.searchers": [], "searchlab.problems": []}
     monkeypatch.setattr(registry, "entry_points", lambda group: groups[group])
+    monkeypatch.setattr(registry, "BUILTINS", {"problem": {}, "searcher": {}})
     registry.refresh()
     yield groups
     monkeypatch.undo()
@@ -63,6 +64,22 @@ def test_builtins_are_registered_through_entry_points() -> None:
         assert issubclass(registry.searcher_class(name), Searcher), name
     for name in ("synthetic_knobs", "table", "dft"):
         assert issubclass(registry.problem_class(name), Problem)
+
+
+def test_builtin_fallback_equals_pyproject_and_works_without_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    for kind, group in registry.GROUPS.items():
+        assert project["entry-points"][group] == registry.BUILTINS[kind]
+    installed = {k: set(registry.entries(k)) for k in registry.GROUPS}
+    monkeypatch.setattr(registry, "entry_points", lambda group: [])  # a source tree on PYTHONPATH, no install
+    registry.refresh()
+    try:
+        assert {k: set(registry.entries(k)) for k in registry.GROUPS} == installed
+    finally:
+        monkeypatch.undo()
+        registry.refresh()
 
 
 def test_is_registered_target_is_the_gate_for_records() -> None:
