@@ -157,7 +157,8 @@ def test_derived_types_are_checked_by_hydra() -> None:
     with pytest.raises(Exception, match="width"):
         node.width = "wide"
     node.labels = ["x", "y"]
-    assert OmegaConf.to_container(node) == {"_target_": "tests.test_registry.PluginSearcher", "width": 3, "labels": ["x", "y"], "tries": 200}
+    assert OmegaConf.to_container(node) == {"_target_": "tests.test_registry.PluginSearcher", "width": 3,
+                                            "labels": ["x", "y"], "tries": 200}
 
 
 def test_help_lists_registered_searchers_with_defaults() -> None:
