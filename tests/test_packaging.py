@@ -151,3 +151,11 @@ def test_plugin_in_cli_help_portfolio_and_study(venv: Path, tmp_path: Path) -> N
     cells = {p.parent.parent.name: json.loads(p.read_text()) for p in (tmp_path / "study").glob("runs/*/*/seed_0/summary.json")}
     assert cells["cd"]["evaluations"] == 15 and cells["random"]["evaluations"] == 15
     assert (tmp_path / "study" / "report.html").is_file()
+
+
+def test_plugin_tests_reuse_the_shipped_contract(venv: Path, tmp_path: Path) -> None:
+    """The plugin's own tests run against the installed searchlab.testing, outside the checkout."""
+    (tmp_path / "test_plugin.py").write_text((PLUGIN / "tests" / "test_plugin.py").read_text())
+    out = _run([str(venv), "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plugin.py"], tmp_path)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout and "failed" not in out.stdout

@@ -47,5 +47,5 @@ class SphereKnobs(Problem):
         return 0.0
 
     def evaluate(self, config: Config) -> Measurement:
-        x = np.array([int(config[f"x{i}"]) for i in range(len(self._centre))])  # type: ignore[call-overload]
+        x = np.array([int(config[f"x{i}"]) for i in range(len(self._centre))])  # type: ignore[arg-type]
         return Measurement.ok(float(np.sum((x - self._centre) ** 2)))
