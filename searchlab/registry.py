@@ -27,7 +27,7 @@ import dataclasses
 import importlib
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
@@ -109,8 +109,6 @@ def _load(kind: str) -> dict[str, Entry]:
         source = _source(ep)
         try:
             items = list(_expand(ep, kind))
-        except ConfigError:
-            raise
         except Exception as exc:  # a broken plugin must not take the built-ins down with it
             print(f"searchlab: warning: {source} cannot be loaded ({type(exc).__name__}: {exc}); skipped",
                   file=sys.stderr, flush=True)
@@ -246,7 +244,7 @@ def check_target(target: object, kind: str, what: str) -> str:
     return str(target)
 
 
-def describe(kind: str, name: str, fallback: Callable[[], str] | None = None) -> str:
+def describe(kind: str, name: str) -> str:
     """One line about an entry: the first docstring line of its class (or of the class's module)."""
     try:
         cls = load_class(kind, name)
@@ -255,4 +253,4 @@ def describe(kind: str, name: str, fallback: Callable[[], str] | None = None) ->
     for doc in (cls.__doc__, getattr(sys.modules.get(cls.__module__), "__doc__", None)):
         if doc and doc.strip():
             return doc.strip().splitlines()[0].rstrip(".")
-    return fallback() if fallback else ""
+    return ""
