@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -66,7 +67,9 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "v")], check=True, timeout=120)
     python = tmp / "v" / "bin" / "python"
-    plugin = _wheel(PLUGIN, tmp / "plugin_dist")
+    src = tmp / "plugin_src"  # built from a copy: an in-tree build would leave build/ and *.egg-info behind
+    shutil.copytree(PLUGIN, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    plugin = _wheel(src, tmp / "plugin_dist")
     _pip("--python", str(python), "install", "--no-deps", "--no-index", str(wheel), str(plugin))
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
