@@ -138,7 +138,8 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
         summary = build_summary(store.run_info(), results, reason.value, time.time() - started, problem,
                                 loop.state.best, dict(report), devices)
         write_json(run_dir / "summary.json", summary)
-        _plot(run_dir, summary, results)
+        if cfg.get("plot", True):
+            _plot(run_dir, summary, results)
         store.finish(reason.value, "interrupted" if reason.value == "interrupted" else "finished", devices)
         if not quiet:
             print(format_summary(summary, run_dir), flush=True)

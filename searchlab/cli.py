@@ -38,6 +38,7 @@ Common overrides:
   resume=RUN_DIR              continue a killed run to its budget (same problem and searcher)
   cache=FILE                  measurement cache shared across runs (SQLite)
   progress=auto|bar|log|off   live progress display
+  plot=false                  no best_so_far.png in the run directory (default: written beside summary.json)
   problem.X=V, searcher.X=V   options of the chosen problem / searcher (listed below)
 
 Show a composed config without running: python -m searchlab --cfg job problem=... searcher=...

@@ -41,6 +41,7 @@ class SearchlabConfig:
     cache: str | None = None  # a measurement cache (SQLite file)
     progress: str = "auto"  # auto | bar | log | off
     name: str | None = None  # a label stored with the run
+    plot: bool = True  # best_so_far.png beside summary.json (~0.1-0.5 s; plot=false for large replay studies)
 
 
 def problem_schemas() -> dict[str, type]:

@@ -182,3 +182,5 @@ def test_run_writes_a_best_so_far_png(tmp_path: Path) -> None:
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (700, 400)
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["evaluations"] == summary["evaluations"] == 15
+    execute({**cfg, "plot": False}, tmp_path / "noplot", quiet=True)
+    assert (tmp_path / "noplot" / "summary.json").is_file() and not (tmp_path / "noplot" / "best_so_far.png").exists()
