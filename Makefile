@@ -51,7 +51,7 @@ test: setup test-deps
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 lint: setup
-	$(BIN)/ruff check searchlab adapters tests bench
+	$(BIN)/ruff check searchlab tests bench examples
 	$(BIN)/mypy
 
 bench: setup

@@ -45,7 +45,7 @@ METRICS = ("search_bias", "confirm_bias", "regret_search", "regret_confirmed")
 
 
 def one_run(path: Path, seed: int, budget: int, k: int, rounds: int) -> dict[str, Any]:
-    from adapters.knobs import KernelTunerCache
+    from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
     from searchlab.confirm import ConfirmConfig, confirm_report, run_confirm
     from searchlab.execution import SerialExecutor

@@ -142,6 +142,8 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
         summary = build_summary(store.run_info(), results, reason.value, time.time() - started, problem,
                                 loop.state.best, dict(report), devices, confirm=confirmed)
         write_json(run_dir / "summary.json", summary)
+        if cfg.get("plot", True):
+            _plot(run_dir, summary, results)
         store.finish(reason.value, "interrupted" if reason.value == "interrupted" else "finished", devices)
         if not quiet:
             print(format_summary(summary, run_dir), flush=True)
@@ -184,6 +186,16 @@ def _searcher_name(node: DictConfig) -> str:
         return str(cls.name)
     except Exception:  # make_searcher reports a bad target properly
         return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
+
+
+def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Any]) -> None:
+    """best_so_far.png beside summary.json (searchlab.plot); a plot must never fail a finished run."""
+    try:
+        from searchlab.plot import plot_run
+
+        plot_run(run_dir, summary, results)
+    except Exception as exc:
+        print(f"searchlab: warning: no best_so_far.png ({type(exc).__name__}: {exc})", flush=True)
 
 
 def _optimum(problem: Problem) -> float | None:

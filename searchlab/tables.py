@@ -4,7 +4,7 @@ A table maps every configuration of a space to the measurement recorded for it. 
 :class:`TableProblem` evaluates by look-up: no device time is spent, but each evaluation
 is charged the recorded compile + run time (``Measurement.charged_s``), so studies with
 hundreds of seeds are cheap, fair and reproducible. Sources: our own table files
-(``save_table``), Kernel Tuner cache files (adapters.knobs), and exhaustive runs.
+(``save_table``), Kernel Tuner cache files (searchlab.adapters.knobs), and exhaustive runs.
 
 Tables keep every recorded sample. With ``sample_noise=true`` a replay returns one recorded
 sample per evaluation instead of the row's median/mean, drawn by a generator seeded from

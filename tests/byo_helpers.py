@@ -48,7 +48,8 @@ def rows(run_dir: Path) -> list[dict[str, Any]]:
     """Every recorded evaluation: config, status, failure mode, objective, message."""
     conn = sqlite3.connect(run_dir / "results.db")
     try:
-        out = conn.execute("SELECT config, status, failure_mode, objective, message FROM evaluations WHERE candidate_id >= 0 ORDER BY id").fetchall()
+        out = conn.execute("SELECT config, status, failure_mode, objective, message FROM evaluations"
+                           " WHERE candidate_id >= 0 ORDER BY id").fetchall()  # confirm-phase rows are not the search
     finally:
         conn.close()
     return [{"config": json.loads(c), "status": s, "mode": m, "objective": o, "message": msg} for c, s, m, o, msg in out]

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from adapters.user import Command
-from adapters.user.command import read_command_spec
+from searchlab.adapters.user import Command
+from searchlab.adapters.user.command import read_command_spec
 from searchlab.errors import ConfigError
 from searchlab.problem import DeviceInfo
 from searchlab.records import Config, FailureMode, Measurement, Status

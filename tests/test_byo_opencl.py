@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from adapters.knobs.kernel_tuner import load_kernel_tuner_cache
-from adapters.user import OpenCLKernel
+from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
+from searchlab.adapters.user import OpenCLKernel
 from searchlab.export import main as export_main
 from searchlab.interchange import validate
 from searchlab.problem import DeviceInfo

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from adapters.user._arrayexpr import MAX_ELEMENTS, ArrayExpression
-from adapters.user._formulas import parse_values
-from adapters.user._t1 import read_t1
+from searchlab.adapters.user._arrayexpr import MAX_ELEMENTS, ArrayExpression
+from searchlab.adapters.user._formulas import parse_values
+from searchlab.adapters.user._t1 import read_t1
 from searchlab.errors import ConfigError
 from searchlab.interchange import validate
 
@@ -78,7 +78,7 @@ def test_formulas_read_problem_size_and_parameter_lists(stencil_doc: dict[str, A
     stencil_doc["KernelSpecification"]["Arguments"][0]["Size"] = "ProblemSize[0] * ProblemSize[1] + max(tile_size_y) - 4"
     stencil_doc["Searchlab"]["Arguments"]["u"]["Shape"] = ["ProblemSize[0] * ProblemSize[1]"]
     spec = read_t1(_write(tmp_path, stencil_doc))
-    from adapters.user._data import vector_size
+    from searchlab.adapters.user._data import vector_size
 
     assert vector_size(spec.arguments[0], spec, dict(spec.params)) == 512 * 256
 
@@ -109,7 +109,7 @@ def test_formulas_read_problem_size_and_parameter_lists(stencil_doc: dict[str, A
         "condition", "size-name", "compiler-option", "shape", "extension-argument", "reference-name", "reference-attribute",
         "reference-shape", "extension-type", "reference-method"])
 def test_bad_specs_are_one_line_config_errors(stencil_doc: dict[str, Any], tmp_path: Path, edit: Any, message: str) -> None:
-    from adapters.user import OpenCLKernel
+    from searchlab.adapters.user import OpenCLKernel
 
     edit(stencil_doc)
     with pytest.raises(ConfigError, match=message.replace("[", r"\[")) as info:
@@ -118,7 +118,7 @@ def test_bad_specs_are_one_line_config_errors(stencil_doc: dict[str, Any], tmp_p
 
 
 def test_non_mapping_and_unreadable_files_are_refused(tmp_path: Path) -> None:
-    from adapters.user import OpenCLKernel
+    from searchlab.adapters.user import OpenCLKernel
 
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
     (tmp_path / "broken.json").write_text("{ nope")

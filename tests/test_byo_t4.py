@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from adapters.knobs.kernel_tuner import load_kernel_tuner_cache
+from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
 from searchlab.errors import ConfigError
 from searchlab.export import main as export_main
 from searchlab.interchange import validate

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
+from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.app import execute
 from searchlab.confirm import ConfirmConfig, top_k
 from searchlab.errors import ConfigError
@@ -157,7 +157,7 @@ def test_a_replay_without_differing_samples_is_not_noisy() -> None:
 
 
 def test_knob_table_replays_recorded_launch_times() -> None:
-    from adapters.knobs import KnobTable
+    from searchlab.adapters.knobs import KnobTable
 
     recorded = Path(__file__).resolve().parents[1] / "bench" / "results" / "probabilistic_tables" / "fir.json.gz"
     plain = KnobTable(str(recorded), arch="large_many")  # recorded with the former problem.runs=5

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from adapters.knobs import (
+from searchlab.adapters.knobs import (
     Conv2d,
     Fir,
     KnobTable,
@@ -24,7 +24,7 @@ from adapters.knobs import (
     matmul,
     smith_waterman,
 )
-from adapters.knobs._opencl import OpenCLKnobProblem
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget
@@ -70,7 +70,7 @@ def test_references_match_direct_loops() -> None:
 def test_config_files_declare_the_problems_sensor_models() -> None:
     for name, module in (("fir", fir), ("matmul_blocked", matmul), ("conv2d", conv2d),
                          ("smith_waterman", smith_waterman), ("kernel_tuner_cache", kernel_tuner)):
-        declared = yaml.safe_load((ROOT / "conf" / "problem" / f"{name}.yaml").read_text())["model"]
+        declared = yaml.safe_load((ROOT / "searchlab" / "conf" / "problem" / f"{name}.yaml").read_text())["model"]
         assert declared == module.MODEL, name
 
 

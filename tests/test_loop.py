@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.synthetic import SyntheticDag, SyntheticKnobs
+from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget, StopReason

@@ -1,4 +1,4 @@
-"""The measurement protocol on a real pocl kernel (adapters.knobs), its options, and a device
+"""The measurement protocol on a real pocl kernel (searchlab.adapters.knobs), its options, and a device
 problem's summary: noise (CV) of its measurements and the confirmed best with its interval."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.knobs import Fir
+from searchlab.adapters.knobs import Fir
 from searchlab.app import execute
 from searchlab.errors import ConfigError
 from searchlab.execution import build_problem

@@ -14,7 +14,7 @@ configuration that appears more than once: T4 is a history):
 ``correct`` -> OK, ``compile`` -> FAILED(compile), ``runtime`` -> FAILED(runtime),
 ``correctness`` -> FAILED(wrong_output), ``timeout`` -> TIMEOUT; ``constraints`` rows and
 configurations of the parameter product absent from the file violate a *known*
-constraint (never sampled), as with Kernel Tuner caches (adapters/knobs/kernel_tuner.py).
+constraint (never sampled), as with Kernel Tuner caches (searchlab/adapters/knobs/kernel_tuner.py).
 Each row is charged its compilation + benchmark (or summed runtimes) time.
 """
 

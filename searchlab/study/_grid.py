@@ -1,6 +1,6 @@
 """Run a study's grid (problems x searchers x seeds) and report it.
 
-Every cell is an ordinary run: its config is composed from the top-level ``conf/`` as
+Every cell is an ordinary run: its config is composed from ``searchlab/conf/`` as
 ``python -m searchlab`` would (problem and searcher overrides, ``seed=S``, the budget,
 the study's extra overrides) and executed by :func:`searchlab.app.execute` into
 ``<study>/runs/<problem>/<searcher>/seed_<S>``. ``mode=replay`` runs cells as parallel
