@@ -31,6 +31,7 @@ class Figure:
     problem: str
     title: str
     png_base64: str
+    band: str = ""  # what the shaded band is (its level), repeated under the figure in the report
 
 
 def _png(fig: object) -> str:
@@ -77,7 +78,7 @@ def _anytime(problem: str, curves: Sequence[Curves]) -> Figure:
         _banded(ax, np.arange(1, c.fractions.shape[1] + 1), c.fractions, f"{c.searcher} ({len(c.fractions)} runs)")
     ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
     ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
-    return Figure("anytime", problem, "best so far vs evaluations", _png(fig))
+    return Figure("anytime", problem, "best so far vs evaluations", _png(fig), BAND)
 
 
 def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
@@ -91,7 +92,7 @@ def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
     ax.set_xscale("log")  # type: ignore[attr-defined]
     ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
     ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
-    return Figure("time", problem, "best so far vs charged time", _png(fig))
+    return Figure("time", problem, "best so far vs charged time", _png(fig), BAND)
 
 
 def _levels(problem: str, curves: Sequence[Curves]) -> Figure:
@@ -125,7 +126,7 @@ def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
     ax.axhline(0.0, color="grey", lw=0.8)  # type: ignore[attr-defined]
     ax.set_ylim(max(-1.0, low - 0.05), 1.05)  # type: ignore[attr-defined]
     ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
-    return Figure("score", problem, "random-normalised score", _png(fig))
+    return Figure("score", problem, "random-normalised score", _png(fig), BAND)
 
 
 def _failures(curves: Sequence[Curves]) -> Figure | None:

@@ -137,8 +137,12 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
         parts.append(_html_table(display_rows(data.rows, problem)))
         for fig in figures:
             if fig.problem == problem:
-                parts.append(f"<img class='figure' data-kind='{fig.kind}' alt='{html.escape(fig.title)}: "
-                             f"{html.escape(problem)}' src='data:image/png;base64,{fig.png_base64}'>")
+                parts.append(f"<figure><img class='figure' data-kind='{fig.kind}' data-band='{html.escape(fig.band)}' "
+                             f"alt='{html.escape(fig.title)}: {html.escape(problem)}' "
+                             f"src='data:image/png;base64,{fig.png_base64}'>")
+                if fig.band:
+                    parts.append(f"<figcaption>Line: mean over runs. Shaded: {html.escape(fig.band)} (seeded).</figcaption>")
+                parts.append("</figure>")
     parts.append(P.html_tables(data.comparisons))
     for fig in figures:
         if fig.problem == "":
