@@ -1,8 +1,8 @@
 """The study's figures (matplotlib, Agg backend), returned as base64 PNGs for a self-contained report.
 
 - anytime curves: mean best-so-far fraction of peak vs evaluations, shaded with the seeded
-  bootstrap confidence band of the mean over runs (level in the title, ``_stats.BAND_LEVEL``)
-  and the 10th/90th percentiles of the runs dotted (paper 001 Fig. 11), and the same vs
+  bootstrap confidence band of the mean over runs (level in the title, ``_stats.BAND_LEVEL``;
+  the runs' 10th/90th percentiles of paper 001 Fig. 11 are in the tables), and the same vs
   charged time;
 - tests to level: evaluations needed to reach each fraction of peak, median with the
   30th-70th percentile band (paper 001 Fig. 12); a level not reached by the percentile's
@@ -60,19 +60,16 @@ def _axes(title: str, xlabel: str, ylabel: str) -> tuple[object, object]:
 BAND = f"{round(S.BAND_LEVEL * 100)} % bootstrap CI of the mean over runs"
 
 
-def _banded(ax: object, x: np.ndarray, runs: np.ndarray, label: str, percentiles: bool = True) -> None:
-    """Mean line, shaded bootstrap band of the mean, dotted 10th/90th percentiles of the runs."""
+def _banded(ax: object, x: np.ndarray, runs: np.ndarray, label: str) -> None:
+    """Mean line and the shaded bootstrap band of the mean (the runs' spread is in the tables:
+    dotted percentile lines of four searchers made the figure unreadable)."""
     mean, lo, hi = S.bootstrap_band(runs)
     (line,) = ax.plot(x, mean, label=label, lw=1.6)  # type: ignore[attr-defined]
-    ax.fill_between(x, lo, hi, alpha=0.25, color=line.get_color(), lw=0)  # type: ignore[attr-defined]
-    if percentiles and runs.shape[0] > 1:
-        _, p10, p90 = M.band(runs)
-        for edge in (p10, p90):
-            ax.plot(x, edge, ls=":", lw=0.8, color=line.get_color())  # type: ignore[attr-defined]
+    ax.fill_between(x, lo, hi, alpha=0.2, color=line.get_color(), lw=0)  # type: ignore[attr-defined]
 
 
 def _anytime(problem: str, curves: Sequence[Curves]) -> Figure:
-    fig, ax = _axes(f"{problem}: best so far vs evaluations\nmean; shaded: {BAND}; dotted: 10th/90th percentile",
+    fig, ax = _axes(f"{problem}: best so far vs evaluations\nmean; shaded: {BAND}",
                     "evaluations", "fraction of peak")
     for c in curves:
         _banded(ax, np.arange(1, c.fractions.shape[1] + 1), c.fractions, f"{c.searcher} ({len(c.fractions)} runs)")
@@ -85,7 +82,7 @@ def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
     timed = [c for c in curves if c.time_grid is not None and c.time_fractions is not None]
     if not timed:
         return None
-    fig, ax = _axes(f"{problem}: best so far vs charged time\nmean; shaded: {BAND}; dotted: 10th/90th percentile",
+    fig, ax = _axes(f"{problem}: best so far vs charged time\nmean; shaded: {BAND}",
                     "charged time (s)", "fraction of peak")
     for c in timed:
         _banded(ax, c.time_grid, c.time_fractions, c.searcher)  # type: ignore[arg-type]
@@ -120,7 +117,7 @@ def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
         x = np.arange(1, len(c.score) + 1)  # type: ignore[arg-type]
         if c.run_scores is not None and np.isfinite(c.run_scores).all(axis=0).any():
             ok = np.isfinite(c.run_scores).all(axis=0)
-            _banded(ax, x[ok], c.run_scores[:, ok], c.searcher, percentiles=False)
+            _banded(ax, x[ok], c.run_scores[:, ok], c.searcher)
         else:
             ax.plot(x, c.score, label=c.searcher)  # type: ignore[attr-defined]
     ax.axhline(0.0, color="grey", lw=0.8)  # type: ignore[attr-defined]

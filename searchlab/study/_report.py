@@ -28,8 +28,9 @@ DEFINITIONS = [
     ("fraction of peak", "minimised objective: optimum / value; maximised: value / optimum; 0 before the first "
      "success. The optimum (reference) per problem is shown in the table."),
     ("best so far", f"mean over runs; shaded: the {round(BAND_LEVEL * 100)} % percentile-bootstrap confidence band of "
-     "the mean (runs resampled whole, 2000 resamples, fixed seed); dotted: the runs' 10th and 90th percentiles (paper "
-     "001 Fig. 11). Failed and sub-problem evaluations never count as a best."),
+     "the mean (runs resampled whole, 2000 resamples, fixed seed); the runs' spread (10th-90th percentile, paper 001 "
+     "Fig. 11) is in the 'fraction' column. Failed and sub-problem evaluations never count as a best; known-infeasible "
+     "proposals (never measured) are not evaluations."),
     ("evals to L %", "evaluations until the best so far reaches L % of peak: median [30th-70th percentile] over runs "
      "(paper 001 Fig. 12); 'not reached' when that percentile's runs never got there."),
     ("success", "share of runs that reached the optimum (within 1e-9) by the end of their budget."),
@@ -67,7 +68,8 @@ def display_rows(rows: Sequence[Mapping[str, Any]], problem: str) -> list[dict[s
              "success": _fmt(r["success_optimum"])}
         for level in M.LEVELS:
             k = f"evals_to_{round(level * 100)}"
-            d[f"evals to {round(level * 100)} %"] = (f"{_fmt(r[k + '_p50'])} [{_fmt(r[k + '_p30'])}, "
+            d[f"evals to {round(level * 100)} %"] = ("not reached" if math.isinf(r[k + "_p50"]) else
+                                                     f"{_fmt(r[k + '_p50'])} [{_fmt(r[k + '_p30'])}, "
                                                      f"{_fmt(r[k + '_p70'])}]")
         d["failed"] = _fmt(r["failed_share"])
         d["score final [CI]"] = f"{_fmt(r['score_final'], 2)} [{_fmt(r['score_final_lo'], 2)}, {_fmt(r['score_final_hi'], 2)}]"

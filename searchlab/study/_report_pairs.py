@@ -43,6 +43,10 @@ def html_tables(comparisons: Sequence[Comparison]) -> str:
     if not comparisons:
         return ""
     parts = [f"<h2 id='pairwise'>Paired comparisons</h2><p>{html.escape(EXPLAIN)}</p>"]
+    wins = [f"{c.verdict} ({c.scope}, {c.metric}, p(Holm)={_p(c.p_holm)})" for c in comparisons
+            if c.verdict != "no difference"]
+    parts.append("<p class='verdicts'><b>Differences that hold:</b> " +
+                 (html.escape("; ".join(wins)) if wins else "none") + ". Every other pair: no difference.</p>")
     for scope in dict.fromkeys(c.scope for c in comparisons):
         for metric, meaning in METRICS.items():
             table = [c for c in comparisons if c.scope == scope and c.metric == metric]
