@@ -25,7 +25,7 @@ CACHE = Path(__file__).resolve().parents[2] / "shared" / "data" / "kernel_tuner"
 
 def _package() -> object:
     try:
-        import autotuning_methodology.baseline as baseline  # noqa: F401
+        import autotuning_methodology.baseline as baseline
     except ImportError as exc:  # only when it cannot be installed (it is in the dev extra)
         pytest.skip(f"autotuning-methodology is not installed ({exc}): pip install -e '.[dev]'")
     return baseline

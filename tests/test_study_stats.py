@@ -4,12 +4,16 @@ and the Kernel Tuner methodology's score (definitions: searchlab/study/_stats.py
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from searchlab.study import _methodology as KT
 from searchlab.study import _stats as S
+from searchlab.study._aggregate import aggregate
+from searchlab.study._collect import collect_runs
+from tests.test_study_data import make_run
 
 NAN = math.nan
 
@@ -112,3 +116,24 @@ def test_methodology_score_by_hand() -> None:
     # a run with no valid result yet is left out of the median
     curve = KT.searcher_curve(TABLE, np.array([[NAN, 5.0, 1.0], [4.0, 4.0, 4.0]]), np.array([1, 2, 3]))
     assert curve.tolist() == [4.0, 5.0, 3.0]  # eval 2: positions 4, 3 -> 3.5 -> 4 (value 5); eval 3: 0, 3 -> 1.5 -> 2
+
+
+def test_study_compares_per_problem_and_pooled_over_problem_and_seed_pairs(tmp_path: Path) -> None:
+    """a beats b on every run of two problems: 3 seeds per problem cannot show it (p = 2/8), the 6
+    pooled (problem, seed) pairs can (p = 2/64 = 0.031, one pair of searchers so Holm changes nothing)."""
+    for problem in ("p", "q"):
+        for seed in range(3):
+            make_run(tmp_path / f"{problem}a{seed}", [4, 1 + 0.1 * seed], problem=problem, searcher="a", seed=seed,
+                     fingerprint=problem)
+            make_run(tmp_path / f"{problem}b{seed}", [4, 2 + 0.1 * seed], problem=problem, searcher="b", seed=seed,
+                     fingerprint=problem)
+    data = aggregate(*collect_runs([tmp_path]))
+    by = {(c.scope, c.metric): c for c in data.comparisons}
+    assert set(by) == {(s, m) for s in ("p", "q", "(all problems)") for m in ("auc", "final")}
+    assert by["p", "final"].pairs == 3 and by["p", "final"].p_value == pytest.approx(0.25)
+    assert by["p", "final"].verdict == "no difference"
+    pooled = by["(all problems)", "final"]
+    assert (pooled.pairs, pooled.a_better, pooled.effect) == (6, 6, 1.0)
+    assert pooled.p_holm == pytest.approx(2 / 64) and pooled.verdict == "a beats b"
+    # final fraction of peak, optimum 1: a ends at 1/(1 + 0.1 s), b at 1/(2 + 0.1 s)
+    assert pooled.mean_difference == pytest.approx(np.mean([1 / (1 + 0.1 * s) - 1 / (2 + 0.1 * s) for s in range(3)]))

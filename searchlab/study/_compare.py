@@ -87,8 +87,10 @@ def methodology_columns(runs: Sequence[RunData], instances: dict[tuple[str, str]
             notes.append(f"{key[0]} / {group[0].searcher}: no methodology score ({exc})")
             continue
         if rng.end > n:
-            notes.append(f"{key[0]} / {group[0].searcher}: the methodology's range ends at {rng.end} evaluations, "
-                         f"beyond the runs' {n}: the last best is carried to the end of the range")
+            note = (f"{key[0]}: the KT score's range ends at {rng.end} evaluations, beyond the runs' {n}: "
+                    f"each run's last best is carried to the end of the range")
+            if note not in notes:
+                notes.append(note)
         scores.append(score)
         ranges.append(f"{rng.start}-{rng.end}")
     return {"kt_score": float(np.mean(scores)) if scores else math.nan,

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from searchlab.study import _metrics as M
 from searchlab.study import _stats as S
 from searchlab.study._aggregate import LEVEL_GRID, Curves
 
