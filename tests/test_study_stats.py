@@ -137,3 +137,18 @@ def test_study_compares_per_problem_and_pooled_over_problem_and_seed_pairs(tmp_p
     assert pooled.p_holm == pytest.approx(2 / 64) and pooled.verdict == "a beats b"
     # final fraction of peak, optimum 1: a ends at 1/(1 + 0.1 s), b at 1/(2 + 0.1 s)
     assert pooled.mean_difference == pytest.approx(np.mean([1 / (1 + 0.1 * s) - 1 / (2 + 0.1 * s) for s in range(3)]))
+
+
+def test_wilcoxon_exact_with_ties_matches_scipys_permutations_and_the_approximation_takes_over() -> None:
+    from scipy.stats import PermutationMethod, wilcoxon
+
+    # non-zero |d| ranks 1.5, 1.5, 3.5, 3.5, 5 (doubled: 3, 3, 7, 7, 10; total 30); R+ = 13.5 -> 27;
+    # P(T >= 27) = P(complement <= 3) = 3/32 ({}, either 3): two-sided 6/32
+    assert S.wilcoxon_pair([0, 1, 2, 2, 3, -1], [0] * 6) == (1.5, pytest.approx(6 / 32))
+    rng = np.random.default_rng(3)
+    d = np.round(rng.normal(0.3, 1, 12), 1)  # ties by rounding
+    ours = S.wilcoxon_pair(d, np.zeros_like(d))[1]
+    theirs = wilcoxon(d, method=PermutationMethod()).pvalue  # 2^12 sign patterns: enumerated exactly
+    assert ours == pytest.approx(theirs, abs=1e-9)
+    big = rng.normal(0.2, 1, 200)
+    assert S.wilcoxon_pair(big, np.zeros(200))[1] == pytest.approx(wilcoxon(big, method="approx").pvalue)

@@ -99,7 +99,11 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
     # the members random search draws from: every configuration the known constraints allow; one a
     # partial table lacks replays as a failure (FAILED(invalid)), so it is a failure here too
     members = [loss(m, run.direction) for c, m in table.rows.items() if space.check(c) is None]
-    missing = int(table.meta.get("missing", 0) or 0) if isinstance(table.meta, dict) else 0
+    meta = table.meta if isinstance(table.meta, dict) else {}
+    missing = meta.get("missing", 0)  # table_from_run: a count; a Kernel Tuner cache: its policy
+    if missing == "invalid" and isinstance(meta.get("product"), int):  # absent members replay as FAILED(invalid)
+        missing = meta["product"] - len(members)
+    missing = missing if isinstance(missing, int) and not isinstance(missing, bool) else 0
     return np.array(members + [np.inf] * missing)
 
 

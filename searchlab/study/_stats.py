@@ -123,15 +123,46 @@ class Comparison:
                 "p_holm": self.p_holm, "rank_biserial": self.effect, "verdict": self.verdict}
 
 
+EXACT_MAX_PAIRS = 60  # above: the normal approximation
+
+
+def _exact_two_sided(ranks: np.ndarray, r_plus: float) -> float:
+    """Two-sided p of R+ under the null (each non-zero difference's sign a fair coin), exact given the
+    (possibly tied, so half-integer) ranks: the distribution of the sum of doubled ranks, by dynamic
+    programming -- what scipy does by enumerating permutations, deterministic and in O(n^3)."""
+    doubled = np.rint(2 * ranks).astype(int)
+    dist = np.zeros(int(doubled.sum()) + 1)
+    dist[0] = 1.0
+    for r in doubled:
+        shifted = np.zeros_like(dist)
+        shifted[r:] = dist[:-r] if r else dist
+        dist = 0.5 * (dist + shifted)
+    t = int(round(2 * r_plus))
+    return float(min(1.0, 2.0 * min(dist[: t + 1].sum(), dist[t:].sum())))
+
+
 def wilcoxon_pair(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> tuple[float, float]:
-    """(W, two-sided p) of the Wilcoxon signed-rank test on paired values; (NaN, 1.0) when no pair differs."""
-    from scipy.stats import wilcoxon
+    """(W, two-sided p) of the Wilcoxon signed-rank test on paired values; (NaN, 1.0) when no pair differs.
+
+    Zero differences are dropped (Wilcoxon's convention, scipy's ``zero_method="wilcox"``);
+    W = min(R+, R-) as scipy reports it. Up to ``EXACT_MAX_PAIRS`` non-zero differences the p-value
+    is exact, ties included (scipy's ``method="auto"`` falls back to a *random* permutation test
+    with ties, which would make a report irreproducible and took seconds); above, scipy's normal
+    approximation with its tie correction.
+    """
+    from scipy.stats import rankdata, wilcoxon
 
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    if not np.any(d != 0):
+    d = d[d != 0]
+    if d.size == 0:
         return math.nan, 1.0
-    result = wilcoxon(d, zero_method="wilcox", alternative="two-sided")
-    return float(result.statistic), float(result.pvalue)
+    ranks = rankdata(np.abs(d))
+    r_plus = float(ranks[d > 0].sum())
+    statistic = min(r_plus, float(ranks.sum()) - r_plus)
+    if d.size <= EXACT_MAX_PAIRS:
+        return statistic, _exact_two_sided(ranks, r_plus)
+    result = wilcoxon(d, zero_method="wilcox", alternative="two-sided", method="approx", correction=False)
+    return statistic, float(result.pvalue)
 
 
 def compare_all(scope: str, metric: str, values: Mapping[str, Mapping[tuple[object, ...], float]]) -> list[Comparison]:
