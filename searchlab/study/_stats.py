@@ -137,7 +137,7 @@ def _exact_two_sided(ranks: np.ndarray, r_plus: float) -> float:
         shifted = np.zeros_like(dist)
         shifted[r:] = dist[:-r] if r else dist
         dist = 0.5 * (dist + shifted)
-    t = int(round(2 * r_plus))
+    t = round(2 * r_plus)
     return float(min(1.0, 2.0 * min(dist[: t + 1].sum(), dist[t:].sum())))
 
 
