@@ -152,3 +152,11 @@ def test_wilcoxon_exact_with_ties_matches_scipys_permutations_and_the_approximat
     assert ours == pytest.approx(theirs, abs=1e-9)
     big = rng.normal(0.2, 1, 200)
     assert S.wilcoxon_pair(big, np.zeros(200))[1] == pytest.approx(wilcoxon(big, method="approx").pvalue)
+
+
+def test_average_ranks_match_scipy() -> None:
+    from scipy.stats import rankdata
+
+    assert S.average_ranks([3, 1, 3, 2]).tolist() == [3.5, 1.0, 3.5, 2.0]
+    x = np.round(np.random.default_rng(5).normal(size=300), 1)
+    assert np.array_equal(S.average_ranks(x), rankdata(x))

@@ -62,19 +62,32 @@ def bootstrap_band(curves: np.ndarray, *, level: float = BAND_LEVEL, resamples: 
     return mean, lo, hi
 
 
+def average_ranks(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """1-based ranks with ties sharing their average rank (scipy's ``rankdata(method="average")``).
+
+    numpy, so that a study report does not import ``scipy.stats`` (seconds on a loaded machine)
+    unless a comparison has more than ``EXACT_MAX_PAIRS`` pairs."""
+    x = np.asarray(values, dtype=float)
+    order = np.argsort(x, kind="mergesort")
+    ordered = x[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(ordered) != 0) + 1]
+    ends = np.r_[starts[1:], x.size]
+    ranks = np.empty(x.size)
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    return ranks
+
+
 def rank_biserial(differences: Sequence[float] | np.ndarray) -> float:
     """Matched-pairs rank-biserial correlation of paired differences (A - B, positive = A better).
 
     Ranks of |d| over the non-zero differences (average ranks for ties); ``(R+ - R-) / (R+ + R-)``.
     1: A better in every pair that differs; 0: no pair differs, or the ranks balance.
     """
-    from scipy.stats import rankdata
-
     d = np.asarray(differences, dtype=float)
     d = d[d != 0]
     if d.size == 0:
         return 0.0
-    ranks = rankdata(np.abs(d))
+    ranks = average_ranks(np.abs(d))
     plus, minus = float(ranks[d > 0].sum()), float(ranks[d < 0].sum())
     return (plus - minus) / (plus + minus)
 
@@ -150,17 +163,17 @@ def wilcoxon_pair(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
     with ties, which would make a report irreproducible and took seconds); above, scipy's normal
     approximation with its tie correction.
     """
-    from scipy.stats import rankdata, wilcoxon
-
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     d = d[d != 0]
     if d.size == 0:
         return math.nan, 1.0
-    ranks = rankdata(np.abs(d))
+    ranks = average_ranks(np.abs(d))
     r_plus = float(ranks[d > 0].sum())
     statistic = min(r_plus, float(ranks.sum()) - r_plus)
     if d.size <= EXACT_MAX_PAIRS:
         return statistic, _exact_two_sided(ranks, r_plus)
+    from scipy.stats import wilcoxon
+
     result = wilcoxon(d, zero_method="wilcox", alternative="two-sided", method="approx", correction=False)
     return statistic, float(result.pvalue)
 
