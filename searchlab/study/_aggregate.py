@@ -201,6 +201,9 @@ def _group(problem: str, searcher: str, runs: Sequence[RunData], instances: dict
         for q in M.LEVEL_PERCENTILES:
             row[f"evals_to_{round(level * 100)}_p{round(q)}"] = M.percentile(hits, q)
     row["infeasible_mean"] = float(np.mean([r.infeasible for r in runs]))  # proposals never measured
+    if row["infeasible_mean"] > 0 and problem != ALL:
+        notes.append(f"{problem} / {searcher}: {row['infeasible_mean']:.3g} known-infeasible proposals per run on "
+                     f"average, not evaluations (never measured); {row['evaluations_mean']:.3g} evaluations per run")
     row["failed_share"] = float(sum(failures.values()))
     for mode in modes:
         row[f"failed_{mode}"] = failures.get(mode, 0.0)

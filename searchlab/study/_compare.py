@@ -87,7 +87,7 @@ def methodology_columns(runs: Sequence[RunData], instances: dict[tuple[str, str]
             notes.append(f"{key[0]} / {group[0].searcher}: no methodology score ({exc})")
             continue
         if rng.end > n:
-            note = (f"{key[0]}: the KT score's range ends at {rng.end} evaluations, beyond the runs' {n}: "
+            note = (f"{key[0]}: the KT score's range ends at {rng.end} evaluations, beyond the runs' budget: "
                     f"each run's last best is carried to the end of the range")
             if note not in notes:
                 notes.append(note)
