@@ -66,7 +66,8 @@ def _aggregate_only(paths: list[str], args: argparse.Namespace) -> dict[str, obj
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
-    overrides = [i for i in args.items if "=" in i and not Path(i).exists()]
+    # "~searchers.uct" (delete a key) has no "=" but is an override too
+    overrides = [i for i in args.items if ("=" in i or i.startswith("~")) and not Path(i).exists()]
     paths = [i for i in args.items if i not in overrides]
     study = [o for o in overrides if o.split("=", 1)[0] == "study"]
     try:

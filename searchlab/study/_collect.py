@@ -7,6 +7,13 @@ is an *instance*, normalised on its own, and instances of one problem are pooled
 paper 001 §8.2 pools application/architecture combinations after normalising each).
 Searchers are labelled by name; runs of one searcher name with different options get
 the differing options in their label (``exhaustive[shuffle=True]``).
+
+The evaluations axis counts what a budget counts -- measurements (device runs, table
+look-ups) and cache hits -- in recorded order. Known-infeasible proposals (status
+``infeasible``: a known constraint rejects them, nothing is measured) are left out of it
+and counted apart (``RunData.infeasible``): random search's baseline draws only from the
+members the known constraints allow, so a curve that spent evaluations on rejected
+proposals would not be comparable with it (docs/study.md, "The random baseline").
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ class RunData:
     modes: tuple[str, ...]  # failure mode of each evaluation ("none" when OK)
     report: Mapping[str, Any] = field(default_factory=dict)  # summary.json's run-end report
     wall_time_s: float | None = None
+    infeasible: int = 0  # known-infeasible proposals recorded (not on the evaluations axis)
 
     @property
     def evaluations(self) -> int:
@@ -80,7 +88,8 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
 def read_run_data(run_dir: Path) -> RunData:
     from searchlab.store import read_run
 
-    info, results = read_run(run_dir)
+    info, recorded = read_run(run_dir)
+    results = [r for r in recorded if r.status is not Status.INFEASIBLE]
     direction = Direction(info["direction"])
     summary: dict[str, Any] = {}
     if (run_dir / SUMMARY).is_file():
@@ -101,6 +110,7 @@ def read_run_data(run_dir: Path) -> RunData:
         statuses=tuple(r.status.value for r in results),
         modes=tuple(r.measurement.failure_mode.value if r.status is not Status.OK else "none" for r in results),
         report=summary.get("report") or {}, wall_time_s=summary.get("wall_time_s"),
+        infeasible=len(recorded) - len(results),
     )
 
 
