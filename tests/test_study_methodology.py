@@ -35,7 +35,7 @@ def _package() -> object:
 def runs() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if not CACHE.is_file():
         pytest.skip(f"no Kernel Tuner cache at {CACHE}")
-    from adapters.knobs.kernel_tuner import KernelTunerCache
+    from searchlab.adapters.knobs.kernel_tuner import KernelTunerCache
     from searchlab.api import optimize
     from searchlab.loop import Budget
     from searchlab.searchers import RandomSearcher
