@@ -185,3 +185,13 @@ def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path:
         config = Config({n: int(rng.integers(1, 200_000)) for n in live.space.names})
         assert replay.evaluate(config).objective == pytest.approx(live.evaluate(config).objective)
     assert len(table.rows) == live.space.size()
+
+
+def test_noisy_replays_are_scored_at_the_recorded_value() -> None:
+    from searchlab.records import Direction, FailureMode, Measurement
+    from searchlab.study._collect import _recorded_loss
+
+    drawn = Measurement.ok(0.8, extra={"recorded_objective": 1.0, "drawn_sample": 3})
+    assert _recorded_loss(drawn, Direction.MINIMIZE) == 1.0
+    assert _recorded_loss(Measurement.ok(0.8), Direction.MAXIMIZE) == -0.8
+    assert _recorded_loss(Measurement.failed(FailureMode.RUNTIME), Direction.MINIMIZE) == float("inf")

@@ -22,14 +22,14 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from searchlab.errors import ConfigError
-from searchlab.records import Direction, Status, loss
+from searchlab.records import Direction, Measurement, Status, loss
 
 SUMMARY = "summary.json"
 
@@ -85,6 +85,16 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     return list(found)
 
 
+def _recorded_loss(measurement: Measurement, direction: Direction) -> float:
+    """A replay with ``sample_noise`` shows the searcher one recorded sample, but a study scores
+    the configuration at its recorded value (``extra["recorded_objective"]``): the exact random
+    baseline is defined over recorded values, and a lucky draw must not count as progress."""
+    recorded = measurement.extra.get("recorded_objective") if measurement.extra else None
+    if recorded is not None and measurement.status is Status.OK:
+        measurement = replace(measurement, objective=float(recorded))
+    return loss(measurement, direction)
+
+
 def read_run_data(run_dir: Path) -> RunData:
     from searchlab.store import read_run
 
@@ -105,7 +115,7 @@ def read_run_data(run_dir: Path) -> RunData:
         config=info.get("config") or {},
         devices=tuple(sorted(str(d.get("name", "")) for d in info.get("devices") or [] if isinstance(d, Mapping))),
         status=str(info["status"]), stop_reason=str(info.get("stop_reason") or ""),
-        losses=np.array([loss(r.measurement, direction) for r in results], dtype=float),
+        losses=np.array([_recorded_loss(r.measurement, direction) for r in results], dtype=float),
         charged=np.array([r.measurement.charged for r in results], dtype=float),
         statuses=tuple(r.status.value for r in results),
         modes=tuple(r.measurement.failure_mode.value if r.status is not Status.OK else "none" for r in results),
