@@ -117,6 +117,12 @@ def recompose(group: str, stored: object, where: str) -> dict[str, Any]:
     name = registered_name(group, stored.get("_target_"), where)
     schema = registered(group)[name]
     values = {k: v for k, v in stored.items() if k != "_target_"}
+    defaults = OmegaConf.to_container(OmegaConf.structured(schema), resolve=False)
+    for path, node_value in _nested_targets(values, ""):
+        if node_value != _at(defaults, path):
+            raise UntrustedTargetError(f"{where}: {group}.{path}._target_={node_value.get('_target_')!r} read from a "
+                                       f"file is refused: records are data, and only registered {group} classes "
+                                       f"and their schema defaults are built from them")
     try:
         node = OmegaConf.merge(OmegaConf.structured(schema), OmegaConf.create(values))
         plain = OmegaConf.to_container(node, resolve=False)
@@ -124,10 +130,4 @@ def recompose(group: str, stored: object, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: the stored {group} config does not fit {group}={name}: "
                           f"{str(exc).splitlines()[0]}") from None
     assert isinstance(plain, dict)
-    defaults = OmegaConf.to_container(OmegaConf.structured(schema), resolve=False)
-    for path, node_value in _nested_targets(plain, ""):
-        if node_value != _at(defaults, path):
-            raise UntrustedTargetError(f"{where}: {group}.{path}._target_={node_value.get('_target_')!r} read from a file "
-                              f"is refused: records are data, and only registered {group} classes and their "
-                              f"schema defaults are built from them")
     return {str(k): v for k, v in plain.items()}
