@@ -55,17 +55,19 @@ def test_resume_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path]) -
     run_dir, marker = crafted
     before = _dump(run_dir / "results.db")
     cfg = _compose_run([f"resume={run_dir}"])
-    with pytest.raises(ConfigError, match="_target_"):
+    with pytest.raises(ConfigError) as refused:
         execute(cfg, "", overrides=[f"resume={run_dir}"], quiet=True)
     assert not marker.exists()
+    assert "_target_" in str(refused.value)
     assert _dump(run_dir / "results.db") == before
 
 
 def test_table_replay_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path]) -> None:
     run_dir, marker = crafted
-    with pytest.raises(ConfigError, match="_target_"):
+    with pytest.raises(ConfigError) as refused:
         build_problem({"_target_": "searchlab.tables.TableProblem", "path": str(run_dir)})
     assert not marker.exists()
+    assert "_target_" in str(refused.value)
 
 
 def test_study_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
