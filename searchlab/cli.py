@@ -143,6 +143,9 @@ def _compose(overrides: list[str]) -> tuple[object, tuple[str, str]]:
 
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    from searchlab.config import register_configs
+
+    register_configs()
     parser = OverridesParser.create()
     for override in overrides:  # name the override the grammar refuses
         try:
