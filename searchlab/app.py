@@ -175,6 +175,7 @@ def _run(p: Prepared, hydra_dir: str, started: float, guard: Any) -> tuple[dict[
     # In process the problem built above is used as is; workers elsewhere build their own from the config.
     source = problem if isinstance(executor, SerialExecutor) else OmegaConf.to_container(cfg.problem, resolve=True)
     workers = executor.start(source)  # type: ignore[arg-type]
+    guard.install()  # after ray.init, whose handlers would print a stack and abort on SIGTERM
     devices = [dict(w.device.to_dict(), worker=w.name) for w in workers]
     fingerprint = problem.fingerprint([w.device.name for w in workers])
     if p.resuming:

@@ -48,6 +48,12 @@ class Guard:
     def hold(self) -> None:
         self.holding = True
 
+    def install(self) -> None:
+        """(Re)take SIGINT/SIGTERM: ``ray.init`` installs Ray's own (C++) handlers in the driver."""
+        if threading.current_thread() is threading.main_thread():
+            for s in SIGNALS:
+                signal.signal(s, self.handle)
+
 
 @contextmanager
 def interruptible() -> Iterator[Guard]:
