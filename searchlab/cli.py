@@ -228,7 +228,7 @@ def precheck(argv: list[str]) -> int | None:
 
 
 def _report(exc: BaseException) -> int:
-    print(f"searchlab: error: {exc}", file=sys.stderr, flush=True)
+    print(f"searchlab: error: {' '.join(str(exc).split())}", file=sys.stderr, flush=True)  # always one line
     return int(getattr(exc, "exit_status", 2))
 
 

@@ -112,7 +112,7 @@ def load_table(path: str | Path) -> Table:
     try:
         with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
             payload = json.load(fh)
-    except (OSError, json.JSONDecodeError, EOFError) as exc:
+    except (OSError, ValueError, EOFError) as exc:  # ValueError: bad JSON, bad UTF-8, bad gzip trailer
         raise ConfigError(f"table file {str(path)!r} is not readable JSON: {exc}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__

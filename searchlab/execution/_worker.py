@@ -47,7 +47,8 @@ def build_problem(source: Problem | Mapping[str, Any]) -> Problem:
     except SearchlabError:
         raise
     except Exception as exc:  # an option the class does not take, or a value it cannot use
-        raise ConfigError(f"problem {target!r} could not be built: {type(exc).__name__}: {exc}") from None
+        reason = " ".join(str(exc).split())[:500]  # one line, whatever the library's message looks like
+        raise ConfigError(f"problem {target!r} could not be built: {type(exc).__name__}: {reason}") from None
     if not isinstance(problem, Problem):
         raise ConfigError(f"problem target {target!r} is not a searchlab Problem")
     return problem
