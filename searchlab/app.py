@@ -48,8 +48,9 @@ def _build(group: str, node: Mapping[str, Any], where: str, **kwargs: Any) -> An
 
 
 def make_searcher(node: Mapping[str, Any], problem: Problem, seed: int, name: str) -> Searcher:
-    plain = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
-    assert isinstance(plain, dict)
+    raw = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
+    assert isinstance(raw, dict)
+    plain = {str(k): v for k, v in raw.items()}
     cls = registered_class("searcher", plain.get("_target_"), f"searcher={name}")
     if not (isinstance(cls, type) and issubclass(cls, Searcher)):
         raise ConfigError(f"searcher={name}: {plain['_target_']!r} is not a searchlab Searcher")
@@ -120,8 +121,9 @@ def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     resuming = bool(cfg.get("resume"))
     if resuming:
         cfg, run_dir = _resume_config(cfg, overrides)
-    plain = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(plain, dict)
+    raw = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(raw, dict)
+    plain = {str(k): v for k, v in raw.items()}
     check_run_config(plain)
     budget = Budget(**plain["budget"])
     problem = build_problem(cfg.problem)

@@ -135,15 +135,13 @@ def one_line(exc: BaseException) -> str:
 
 def _compose(overrides: list[str]) -> tuple[object, tuple[str, str]]:
     from hydra import compose, initialize_config_dir
+    from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.errors import HydraException
     from omegaconf import OmegaConf, open_dict
     from omegaconf.errors import OmegaConfBaseException
 
-    from searchlab.errors import ConfigError
-
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
     from searchlab.config import register_configs
+    from searchlab.errors import ConfigError
 
     register_configs()
     parser = OverridesParser.create()

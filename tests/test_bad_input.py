@@ -48,6 +48,7 @@ def _file(tmp: Path, name: str, data: bytes) -> Path:
     return path
 
 
+ALL_FAILED = {"1": {"x": 1, "time": "CompilationFailedConfig"}, "2": {"x": 2, "time": "InvalidConfig"}}
 CASES: dict[str, Case] = {
     # the existing ones
     "unknown searcher": lambda t: (["searcher=nonexistent"], "nonexistent"),
@@ -78,7 +79,7 @@ CASES: dict[str, Case] = {
     "cache read-only place": lambda t: (["cache=/proc/searchlab-cache.db"], "cache=/proc/searchlab-cache.db"),
     "target nan": lambda t: (["budget.target=nan"], "budget.target=nan"),
     "noise nan": lambda t: (["problem=synthetic_knobs", "problem.noise=nan"], "problem.noise=nan"),
-    "kt no numeric time": lambda t: (["problem=kernel_tuner_cache", f"problem.path={_kt(t, {'1': {'x': 1, 'time': 'CompilationFailedConfig'}, '2': {'x': 2, 'time': 'InvalidConfig'}})}"],
+    "kt no numeric time": lambda t: (["problem=kernel_tuner_cache", f"problem.path={_kt(t, ALL_FAILED)}"],
                                      "numeric 'time'"),
     "kt empty cache": lambda t: (["problem=kernel_tuner_cache", f"problem.path={_kt(t, {})}"], "holds no entry"),
     "resume nowhere": lambda t: ([f"resume={t / 'nowhere'}"], "nowhere"),
