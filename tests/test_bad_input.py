@@ -160,3 +160,31 @@ def test_cli_run_writes_no_empty_log_and_resume_makes_no_directory(tmp_path: Pat
     after = sorted(p for p in tmp_path.rglob("*") if ".hydra" not in p.parts)
     assert [p for p in after if p not in before] == []  # the resumed run grew in place; no new directory
     assert json.loads((run_dir / "summary.json").read_text())["evaluations"] == 6
+
+
+@pytest.mark.parametrize("text", ["a <= 9**9**9**9", "'x'*10**11 != a", "'%0999999999d' % 1 != a", "-" * 200 + "a",
+                                  "2.0**100000 > a", "a * 2**5000 > 1", "(" * 50 + "a" + ")" * 50])
+def test_expressions_are_bounded_at_parse_time(text: str) -> None:
+    import time
+
+    from searchlab.errors import ConfigError
+    from searchlab.expr import Expression
+
+    started = time.time()
+    if text.startswith("(" * 50):  # deep but legal nesting of parentheses is fine
+        assert Expression(text)({"a": 1}) == 1
+        return
+    with pytest.raises(ConfigError):
+        Expression(text)
+    assert time.time() - started < 1
+
+
+def test_expressions_are_bounded_at_evaluation() -> None:
+    from searchlab.errors import ConfigError
+    from searchlab.expr import Expression
+
+    with pytest.raises(ConfigError, match="bits"):
+        Expression("a ** b < 1")({"a": 9, "b": 10**9})
+    with pytest.raises(ConfigError, match="characters"):
+        Expression("s * n != ''")({"s": "xy", "n": 10**9})
+    assert Expression("a ** b")({"a": 2, "b": 64}) == 2**64
