@@ -78,19 +78,23 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
     This is the population of the exact random baseline (docs/study.md, "The random baseline"):
     the members the space's known constraints allow -- what ``random`` samples uniformly,
     without repeats -- with their recorded outcome, failures included."""
-    from hydra.utils import get_class
-
     from searchlab.tables import TableProblem
 
     cfg = run.config.get("problem")
     if not isinstance(cfg, dict) or "_target_" not in cfg:
         return None
+    from searchlab.recompose import UntrustedTargetError, is_registered, recompose, registered_class
+
+    if not is_registered("problem", cfg["_target_"]):  # a record is data: nothing else is imported or built
+        return None
     try:
-        if not issubclass(get_class(str(cfg["_target_"])), TableProblem):
-            return None
         from searchlab.execution import build_problem
 
-        table = build_problem(cfg).table  # type: ignore[attr-defined]
+        if not issubclass(registered_class("problem", cfg["_target_"], f"{run.path}: problem"), TableProblem):
+            return None
+        table = build_problem(recompose("problem", cfg, str(run.path))).table  # type: ignore[attr-defined]
+    except UntrustedTargetError:
+        raise
     except Exception as exc:
         notes.append(f"{run.problem}: the replayed table could not be reopened ({exc}); "
                      "reference and random baseline fall back")

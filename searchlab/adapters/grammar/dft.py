@@ -48,6 +48,39 @@ def _power_of_two(value: int, name: str) -> int:
     return value
 
 
+BUFFERS = 10  # complex128 arrays of size·batch alive at once: inputs and references of every sub-size, plan temporaries
+
+
+def machine_memory() -> int:
+    """Bytes of memory this process may use: physical memory, or the cgroup's limit if lower."""
+    import os
+
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    try:
+        limit = open("/sys/fs/cgroup/memory.max").read().strip()
+        if limit.isdigit():
+            total = min(total, int(limit))
+    except OSError:
+        pass
+    return int(total)
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.3g} GB"
+
+
+def check_memory(n: int, batch: int, memory: int | None = None) -> None:
+    """Refuse sizes whose buffers cannot fit the machine (issue 10, item 3): without this,
+    ``problem.size=2**40`` grows until the kernel kills the process."""
+    memory = machine_memory() if memory is None else memory
+    need = BUFFERS * 16 * n * batch
+    if need > memory:
+        largest = 2 ** max(1, int(math.log2(max(2, memory // (BUFFERS * 16 * batch)))))
+        raise ConfigError(f"problem.size={n} with problem.batch={batch} needs about {_gb(need)} for its buffers "
+                          f"({BUFFERS} complex128 arrays of size x batch); this machine has {_gb(memory)} of memory: "
+                          f"choose problem.size <= {largest}")
+
+
 def dft_grammar(n: int, max_codelet: int) -> Grammar:
     """The breakdown grammar of DFT_n (§4.3): start DFT_n, one nonterminal per size m | n."""
     sizes = [2**j for j in range(1, int(math.log2(n)) + 1)]
@@ -83,6 +116,7 @@ class DftProblem(Problem):
             raise ConfigError(f"problem: need repeats >= 1, warmup >= 0, batch >= 1, min_sample_s >= 0 and "
                               f"0 < tolerance < 1; got repeats={repeats}, warmup={warmup}, batch={batch}, "
                               f"min_sample_s={min_sample_s}, tolerance={tolerance}")
+        check_memory(self.n, batch)
         super().__init__(size=size, max_codelet=max_codelet, repeats=repeats, warmup=warmup,
                          min_sample_s=min_sample_s, batch=batch, tolerance=tolerance, seed=seed)
         self.repeats, self.warmup, self.min_sample_s = repeats, warmup, min_sample_s
