@@ -61,12 +61,12 @@ def test_ray_run_listens_on_loopback_only_and_refuses_clients_without_the_token(
 
     if os.environ.get("RAY_ADDRESS"):
         pytest.skip("RAY_ADDRESS joins an existing cluster; this test needs one started here")
-    from adapters.synthetic import SyntheticDag
+    from searchlab.adapters.synthetic import SyntheticDag
 
     problem = SyntheticDag()
     executor = RayExecutor(workers=1, timeout_s=120)
     try:
-        executor.start({"_target_": "adapters.synthetic.SyntheticDag"})
+        executor.start({"_target_": "searchlab.adapters.synthetic.SyntheticDag"})
         (candidate,) = RandomSearcher(problem.space, seed=0).ask(1)
         executor.submit(candidate)
         results: list[Any] = []

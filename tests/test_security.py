@@ -98,8 +98,8 @@ def test_grammar_records_keep_their_default_objective_but_not_another(tmp_path: 
     """A nested _target_ from a file is accepted only where it is the schema's default."""
     from searchlab.recompose import recompose
 
-    default = recompose("problem", {"_target_": "adapters.grammar.GrammarProblem"}, "test")
-    assert default["objective"]["_target_"] == "adapters.grammar.objectives.hashed"
+    default = recompose("problem", {"_target_": "searchlab.adapters.grammar.GrammarProblem"}, "test")
+    assert default["objective"]["_target_"] == "searchlab.adapters.grammar.objectives.hashed"
     with pytest.raises(ConfigError, match=r"objective\._target_='os\.system'"):
-        recompose("problem", {"_target_": "adapters.grammar.GrammarProblem",
+        recompose("problem", {"_target_": "searchlab.adapters.grammar.GrammarProblem",
                               "objective": {"_target_": "os.system", "_partial_": True}}, "test")
