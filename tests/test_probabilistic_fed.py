@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.knobs.fir import MODEL
 from adapters.knobs import Conv2d, Fir, KernelTunerCache, KnobTable, MatmulBlocked, SmithWaterman
+from adapters.knobs.fir import MODEL
 from adapters.synthetic import SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, EvaluationError
