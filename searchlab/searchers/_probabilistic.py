@@ -111,7 +111,6 @@ class ProbabilisticSearcher(Searcher):
         self._predicted: dict[Config, dict[str, float]] = {}  # log P(ok) per constraint when proposed
         self._told_rows: list[tuple[Config, np.ndarray, Result]] = []
         self._all: list[Config] | None = list(self.knobs.enumerate()) if self.knobs.size() <= ENUMERATE_BELOW else None
-        self._members = None if self._all is None else list(self._all)  # untested members
         self._exhausted = False
         self._reference: dict[int, float] = {}
         self._ref_rng = np.random.default_rng(None if self.seed is None else [self.seed, 7001])
@@ -167,14 +166,15 @@ class ProbabilisticSearcher(Searcher):
     def _candidates(self, also_taken: set[Config]) -> list[Config]:
         """Up to ``candidates`` random untested members satisfying the known constraints."""
         taken = lambda c: self.seen(c) or c in also_taken
-        if self._members is not None:
-            self._members = [c for c in self._members if not self.seen(c)]
-            free = [c for c in self._members if c not in also_taken]
-            if len(free) <= self.candidates:
-                order = self.rng.permutation(len(free))
-                return [free[i] for i in order]
-            return [free[i] for i in self.rng.choice(len(free), self.candidates, replace=False)]
         out: list[Config] = []
+        if self._all is not None:  # a random subset of the untested members: walk a random order
+            for i in self.rng.permutation(len(self._all)):
+                config = self._all[i]
+                if not taken(config):
+                    out.append(config)
+                    if len(out) == self.candidates:
+                        break
+            return out
         for _ in range(20 * self.candidates):
             config = self.knobs.sample(self.rng)
             if not taken(config) and config not in out:
