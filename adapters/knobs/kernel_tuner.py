@@ -44,7 +44,7 @@ FAILURES = {
 }
 MISSING = ("constraint", "invalid")
 MODEL: dict[str, Any] = {  # generic: the objective plus the catch-all for failures (conf/problem/kernel_tuner_cache.yaml)
-    "sensors": ["compile_time", "time"],
+    "sensors": ["time", "compile_time"],
     "objective": "time",
     "direction": "minimize",
     "constraints": [],
