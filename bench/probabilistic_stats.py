@@ -8,8 +8,9 @@ reached" even when most runs reached it). Every run is censored at the same hori
 empirical quantile without interpolation (``inverted_cdf``) is exact: it is a number when at
 least that share of runs reached the level, else "> 50". Paired comparisons give censored
 runs the value ``TESTS + 1``: every censored run ranks above every uncensored one, which is
-all a rank test needs, and a median (the statistic we bootstrap) is exact while fewer than
-half the runs are censored (else it reads "> 50" too).
+all a rank test needs; the difference is that of *restricted* means (bounded by 51), and
+medians are exact while fewer than half the runs are censored (else "> 50", and a ratio of
+medians becomes a bound).
 """
 
 from __future__ import annotations
@@ -73,48 +74,47 @@ def _bootstrap(stat: Any, a: np.ndarray, b: np.ndarray, rng: np.random.Generator
     return float(lo), float(hi)
 
 
-def _median_censored(x: np.ndarray, horizon: int) -> float:
-    m = float(np.quantile(x, 0.5, method="inverted_cdf"))
-    return m if m <= horizon else math.inf
-
-
 def paired(a: Sequence[float], b: Sequence[float], *, higher_is_better: bool, horizon: int | None = None,
            seed: int = 0, resamples: int = 4000) -> dict[str, Any]:
-    """A vs B over the same (table, seed) pairs: mean (or, for censored tests-to-reach, median)
-    of each, the difference A - B with a 95 % paired-bootstrap interval, for tests-to-reach the
-    ratio B / A of medians (how many times the tests B needs) with its interval, and the
-    two-sided Wilcoxon signed-rank p-value (zero differences dropped, scipy's default). The
-    verdict names a winner only when the interval excludes 0 and p < 0.05."""
+    """A vs B over the same (table, seed) pairs, with 95 % paired-bootstrap intervals and the
+    two-sided Wilcoxon signed-rank p-value (zero differences dropped, scipy's default).
+
+    Plain values: the means and their difference A - B. Censored tests-to-reach
+    (``horizon``): the *restricted mean* (a run that never reached counts ``horizon + 1``; a
+    lower bound of the true mean, defined however many runs are censored) and its
+    difference carry the verdict; the medians ("> horizon" when censored) and the ratio of
+    medians B / A (how many times the tests B needs) are reported with ``ratio_bound``:
+    ``exact``, ``lower bound`` (B's median censored: B needs at least that ratio),
+    ``upper bound`` or ``undefined``; its interval is that of the same bounded statistic.
+    The verdict names a winner only when the interval excludes 0 and p < 0.05."""
     from scipy.stats import wilcoxon
 
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if horizon is not None:  # censored: rank-valid stand-in
-        x, y = np.where(np.isfinite(x), x, horizon + 1), np.where(np.isfinite(y), y, horizon + 1)
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {"pairs": len(x)}
-    if horizon is None:
-        out.update(a=float(x.mean()), b=float(y.mean()), diff=float(x.mean() - y.mean()),
-                   diff_ci95=_bootstrap(lambda p, q: p.mean() - q.mean(), x, y, rng, resamples))
-    else:
-        ma, mb = _median_censored(x, horizon), _median_censored(y, horizon)
-
-        def diff(p: np.ndarray, q: np.ndarray) -> float:
-            return _median_censored(p, horizon) - _median_censored(q, horizon)
+    if horizon is not None:  # censored: the rank-valid, restricted stand-in
+        x, y = np.minimum(x, horizon + 1), np.minimum(y, horizon + 1)
+        ma, mb = (float(np.quantile(v, 0.5, method="inverted_cdf")) for v in (x, y))
+        bound = {(False, False): "exact", (False, True): "lower bound", (True, False): "upper bound"}.get(
+            (ma > horizon, mb > horizon), "undefined")
 
         def ratio(p: np.ndarray, q: np.ndarray) -> float:
-            return _median_censored(q, horizon) / _median_censored(p, horizon)
+            return float(np.quantile(q, 0.5, method="inverted_cdf") / np.quantile(p, 0.5, method="inverted_cdf"))
 
         out.update(a_median=_fmt(ma, horizon), b_median=_fmt(mb, horizon),
                    a_reached=float(np.mean(x <= horizon)), b_reached=float(np.mean(y <= horizon)),
-                   diff=_fmt(ma - mb, horizon) if math.isfinite(ma) and math.isfinite(mb) else None,
-                   diff_ci95=_bootstrap(diff, x, y, rng, resamples),
-                   ratio_b_over_a=(mb / ma) if math.isfinite(ma) and math.isfinite(mb) else None,
-                   ratio_ci95=_bootstrap(ratio, x, y, rng, resamples))
+                   a_restricted_mean=round(float(x.mean()), 3), b_restricted_mean=round(float(y.mean()), 3),
+                   ratio_b_over_a=None if bound == "undefined" else round(mb / ma, 3), ratio_bound=bound,
+                   ratio_ci95=[_round(v) for v in _bootstrap(ratio, x, y, rng, resamples)]
+                   if bound != "undefined" else [None, None])
+    else:
+        out.update(a=float(x.mean()), b=float(y.mean()))
+    out["diff"] = float(x.mean() - y.mean())
+    lo, hi = _bootstrap(lambda p, q: p.mean() - q.mean(), x, y, rng, resamples)
     nonzero = int(np.sum(x != y))
     out["nonzero_pairs"] = nonzero
     out["wilcoxon_p"] = float(wilcoxon(x, y).pvalue) if nonzero >= 1 else 1.0
     sign = 1 if higher_is_better else -1
-    lo, hi = out["diff_ci95"]
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0 <= hi:
         out["verdict"] = "no difference (interval holds 0)"
     elif out["wilcoxon_p"] >= 0.05:
@@ -122,8 +122,6 @@ def paired(a: Sequence[float], b: Sequence[float], *, higher_is_better: bool, ho
     else:
         out["verdict"] = "A better" if sign * lo > 0 else "B better"
     out["diff_ci95"] = [_round(lo), _round(hi)]
-    if "ratio_ci95" in out:
-        out["ratio_ci95"] = [_round(v) for v in out["ratio_ci95"]]
     return out
 
 
@@ -132,4 +130,4 @@ def _round(v: float) -> float | None:
 
 
 def _fmt(v: float, horizon: int) -> float | str:
-    return round(v, 3) if math.isfinite(v) else f"> {horizon}"
+    return round(v, 3) if math.isfinite(v) and v <= horizon else f"> {horizon}"

@@ -43,4 +43,7 @@ def test_paired_comparison_calls_differences_only_outside_the_noise() -> None:
     assert better["verdict"] == "A better" and better["wilcoxon_p"] < 1e-6 and better["diff_ci95"][0] > 0.19
     fewer = paired([5.0] * 20, [10.0] * 10 + [math.inf] * 10, higher_is_better=False, horizon=50)
     assert fewer["verdict"] == "A better" and fewer["b_median"] == 10.0 and fewer["ratio_b_over_a"] == 2.0
-    assert fewer["b_reached"] == 0.5
+    assert fewer["b_reached"] == 0.5 and fewer["b_restricted_mean"] == 30.5 and fewer["ratio_bound"] == "exact"
+    never = paired([5.0] * 20, [10.0] * 5 + [math.inf] * 15, higher_is_better=False, horizon=50)
+    assert never["b_median"] == "> 50" and never["ratio_bound"] == "lower bound" and never["ratio_b_over_a"] == 10.2
+    assert never["verdict"] == "A better" and never["diff_ci95"][1] < 0
