@@ -289,6 +289,8 @@ def report(results: list[dict[str, Any]], seeds: int, wall_s: float) -> None:
 
     ok = [r for r in results if "error" not in r]
     errors = [r for r in results if "error" in r]
+    if any(r["problem"] not in _PROBLEMS for r in ok):  # merged runs of problems this call did not load
+        _init(None)
     groups: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for r in ok:  # OpenCL problems and Kernel Tuner tables apart: never pooled
         for g in dict.fromkeys((_family(r["problem"]), r["problem"].split("/")[0], r["problem"])):
