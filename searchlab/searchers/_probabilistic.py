@@ -26,13 +26,13 @@ Choices the paper leaves open, and ours:
   finished tests.
 - §7 constraint scaling (named only): each constraint's predicted P(ok) is calibrated
   against its observed failure rate among the searcher's own tests
-  (``_probabilistic_model.Calibration``; ``constraint_scaling``).
+  (``_probabilistic_calibration.Calibration``; ``constraint_scaling``).
 - §7 boundary conditions (named only): derivative projections never step outside the space
   (``_regression``; ``boundary``).
 - §5.2: the projected derivative is the mean of the slopes to the neighbours, where the
   paper's formula read literally sums them (``_regression``).
 - Quality transform (``quality``): ``raw`` (the paper: the optimisation formula as is),
-  ``log`` or ``inverse`` (``_probabilistic_model``).
+  ``log`` or ``inverse`` (``_probabilistic_model``, ``_probabilistic_calibration.transform``).
 - Distances are rank-scaled per knob, not scaled by each knob's impact (§7 "distance
   scaling"; ``_regression``).
 
@@ -158,7 +158,7 @@ class ProbabilisticSearcher(Searcher):
                 scores = evidence.log_scores(pool, x, self._reference_nn(len(evidence.rows)), factors)
                 best = int(np.argmax(scores))
                 pick = pool[best]
-                self._predicted[pick] = {n: float(t[best]) for n, t in evidence.last_terms.items()}
+                self._predicted[pick] = {name: float(t[best]) for name, t in evidence.last_terms.items()}
             chosen.append(pick)
             evidence.add_believer(pick, self.encoder.encode([pick])[0])
         return chosen
