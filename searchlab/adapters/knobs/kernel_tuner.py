@@ -6,7 +6,9 @@ joined with commas). Here its parameters become ordinal knobs, and each entry a 
 
 - a number in the objective field (``time``, ms): OK, with the recorded ``times`` as
   samples (every one kept: ``problem.sample_noise=true`` replays one of them per evaluation,
-  searchlab.tables) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``);
+  searchlab.tables) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``), the
+  objective field included, so a sensor model's objective formula (default: ``time``)
+  reads the measured objective (paper 001 §4: the quality is predicted from sensors);
 - ``"CompilationFailedConfig"``: FAILED(compile); ``"RuntimeFailedConfig"`` (the kernel
   failed to launch or run, typically too many resources requested for the launch):
   FAILED(launch); ``"InvalidConfig"``: FAILED(invalid);
@@ -100,14 +102,15 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
             config = Config({n: entry[n] for n in names})
         except (KeyError, TypeError) as exc:
             raise ConfigError(f"Kernel Tuner cache {str(path)!r}: an entry lacks parameter {exc}") from None
-        rows[config] = _entry_measurement(entry, objective, set(names) | {"times", "timestamp", objective})
+        rows[config] = _entry_measurement(entry, objective, set(names) | {"times", "timestamp"})
     if not any(m.objective is not None for m in rows.values()):
         raise ConfigError(f"Kernel Tuner cache {str(path)!r}: none of its {len(rows)} entries has a numeric "
                           f"{objective!r} (all failed or unusable): nothing to tune")
     higher = bool(data.get("objective_higher_is_better", False))
     direction = Direction.MAXIMIZE if higher else Direction.MINIMIZE
-    spec = dict(model or {}) or {**MODEL, "objective": objective, "direction": direction.value,
-                                 "sensors": sorted({objective, "compile_time"})}
+    sensed = _sensor_name(objective)  # the objective is a sensor too, under its sanitised name
+    spec = dict(model or {}) or {**MODEL, "objective": sensed, "direction": direction.value,
+                                 "sensors": sorted({sensed, "compile_time"})}
     sensor_model = model_from_spec(spec, knobs=names)
     space: KnobSpace
     if missing == "constraint":
