@@ -66,12 +66,13 @@ PROBLEMS: dict[str, Callable[[Path], Problem]] = {
     "synthetic_knobs": lambda _: SyntheticKnobs(),
     "thresholds_plateaus": lambda _: TinyThresholds(),
 }
+ONE_RUN = {"min_runs": 1, "max_runs": 1, "min_time_s": 0.0, "warmup": 0}  # the shared protocol, once
 LIVE: dict[str, Callable[[], Problem]] = {
-    "fir": lambda: Fir(arch="none", n=256, taps=16, max_banks=4, max_accesses=4, runs=1),
-    "matmul_blocked": lambda: MatmulBlocked(arch="none", n=32, stripe=8, runs=1),
-    "conv2d": lambda: Conv2d(arch="none", height=16, width=32, filter=3, max_pixels=4, runs=1),
+    "fir": lambda: Fir(arch="none", n=256, taps=16, max_banks=4, max_accesses=4, measure=ONE_RUN),
+    "matmul_blocked": lambda: MatmulBlocked(arch="none", n=32, stripe=8, measure=ONE_RUN),
+    "conv2d": lambda: Conv2d(arch="none", height=16, width=32, filter=3, max_pixels=4, measure=ONE_RUN),
     "smith_waterman": lambda: SmithWaterman(arch="none", sequences=2, length=16, query=16, max_swath=8,
-                                            max_share=4, runs=1),
+                                            max_share=4, measure=ONE_RUN),
 }
 
 
