@@ -1,10 +1,10 @@
-"""Grammar problems (paper 002): any acyclic grammar as a derivation DAG, and the DFT
-Cooley-Tukey breakdown grammar on executable numpy FFT plans."""
+"""Grammar problems (paper 002): any acyclic grammar as a derivation DAG, and the grammar
+of our adaptive C DFT library (generated codelets, recursive executor, timed in C)."""
 
 from adapters.grammar._grammar import Grammar, Production, load_grammar, word_counts
 from adapters.grammar._strings import StringGraph
 from adapters.grammar._tree import TreeGraph
-from adapters.grammar.dft import DftConfig, DftProblem, dft_grammar
+from adapters.grammar.dft import DftConfig, DftProblem, dft_grammar, ruletree
 from adapters.grammar.problem import GrammarProblem, GrammarProblemConfig, Word
 
 SCHEMAS: dict[str, type] = {
@@ -24,6 +24,7 @@ __all__ = [
     "TreeGraph",
     "Word",
     "dft_grammar",
+    "ruletree",
     "load_grammar",
     "word_counts",
 ]
