@@ -75,6 +75,7 @@ def load(max_codelet: int) -> ctypes.CDLL:
     lib.fl_buffered.restype, lib.fl_buffered.argtypes = _P, [_P]
     lib.fl_split.restype, lib.fl_split.argtypes = _P, [_P, _P, _P, ctypes.c_int]
     lib.fl_destroy.restype, lib.fl_destroy.argtypes = None, [_P]
+    lib.fl_set_clock.restype, lib.fl_set_clock.argtypes = None, [ctypes.c_int]
     lib.fl_set_cpus.restype, lib.fl_set_cpus.argtypes = None, [ctypes.c_int, ctypes.c_int]
     lib.fl_run_dft.restype, lib.fl_run_dft.argtypes = ctypes.c_double, [_P, _P, _P, _L, _L, _L, _L, _L, _L]
     lib.fl_run_tws.restype, lib.fl_run_tws.argtypes = ctypes.c_double, [_P, _P, _P, _L, _P, _L, _L, _L, _L, _L]

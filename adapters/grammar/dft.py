@@ -7,7 +7,10 @@ the shared protocol (:func:`searchlab.measure.measure`): each run is one C call 
 a batch of back-to-back executions lasting about ``batch_s`` with its own clock, so no
 Python call is inside a timed region. Objective: pseudo-Mflop/s = 5·n·log2(n)/median time
 (§5), maximised; every batch's value is kept as a sample. Timing pins the process to its
-first allowed core (the OpenMP helper thread to the second), restored afterwards.
+first allowed core (the OpenMP helper thread to the second), restored afterwards. The
+clock is the timing thread's CPU time by default (``clock=cpu``: on a machine shared by
+several jobs, elapsed time mostly measures the scheduler); OpenMP plans (``threads=2``)
+need ``clock=wall``.
 
 Sub-problems (capability ``subproblems``, for DP as FFTW/Spiral do it, §4.2) are measured
 in the context a parent split gives them (``subproblem_context=strided``, default):
@@ -49,7 +52,8 @@ class DftConfig:
     _target_: str = "adapters.grammar.DftProblem"
     size: int = 1024  # n, a power of two, 2 .. 2^22
     max_codelet: int = 32  # largest generated codelet (every power of two up to it)
-    threads: int = 2  # > 1: the top split may run over 2 OpenMP threads (rule DFT_n -> omp TW_k DFT_m)
+    threads: int = 1  # 2: the top split may also run over 2 OpenMP threads (rule DFT_n -> omp ...; needs clock=wall)
+    clock: str = "cpu"  # cpu: the timing thread's CPU time (robust to a shared machine); wall: elapsed time
     subproblem_context: str = "strided"  # DP's sub-problems: strided (in a parent's context) or standalone
     min_runs: int = 5  # measurement protocol (searchlab.measure): runs of a batch each
     max_runs: int = 30
@@ -75,7 +79,7 @@ class DftProblem(Problem):
     capabilities = frozenset({"subproblems"})
     code_version = "2"
 
-    def __init__(self, size: int = 1024, max_codelet: int = 32, threads: int = 2,
+    def __init__(self, size: int = 1024, max_codelet: int = 32, threads: int = 1, clock: str = "cpu",
                  subproblem_context: str = "strided", min_runs: int = 5, max_runs: int = 30,
                  min_time_s: float = 0.01, target_rel_ci: float = 0.02, warmup: int = 1, batch_s: float = 0.001,
                  pin: bool = True, tolerance: float = 1e-10, seed: int = 0) -> None:
@@ -83,14 +87,19 @@ class DftProblem(Problem):
         self.max_codelet = _power_of_two(max_codelet, "max_codelet", 64)
         if subproblem_context not in ("strided", "standalone"):
             raise ConfigError(f"problem.subproblem_context={subproblem_context!r}: must be 'strided' or 'standalone'")
+        if clock not in ("cpu", "wall"):
+            raise ConfigError(f"problem.clock={clock!r}: must be 'cpu' (thread CPU time) or 'wall'")
+        if threads > 1 and clock != "wall":
+            raise ConfigError(f"problem.threads={threads} needs problem.clock=wall: one thread's CPU time cannot "
+                              "time a plan that runs on two")
         if not (isinstance(threads, int) and threads >= 1 and batch_s >= 0 and 0 < tolerance < 1):
             raise ConfigError(f"problem: need threads >= 1, batch_s >= 0 and 0 < tolerance < 1; got threads={threads}, "
                               f"batch_s={batch_s}, tolerance={tolerance}")
         self.protocol = MeasurementProtocol(min_runs, max_runs, min_time_s, target_rel_ci, warmup)
-        super().__init__(size=size, max_codelet=max_codelet, threads=threads, subproblem_context=subproblem_context,
+        super().__init__(size=size, max_codelet=max_codelet, threads=threads, clock=clock, subproblem_context=subproblem_context,
                          min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s, target_rel_ci=target_rel_ci,
                          warmup=warmup, batch_s=batch_s, pin=pin, tolerance=tolerance, seed=seed)
-        self.context, self.batch_s, self.pin = subproblem_context, batch_s, pin
+        self.context, self.batch_s, self.pin, self.clock = subproblem_context, batch_s, pin, clock
         self.tolerance, self.seed = tolerance, seed
         self.graph = TreeGraph(dft_grammar(self.n, self.max_codelet, threads), subwords=True)
         self.twiddles = _clib.Twiddles()
@@ -160,6 +169,7 @@ class DftProblem(Problem):
         x, ref = self._reference(spec, extent)
         y = np.zeros_like(x)
         run, cap = self._runner(plan, spec, extent, x, y)
+        plan.lib.fl_set_clock(int(self.clock == "cpu"))
         with _Pinned(plan.lib, self.pin):
             error = self._check(run, x, y, ref, label)
             data = x * 1e-150 if isinstance(spec, _fft.Twiddle) else x

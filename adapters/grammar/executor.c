@@ -145,9 +145,13 @@ void fl_set_cpus(int cpu0, int cpu1) {
 }
 
 /* -- timing: the loop is here, not in Python ------------------------------------------- */
+static int cpu_clock = 1;  /* 1: this thread's CPU time (robust to time-slicing), 0: wall clock */
+
+void fl_set_clock(int cpu) { cpu_clock = cpu; }
+
 static double now(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
