@@ -14,8 +14,9 @@ from any node and never enumerates.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Union
 
 from adapters.grammar._grammar import Grammar, word_counts
@@ -46,6 +47,8 @@ class TreeGraph(DerivationGraph):
         self.subwords = subwords
         self._words = word_counts(grammar)
         self._labels = {a: {self._label(a, rhs): rhs for rhs in grammar.alternatives(a)} for a in grammar.nonterminals}
+        self._rules = {a: list(labels.items()) for a, labels in self._labels.items()}
+        self._leaves: dict[Node, list[tuple[Path, str]]] = {}  # open leaves of recently built forms
 
     @staticmethod
     def _label(symbol: str, rhs: tuple[str, ...]) -> str:
@@ -57,7 +60,11 @@ class TreeGraph(DerivationGraph):
         return self.grammar.start
 
     def open_leaves(self, node: Node) -> list[tuple[Path, str]]:
-        """Open (nonterminal) leaves, left to right, with their child-index paths."""
+        """Open (nonterminal) leaves, left to right, with their child-index paths (memoised:
+        a form built by :meth:`lazy_children` gets its leaves from its parent's)."""
+        known = self._leaves.get(node)
+        if known is not None:
+            return known
         out: list[tuple[Path, str]] = []
         stack: list[tuple[Path, Tree]] = [((), node)]  # type: ignore[list-item]
         while stack:
@@ -67,7 +74,13 @@ class TreeGraph(DerivationGraph):
                     out.append((path, tree))
                 continue
             stack.extend(((*path, i), kid) for i, kid in reversed(list(enumerate(tree[1]))))
+        self._remember(node, out)
         return out
+
+    def _remember(self, node: Node, leaves: list[tuple[Path, str]]) -> None:
+        if len(self._leaves) > 200_000:  # bounded: a long search builds millions of forms
+            self._leaves.clear()
+        self._leaves[node] = leaves
 
     def _expand(self, node: Tree, path: Path, symbol: str, rhs: tuple[str, ...]) -> Tree:
         if not path:
@@ -90,6 +103,13 @@ class TreeGraph(DerivationGraph):
 
     def canonical_children(self, node: Node) -> Sequence[Arc]:
         return self._arcs(node, self.open_leaves(node)[:1])
+
+    def lazy_children(self, node: Node, canonical: bool = False) -> Sequence[Arc]:
+        """The arcs of :meth:`children` (or :meth:`canonical_children`) in the same order,
+        each child built only when indexed: a random descent builds one form per step
+        instead of every rewrite of every open leaf."""
+        leaves = self.open_leaves(node)
+        return _LazyArcs(self, node, leaves[:1] if canonical else leaves)
 
     def is_word(self, node: Node) -> bool:
         return not self.open_leaves(node)
@@ -185,6 +205,33 @@ class TreeGraph(DerivationGraph):
 
     def subproblem_of(self, key: str) -> str:
         return symbol_of(self.parse(key))
+
+
+class _LazyArcs(Sequence[Arc]):
+    def __init__(self, graph: TreeGraph, node: Node, leaves: list[tuple[Path, str]]) -> None:
+        self.graph, self.node, self.leaves = graph, node, leaves
+        self.all_leaves = graph.open_leaves(node)
+        self.offsets = [0]
+        for _, symbol in leaves:
+            self.offsets.append(self.offsets[-1] + len(graph._rules[symbol]))
+
+    def __len__(self) -> int:
+        return self.offsets[-1]
+
+    def __iter__(self) -> Iterator[Arc]:
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, i: int) -> Arc:  # type: ignore[override]
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        j = bisect.bisect_right(self.offsets, i) - 1
+        path, symbol = self.leaves[j]
+        label, rhs = self.graph._rules[symbol][i - self.offsets[j]]
+        child = self.graph._expand(self.node, path, symbol, rhs)  # type: ignore[arg-type]
+        g = self.graph.grammar
+        new = [((*path, k), s) for k, s in enumerate(rhs) if g.is_nonterminal(s)]
+        self.graph._remember(child, [*self.all_leaves[:j], *new, *self.all_leaves[j + 1:]])
+        return f"{'.'.join(map(str, path))}:{label}", child
 
 
 def _postorder(g: Grammar) -> list[str]:

@@ -55,6 +55,7 @@ class DagWalker:
             raise ConfigError(f"searcher.arcs={arcs!r}: must be 'all' (every derivation order) or 'canonical'")
         self.space = space
         self.arcs = space.children if arcs == "all" else space.canonical_children
+        self._canonical = arcs == "canonical"
         self.proposed: set[Node] = set()  # sinks already proposed (pending or told)
         self.dead: set[Node] = set()  # no word below (found by search; a permanent fact)
         self.exhausted: set[Node] = set()  # no unproposed word below (monotone; includes found dead ends)
@@ -78,14 +79,14 @@ class DagWalker:
         if self.space.is_word(node):
             return None if self.blocked(node, no_repeat) else ([], node)
         path: list[str] = []
-        stack: list[tuple[Node, list[Arc]]] = [(node, list(self.arcs(node)))]
+        stack: list[tuple[Node, Sequence[Arc], list[int]]] = [self._frame(node)]
         while stack:
-            current, arcs = stack[-1]
+            current, arcs, left = stack[-1]
             picked: Arc | None = None
-            while arcs and picked is None:
-                i = int(rng.integers(len(arcs)))
-                arcs[i], arcs[-1] = arcs[-1], arcs[i]
-                label, child = arcs.pop()
+            while left and picked is None:  # uniform among the arcs not yet found blocked
+                i = int(rng.integers(len(left)))
+                left[i], left[-1] = left[-1], left[i]
+                label, child = arcs[left.pop()]  # builds this one child only
                 if not self.blocked(child, no_repeat):
                     picked = (label, child)
             if picked is None:
@@ -97,8 +98,12 @@ class DagWalker:
             path.append(picked[0])
             if self.space.is_word(picked[1]):
                 return path, picked[1]
-            stack.append((picked[1], list(self.arcs(picked[1]))))
+            stack.append(self._frame(picked[1]))
         return None
+
+    def _frame(self, node: Node) -> tuple[Node, Sequence[Arc], list[int]]:
+        arcs = self.space.lazy_children(node, self._canonical)
+        return node, arcs, list(range(len(arcs)))
 
 
 class _First:
