@@ -25,7 +25,7 @@ from searchlab.errors import EvaluationError
 from searchlab.records import FailureMode
 
 
-def dft_grammar(n: int, max_codelet: int, threads: int = 2) -> Grammar:
+def dft_grammar(n: int, max_codelet: int, threads: int = 1) -> Grammar:
     sizes = [2**j for j in range(1, int(math.log2(n)) + 1)]
     leaves = [s for s in sizes if s <= max_codelet]
     stages = [k for k in sizes if k <= n // 2]
