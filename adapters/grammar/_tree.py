@@ -49,6 +49,7 @@ class TreeGraph(DerivationGraph):
         self._labels = {a: {self._label(a, rhs): rhs for rhs in grammar.alternatives(a)} for a in grammar.nonterminals}
         self._rules = {a: list(labels.items()) for a, labels in self._labels.items()}
         self._leaves: dict[Node, list[tuple[Path, str]]] = {}  # open leaves of recently built forms
+        self._built: dict[str, Tree] = {}  # key -> form, for forms this graph built and named
 
     @staticmethod
     def _label(symbol: str, rhs: tuple[str, ...]) -> str:
@@ -121,18 +122,22 @@ class TreeGraph(DerivationGraph):
         return count
 
     def key(self, node: Node) -> str:
-        tree: Tree = node  # type: ignore[assignment]
-        if isinstance(tree, str):
-            return tree
-        return f"{tree[0]}({','.join(self.key(kid) for kid in tree[1])})"
+        """``A(x,B(y))``; remembered (bounded), so :meth:`node` of a key just made is a lookup."""
+        key = _key(node)  # type: ignore[arg-type]
+        if len(self._built) > 100_000:
+            self._built.clear()
+        self._built[key] = node  # type: ignore[assignment]
+        return key
 
     def node(self, key: str) -> Tree:
-        tree = self.parse(key)
+        known = self._built.get(key)
+        tree = self.parse(key) if known is None else known
         top = symbol_of(tree)
         if top != self.root and not (self.subwords and self.grammar.is_nonterminal(top)):
             allowed = "a nonterminal" if self.subwords else f"the start symbol {self.root!r}"
             raise InvalidConfigError(f"{key!r} is not a form of this grammar: its root must be {allowed}")
-        self._check(tree, key)
+        if known is None:  # a form this graph built is made of its rules already
+            self._check(tree, key)
         return tree
 
     # -- parsing and checking -----------------------------------------------------------
@@ -205,6 +210,12 @@ class TreeGraph(DerivationGraph):
 
     def subproblem_of(self, key: str) -> str:
         return symbol_of(self.parse(key))
+
+
+def _key(tree: Tree) -> str:
+    if isinstance(tree, str):
+        return tree
+    return f"{tree[0]}({','.join(_key(kid) for kid in tree[1])})"
 
 
 class _LazyArcs(Sequence[Arc]):
