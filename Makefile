@@ -6,9 +6,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup opencl demo test test-deps lint bench study clean
+.PHONY: setup opencl dftlibs demo test test-deps lint bench study clean
 
-setup: $(STAMP) opencl
+setup: $(STAMP) opencl dftlibs
 
 # Reinstall only when the package metadata changes: a second `make setup` is fast.
 $(STAMP): pyproject.toml
@@ -28,6 +28,13 @@ opencl: $(STAMP)
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq pocl-opencl-icd >/dev/null; \
 		$(BIN)/python -c 'import pyopencl as cl; print("OpenCL:", [d.name for p in cl.get_platforms() for d in p.get_devices()])'; \
 	fi
+
+# problem=dft compiles its C library with the system gcc (OpenMP) and compares with FFTW 3 (Debian's).
+dftlibs:
+	@command -v gcc >/dev/null 2>&1 && test -e /usr/include/fftw3.h || { \
+		echo "installing Debian's gcc and libfftw3-dev for problem=dft"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq gcc libfftw3-dev >/dev/null; }
 
 demo: setup
 	$(BIN)/python -m searchlab problem=lud searcher=tag $(ARGS)

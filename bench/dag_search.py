@@ -32,12 +32,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from dag_search_parts import SEARCHERS, Table, confirm, plot, run, summary  # noqa: E402
+from dag_search_parts import SEARCHERS, Table, confirm, plot, run, summary
 
-from adapters.grammar import DftProblem  # noqa: E402
-from adapters.grammar._fftw import fftw_reference  # noqa: E402
-from searchlab.measure import MeasurementProtocol  # noqa: E402
-from searchlab.searchers import DpSearcher  # noqa: E402
+from adapters.grammar import DftProblem
+from adapters.grammar._fftw import fftw_reference
+from searchlab.measure import MeasurementProtocol
+from searchlab.searchers import DpSearcher
 
 RESULTS = Path(__file__).parent / "results"
 PROTOCOL = {"min_runs": 3, "max_runs": 10, "min_time_s": 0.003, "target_rel_ci": 0.03, "warmup": 1,

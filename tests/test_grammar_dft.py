@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from adapters.grammar import DftProblem, dft_grammar, ruletree, word_counts
-from adapters.grammar import _clib, _codegen, _fftw
+from adapters.grammar import DftProblem, _clib, _codegen, _fftw, dft_grammar, ruletree, word_counts
 from adapters.grammar._fft import Leaf, Split, Twiddle, describe
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
@@ -54,7 +53,8 @@ def _radix2(n: int) -> Split | Leaf:
 @pytest.mark.parametrize("spec", [
     _radix2(2**14),
     Split(Twiddle("t1v", 32), Split(Twiddle("t1v", 16), Leaf("n1v", 32))),
-    Split(Twiddle("buf", 128, Split(Twiddle("t1v", 4), Leaf("n1", 32))), Split(Twiddle("buf", 8, Leaf("n1v", 8)), Leaf("n1v", 16))),
+    Split(Twiddle("buf", 128, Split(Twiddle("t1v", 4), Leaf("n1", 32))),
+          Split(Twiddle("buf", 8, Leaf("n1v", 8)), Leaf("n1v", 16))),
     Split(Twiddle("t1", 16), Split(Twiddle("t1v", 32), Leaf("n1v", 32)), parallel=True),
 ], ids=describe)
 def test_large_plans_of_every_kind_match_numpy(spec: Split | Leaf) -> None:

@@ -24,7 +24,7 @@ __all__ = [
     "TreeGraph",
     "Word",
     "dft_grammar",
-    "ruletree",
     "load_grammar",
+    "ruletree",
     "word_counts",
 ]

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from adapters.grammar import _codegen
-from adapters.grammar._fft import Leaf, Spec, Split, TwSpec, Twiddle
+from adapters.grammar._fft import Leaf, Spec, Split, Twiddle, TwSpec
 from searchlab.errors import ConfigError
 
 EXECUTOR = Path(__file__).with_name("executor.c")

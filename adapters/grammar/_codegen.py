@@ -54,8 +54,7 @@ class _Body:
         if self.vector:
             self.lines.append(f"ST2({address[0]}, {address[1]}, {a});")
         else:
-            re, im = a
-            self.lines.append(f"{address}[0] = {re}; {address}[1] = {im};")
+            self.lines.append(f"{address}[0] = {a[0]}; {address}[1] = {a[1]};")
 
     def add(self, a: Var, b: Var, sign: str) -> Var:
         name = self._fresh()

@@ -75,5 +75,6 @@ def fftw_reference(n: int, flag: str, protocol: MeasurementProtocol, batch_s: fl
         fftw.fftw_destroy_plan(plan)
     flops = 5.0 * n * math.log2(n)
     lo, hi = samples.ci95
-    return {"flag": flag, "plan_s": plan_s, "plan_cpu_s": plan_cpu_s, "relative_error": error, "mflops": flops / samples.median / 1e6,
-            "mflops_ci95": [flops / hi / 1e6, flops / lo / 1e6], "runs": len(samples.values), "batch": reps}
+    return {"flag": flag, "plan_s": plan_s, "plan_cpu_s": plan_cpu_s, "relative_error": error,
+            "mflops": flops / samples.median / 1e6, "mflops_ci95": [flops / hi / 1e6, flops / lo / 1e6],
+            "runs": len(samples.values), "batch": reps}
