@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,7 +104,8 @@ class DftProblem(Problem):
         self.tolerance, self.seed = tolerance, seed
         self.graph = TreeGraph(dft_grammar(self.n, self.max_codelet, threads), subwords=True)
         self.twiddles = _clib.Twiddles()
-        self._data: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._inputs: dict[int, np.ndarray] = {}
+        self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 
     @property
     def space(self) -> TreeGraph:
@@ -113,6 +115,7 @@ class DftProblem(Problem):
         super().setup(device)
         _clib.load(self.max_codelet)  # compile (or load the cached build) once per worker
         self._data.clear()
+        self._inputs.clear()
 
     def spec(self, config: Config) -> _fft.Spec | _fft.TwSpec:
         return ruletree(self.graph.word_of(config))  # type: ignore[arg-type]
@@ -126,19 +129,27 @@ class DftProblem(Problem):
         return 2 * size if isinstance(spec, _fft.Twiddle) else size
 
     def _reference(self, spec: _fft.Spec | _fft.TwSpec, extent: int) -> tuple[np.ndarray, np.ndarray]:
+        """Input (one per extent) and numpy's answer for a plan in its context; answers are
+        kept least-recently-used up to 512 MB (at 2^20 each is 16 MB)."""
         kind = "tw" if isinstance(spec, _fft.Twiddle) else "dft"
-        cache_key = (f"{kind}{spec.size}", extent)
-        if cache_key not in self._data:
-            x = _fft.random_input(extent, 1, self.seed)[0]
-            k = spec.size
-            if kind == "dft":  # I_v ⊗ DFT_k on x read at stride v = extent/k: ref[l·k + j]
-                ref = np.fft.fft(x.reshape(k, extent // k).T, axis=1).ravel()
-            else:  # (DFT_k ⊗ I_m) T^extent_m in place: column j of the k x m view, scaled, transformed
-                m = extent // k
-                scale = np.exp(-2j * np.pi * np.outer(np.arange(k), np.arange(m)) / extent)
-                ref = np.fft.fft(x.reshape(k, m) * scale, axis=0).ravel()
-            self._data[cache_key] = (x, ref)
-        return self._data[cache_key]
+        key = (f"{kind}{spec.size}", extent)
+        if extent not in self._inputs:
+            self._inputs[extent] = _fft.random_input(extent, 1, self.seed)[0]
+        x = self._inputs[extent]
+        if key in self._data:
+            self._data.move_to_end(key)
+            return x, self._data[key]
+        k = spec.size
+        if kind == "dft":  # I_v ⊗ DFT_k on x read at stride v = extent/k: ref[l·k + j]
+            ref = np.fft.fft(x.reshape(k, extent // k).T, axis=1).ravel()
+        else:  # (DFT_k ⊗ I_m) T^extent_m in place: column j of the k x m view, scaled, transformed
+            m = extent // k
+            scale = np.exp(-2j * np.pi * np.outer(np.arange(k), np.arange(m)) / extent)
+            ref = np.fft.fft(x.reshape(k, m) * scale, axis=0).ravel()
+        self._data[key] = ref
+        while sum(r.nbytes for r in self._data.values()) > 512 << 20 and len(self._data) > 1:
+            self._data.popitem(last=False)
+        return x, ref
 
     def _runner(self, plan: _clib.Plan, spec: _fft.Spec | _fft.TwSpec, extent: int, x: np.ndarray,
                 y: np.ndarray) -> tuple[object, int]:
