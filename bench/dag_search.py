@@ -127,6 +127,7 @@ def main() -> None:
     parser.add_argument("--measure-max", type=int, default=16, help="FFTW_MEASURE only up to 2^this (plan time)")
     parser.add_argument("--big-from", type=int, default=18, help="from 2^this: --big-budget and --big-searchers")
     parser.add_argument("--big-budget", type=int, default=25)
+    parser.add_argument("--max-runs", type=int, default=int(PROTOCOL["max_runs"]), help="protocol: runs per measurement")
     parser.add_argument("--big-searchers", nargs="+", default=["tag", "mc"], choices=sorted(SEARCHERS))
     parser.add_argument("--out", type=Path, default=RESULTS / "dag_search.json")
     parser.add_argument("--plot-only", action="store_true")
@@ -134,6 +135,7 @@ def main() -> None:
     if args.plot_only:
         plot(json.loads(args.out.read_text()), args.out.with_suffix(".png"))
         return
+    PROTOCOL["max_runs"] = args.max_runs
     started = time.perf_counter()
     results: dict[str, Any] = {
         "what": "TAG/MC/UCT/random vs DP on the C DFT library's grammar (paper 002 Fig. 7(a), 8), and FFTW 3",

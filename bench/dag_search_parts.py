@@ -168,7 +168,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
         axes[4].plot(t, [s["confirm"].get(f"dp_{c}", {}).get("mflops_median", np.nan) for s in sizes], "s-",
                      label=f"DP {c} (re-measured)")
     axes[4].plot(t, [max((v["mflops_median"] for k, v in s["confirm"].items() if isinstance(v, dict)), default=np.nan)
-                     for s in sizes], "o-", label="best of all searchers (re-measured)")
+                     for s in sizes], "o-", label="best re-measured plan (any searcher or DP)")
     for flag in ("measure", "patient"):
         pts = [(tt, f["mflops"]) for tt, s in zip(t, sizes) for f in s["fftw"] if f["flag"] == flag]
         if pts:
