@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from dag_search_parts import SEARCHERS, Table, confirm, plot, run, summary
+from dag_search_parts import SEARCHERS, Table, comparisons, confirm, plot, run, summary
 
 from adapters.grammar import DftProblem
 from adapters.grammar._fftw import fftw_reference
@@ -94,6 +94,7 @@ def bench_size(t: int, args: argparse.Namespace, fig7: bool) -> dict[str, Any]:
         print(f"  2^{t} {name}: evals to DP median {s['evals_to_dp']['median']} ({s['evals_to_dp']['reached']}/"
               f"{args.seeds}), final/DP {s['final_best_over_dp']['median']:.3f}, overhead "
               f"{100 * s['overhead_fraction']['median']:.2f} %", flush=True)
+    out["tests"] = comparisons(out["searchers"])
     if fig7:
         out["fig7a"] = {f"{k}={v}": searcher_runs("tag", SEARCHERS["tag"].with_(**{k: v}), main, args,
                                                   dp_ref["best_mflops"], dp_ref["time_s"])["final_best_over_dp"]

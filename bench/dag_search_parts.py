@@ -114,6 +114,31 @@ def summary(values: list[float | None]) -> dict[str, Any]:
             "median_ci95": [_num(lo), _num(hi)], "reached": len(finite), "runs": len(data)}
 
 
+def compare(a: list[float], b: list[float]) -> dict[str, Any]:
+    """Two-sided Mann-Whitney U test of two searchers' per-seed values (rank-based, no
+    normality assumed), with the difference of medians."""
+    from scipy.stats import mannwhitneyu
+
+    test = mannwhitneyu(a, b, alternative="two-sided")
+    return {"median_a": statistics.median(a), "median_b": statistics.median(b),
+            "median_difference": statistics.median(a) - statistics.median(b), "p_value": float(test.pvalue),
+            "seeds": [len(a), len(b)]}
+
+
+def comparisons(searchers: dict[str, Any], dp_time_key: str = "best_at_dp_time") -> dict[str, Any]:
+    """TAG against every other searcher: best at the end and at DP's time (÷ DP's best)."""
+    out: dict[str, Any] = {}
+    if "tag" not in searchers:
+        return out
+    for name, other in searchers.items():
+        if name == "tag":
+            continue
+        for key in ("final_best", dp_time_key):
+            out[f"tag_vs_{name}:{key}"] = compare([r[key] for r in searchers["tag"]["runs"]],
+                                                   [r[key] for r in other["runs"]])
+    return out
+
+
 def _num(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
@@ -189,4 +214,4 @@ def plot(results: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=90)
 
 
-__all__ = ["SEARCHERS", "Table", "Trace", "confirm", "plot", "run", "summary"]
+__all__ = ["SEARCHERS", "Table", "Trace", "comparisons", "confirm", "plot", "run", "summary"]
