@@ -6,9 +6,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup opencl demo test test-deps lint bench study clean
+# `futhark`: the real Futhark compiler (docs/futhark.md), see tools/install_futhark.sh.
+.PHONY: setup opencl futhark demo test test-deps lint bench study clean
 
-setup: $(STAMP) opencl
+setup: $(STAMP) opencl futhark
 
 # Reinstall only when the package metadata changes: a second `make setup` is fast.
 $(STAMP): pyproject.toml
@@ -28,6 +29,10 @@ opencl: $(STAMP)
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq pocl-opencl-icd >/dev/null; \
 		$(BIN)/python -c 'import pyopencl as cl; print("OpenCL:", [d.name for p in cl.get_platforms() for d in p.get_devices()])'; \
 	fi
+
+# The real Futhark compiler in a private prefix (.futhark/), linked as .venv/bin/futhark.
+futhark: $(STAMP)
+	@VENV=$(VENV) tools/install_futhark.sh
 
 demo: setup
 	$(BIN)/python -m searchlab problem=lud searcher=tag $(ARGS)
