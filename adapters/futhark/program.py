@@ -45,7 +45,7 @@ class FutharkServerProblem(Problem):
     default_program: Path | None = None
 
     def __init__(self, program: str = "", backend: str = "opencl", runs: int = 10, max_runs: int = 50,
-                 min_time_s: float = 0.05, target_rel_ci: float = 0.02, validation_runs: int = 30,
+                 min_time_s: float = 0.05, target_rel_ci: float = 0.02, validation_runs: int = 10,
                  check: str = "first", log: bool = True, reference_tuning: str | None = None, seed: int = 0,
                  rtol: float = 1e-3, atol: float = 1e-3) -> None:
         if not program and self.default_program is not None:
@@ -266,7 +266,7 @@ class FutharkConfig:
     max_runs: int = 50  # cap of the measurement protocol
     min_time_s: float = 0.05  # measured time per dataset before stopping (futhark bench: 0.5)
     target_rel_ci: float = 0.02  # stop when the median's 95 % interval is within this (0: off)
-    validation_runs: int = 30  # timed runs per validation dataset (report)
+    validation_runs: int = 10  # timed runs per validation dataset (report)
     check: str = "first"  # check outputs once per dataset and code path, or always
     log: bool = True  # keep the -L comparison log in the records
     reference_tuning: str | None = None  # .tuning file of a reference (e.g. futhark autotune's) for the report

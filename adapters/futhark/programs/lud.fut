@@ -6,12 +6,13 @@
 -- input is made diagonally dominant so no pivoting is needed.
 -- ==
 -- entry: main
--- compiled random input { [64][64]f32 } auto output
+-- compiled random input { [48][48]f32 } auto output
 -- compiled random input { [128][128]f32 } auto output
+-- ==
+-- entry: main
 -- tags { notune }
--- compiled random input { [256][256]f32 } auto output
--- compiled random input { [384][384]f32 } auto output
--- tags { notune }
+-- compiled random input { [64][64]f32 } auto output
+-- compiled random input { [96][96]f32 } auto output
 
 def block : i64 = 16
 
