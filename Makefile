@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
+# The venv's bin first: the Futhark compiler (make futhark) is found on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
 
 # `futhark`: the real Futhark compiler (docs/futhark.md), see tools/install_futhark.sh.
 .PHONY: setup opencl futhark demo test test-deps lint bench study clean

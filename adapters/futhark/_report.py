@@ -136,6 +136,7 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
     write_tuning(tuning, tuned)
     log = run_dir / f"{problem.source.stem}.comparisons.log"
     log.write_text("".join(line + "\n" for line in best.measurement.log))
+    spec = write_spec(problem, run_dir)
     space = problem.space
     configs: dict[str, Mapping[str, int]] = {
         "untuned": {k: int(v) for k, v in space.default_config().items()},
@@ -155,6 +156,7 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
     return {
         "tuning_file": str(tuning),
         "comparison_log": str(log),
+        "spec_file": str(spec),
         "tuned": tuned,
         "validation": {label: {d: {"median_ms": v["median"] * 1e3, "ci95_ms": [x * 1e3 for x in v["ci95"]],
                                    "cv": v["cv"]} for d, v in times.items()} for label, times in rows.items()},
@@ -164,3 +166,17 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
         "code_versions": problem.code_versions,
         "report_text": text,
     }
+
+
+def write_spec(problem: Any, run_dir: Path) -> Path:
+    """A ``--spec-file`` naming the exact data files of this run, so that
+    ``futhark bench --spec-file=F --tuning`` (and ``futhark autotune``) see the same datasets."""
+    lines = ["=="]
+    for data in problem.data.values():
+        lines.append(f"entry: {data.entry}")
+        lines.append(f"input @ {data.input}")
+        if data.expected_path is not None:
+            lines.append(f"output @ {data.expected_path}")
+    path = run_dir / f"{problem.source.stem}.spec"
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -40,13 +40,13 @@ class ProgramServer(futhark_server.Server):  # type: ignore[misc]
         self._params: dict[str, int] = {}
         try:
             self._read_response()
-        except Exception as exc:  # noqa: BLE001 - the server died during start-up
+        except Exception as exc:
             raise EvaluationError(FailureMode.LAUNCH, f"{exe.name} did not start: {self.stderr_tail()}") from exc
 
     def close(self) -> None:
         try:
             self.__exit__(None, None, None)
-        except Exception:  # noqa: BLE001, S110 - the process may be gone already
+        except Exception:
             pass
         self.log_file.close()
 
@@ -90,7 +90,7 @@ class ProgramServer(futhark_server.Server):  # type: ignore[misc]
             lines = self.cmd_call(entry, *outs, *inputs)
         except futhark_server.Failure as exc:
             raise EvaluationError(FailureMode.RUNTIME, f"{entry}: {str(exc).strip()[:300]}") from None
-        except Exception as exc:  # noqa: BLE001 - server process ended (crash, pocl abort)
+        except Exception as exc:
             raise EvaluationError(FailureMode.CRASH, f"{entry}: server ended: {self.stderr_tail()}") from exc
         log = [line.strip() for line in lines if _COMPARED.match(line.strip())]
         for line in reversed(lines):

@@ -1,16 +1,17 @@
 """Datasets from a Futhark program's ``-- ==`` test stanzas (the format of ``futhark test``/``bench``).
 
 Supported per case: ``input { literal }``, ``input @ file``, ``[compiled] random input { [n]t ... }``,
-``output { literal }``, ``output @ file``, ``auto output``, and the stanza's ``entry:`` and
-``tags { ... }``. As in ``futhark autotune``, cases of a stanza tagged ``notune`` are not tuned
-on: here they are the validation set (paper 003's train/validation split, Listing 4.1);
-``nobench``/``disable`` cases are skipped as ``futhark bench`` skips them.
+``output { literal }``, ``output @ file``, ``auto output``, and ``entry:``. Futhark 0.25 reads
+``tags { ... }`` once per *program* (the first block; a later block's ``tags`` is a parse
+error), so the tuning/validation split (paper 003 Listing 4.1) cannot be expressed with
+tags: the problem's ``validation`` option names the validation datasets instead, and
+every other case is a training case. A program tagged ``nobench``/``disable`` has no cases.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from searchlab.errors import ConfigError
@@ -69,8 +70,9 @@ def _take_block(text: str, pos: int) -> tuple[str, int]:
     return m.group(1).strip(), m.end()
 
 
-def parse_cases(source: str, program: str) -> list[Case]:
-    """Every benchmark case of every stanza, in program order."""
+def parse_cases(source: str, program: str, validation: tuple[str, ...] = ()) -> list[Case]:
+    """Every benchmark case of every stanza, in program order; ``validation``: names of the
+    validation cases (train=False)."""
     cases: list[Case] = []
     for index, stanza in enumerate(_stanzas(source)):
         entry_m = re.search(r"^\s*entry:\s*(.+)$", stanza, re.M)
@@ -81,10 +83,17 @@ def parse_cases(source: str, program: str) -> list[Case]:
             continue
         body = re.sub(r"^\s*entry:.*$", "", stanza, flags=re.M)
         body = re.sub(r"tags\s*\{[^}]*\}", "", body)
-        cases.extend(_cases(body, entries[0], "notune" not in tags, program, index))
+        cases.extend(_cases(body, entries[0], True, program, index))
     if not cases:
         raise ConfigError(f"problem.program={program}: no `-- ==` test stanza with an input")
-    return cases
+    names = [c.name for c in cases]
+    unknown = [v for v in validation if v not in names]
+    if unknown:
+        raise ConfigError(f"problem.validation={list(validation)}: no datasets {unknown}; the program has {names}")
+    out = [replace(c, train=c.name not in validation) for c in cases]
+    if not any(c.train for c in out):
+        raise ConfigError(f"problem.validation={list(validation)}: leaves no training dataset")
+    return out
 
 
 def _cases(body: str, entry: str, train: bool, program: str, stanza: int) -> list[Case]:

@@ -1,7 +1,8 @@
 """The real Futhark compiler: finding it, compiling ``--server`` executables once, generating data.
 
-The compiler comes from ``make setup`` (``tools/install_futhark.sh``, docs/futhark.md) and is
-looked up on PATH, then in the venv's ``bin`` next to the running Python. Executables are
+The compiler comes from ``make setup`` (``tools/install_futhark.sh``, docs/futhark.md, linked
+as ``.venv/bin/futhark``) and is looked up on PATH only (the Makefile puts the venv's bin
+first). Executables are
 cached on disk by the hash of the source, the compiler version and the backend, under
 ``$SEARCHLAB_FUTHARK_CACHE`` (default ``~/.cache/searchlab/futhark``), with a file lock so
 that workers starting together compile once.
@@ -15,7 +16,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,10 +30,6 @@ INSTALL_HINT = "install it with `make setup` (tools/install_futhark.sh puts it i
 def futhark_binary() -> str:
     """Path of the ``futhark`` executable, or a one-line ConfigError saying how to install it."""
     found = shutil.which("futhark")
-    if found is None:
-        candidate = Path(sys.executable).parent / "futhark"
-        if candidate.exists() and os.access(candidate, os.X_OK):
-            found = str(candidate)
     if found is None:
         raise ConfigError(f"problem=futhark: the Futhark compiler `futhark` is not on PATH; {INSTALL_HINT}")
     return found

@@ -17,6 +17,7 @@ without logging, repeated under the shared measurement protocol (``searchlab.mea
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Mapping
@@ -43,11 +44,12 @@ class FutharkServerProblem(Problem):
     objective_name = "time_s"
     code_version = "1"
     default_program: Path | None = None
+    default_validation: tuple[str, ...] = ()
 
     def __init__(self, program: str = "", backend: str = "opencl", runs: int = 10, max_runs: int = 50,
                  min_time_s: float = 0.05, target_rel_ci: float = 0.02, validation_runs: int = 10,
                  check: str = "first", log: bool = True, reference_tuning: str | None = None, seed: int = 0,
-                 rtol: float = 1e-3, atol: float = 1e-3) -> None:
+                 rtol: float = 1e-3, atol: float = 1e-3, validation: Any = None) -> None:
         if not program and self.default_program is not None:
             program = str(self.default_program)
         if not program:
@@ -61,16 +63,20 @@ class FutharkServerProblem(Problem):
             raise ConfigError(f"problem.check={check!r}: must be 'first' (per dataset and code path) or 'always'")
         if isinstance(validation_runs, bool) or not isinstance(validation_runs, int) or validation_runs < 1:
             raise ConfigError(f"problem.validation_runs={validation_runs!r}: must be a positive integer")
+        if validation is None:
+            validation = self.default_validation
+        validation = tuple(str(v) for v in validation)
         self.protocol = MeasurementProtocol(min_runs=runs, max_runs=max_runs, min_time_s=min_time_s,
                                             target_rel_ci=target_rel_ci, warmup=1)
         super().__init__(program=str(source), backend=backend, runs=runs, max_runs=max_runs, min_time_s=min_time_s,
                          target_rel_ci=target_rel_ci, validation_runs=validation_runs, check=check, log=log,
-                         reference_tuning=reference_tuning, seed=seed, rtol=rtol, atol=atol)
+                         reference_tuning=reference_tuning, seed=seed, rtol=rtol, atol=atol,
+                         validation=list(validation))
         self.source, self.backend, self.seed = source, backend, seed
         self.check, self.keep_log, self.reference_tuning = check, log, reference_tuning
         self.validation_runs, self.rtol, self.atol = validation_runs, rtol, atol
         self.binary = futhark_binary()
-        self.cases = parse_cases(source.read_text(), str(program))
+        self.cases = parse_cases(source.read_text(), str(program), validation)
         self.exe = compile_server(source, backend, self.binary)
         self.data = {c.name: materialise(c, source, self.exe.parent, self.binary, seed, i)
                      for i, c in enumerate(self.cases)}
@@ -95,7 +101,8 @@ class FutharkServerProblem(Problem):
         return [*opts, "-L"] if log else opts
 
     def _discover(self) -> ThresholdTree:
-        cache = self.exe.parent / f"tree-{self.seed}.json"
+        split = hashlib.sha256(repr(sorted(c.name for c in self.cases if not c.train)).encode()).hexdigest()[:8]
+        cache = self.exe.parent / f"tree-{self.seed}-{split}.json"
         with locked(self.exe.parent):
             if not cache.exists():
                 cache.write_text(json.dumps(self._dry_runs()))
@@ -273,6 +280,7 @@ class FutharkConfig:
     seed: int = 0  # random input data (futhark dataset --seed)
     rtol: float = 1e-3  # output check tolerance
     atol: float = 1e-3
+    validation: list[str] | None = None  # validation dataset names (paper 003 Listing 4.1); the rest train
 
 
 class FutharkLud(FutharkServerProblem):
@@ -280,6 +288,7 @@ class FutharkLud(FutharkServerProblem):
 
     name = "lud"
     default_program = PROGRAMS / "lud.fut"
+    default_validation = ("[64][64]f32", "[96][96]f32")
 
 
 class FutharkMatmul(FutharkServerProblem):
@@ -287,6 +296,7 @@ class FutharkMatmul(FutharkServerProblem):
 
     name = "matmul"
     default_program = PROGRAMS / "matmul.fut"
+    default_validation = ("[8][64][64]f32 [8][64][64]f32", "[512][8][8]f32 [512][8][8]f32")
 
 
 class FutharkLoopmm(FutharkServerProblem):
@@ -294,6 +304,7 @@ class FutharkLoopmm(FutharkServerProblem):
 
     name = "loopmm"
     default_program = PROGRAMS / "loopmm.fut"
+    default_validation = ("[64][64]f32", "[96][96]f32")
 
 
 @dataclass

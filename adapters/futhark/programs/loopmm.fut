@@ -6,11 +6,11 @@
 -- entry: main
 -- compiled random input { [48][48]f32 } auto output
 -- compiled random input { [128][128]f32 } auto output
--- ==
--- entry: main
--- tags { notune }
 -- compiled random input { [64][64]f32 } auto output
 -- compiled random input { [96][96]f32 } auto output
+
+def dot [k] (row: [k]f32) (col: [k]f32) : f32 = f32.sum (map2 (*) row col)
+
 
 -- The per-iteration results go into a vector (a segmented reduction) rather than one
 -- scalar: Futhark's non-segmented reduction (`f32.sum` of a whole array) gave wrong,
@@ -19,7 +19,7 @@ def main [n] (a: [n][n]f32) : [n]f32 =
   let (acc, _) =
     loop (acc: [n]f32, k) = (replicate n 0f32, n) while k > 1 do
       let s = a[:k, :k]
-      let p = map (\row -> map (\col -> f32.sum (map2 (*) row col)) (transpose s)) s
+      let p = map (\row -> map (dot row) (transpose s)) s
       let r = map (\row -> f32.sum (map f32.abs row)) p
       let acc = tabulate n (\i -> if i < k then acc[i] + r[i] / f32.i64 (k * k) else acc[i])
       in (acc, k / 2)

@@ -8,13 +8,11 @@
 -- entry: main
 -- compiled random input { [48][48]f32 } auto output
 -- compiled random input { [128][128]f32 } auto output
--- ==
--- entry: main
--- tags { notune }
 -- compiled random input { [64][64]f32 } auto output
 -- compiled random input { [96][96]f32 } auto output
 
 def block : i64 = 16
+
 
 -- Right-looking elimination of one b x b block: L below the diagonal (unit), U above.
 def lud_diagonal [b] (a: [b][b]f32) : [b][b]f32 =
