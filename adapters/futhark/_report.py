@@ -172,11 +172,14 @@ def write_spec(problem: Any, run_dir: Path) -> Path:
     """A ``--spec-file`` naming the exact data files of this run, so that
     ``futhark bench --spec-file=F --tuning`` (and ``futhark autotune``) see the same datasets."""
     lines = ["=="]
-    for data in problem.data.values():
-        lines.append(f"entry: {data.entry}")
-        lines.append(f"input @ {data.input}")
-        if data.expected_path is not None:
-            lines.append(f"output @ {data.expected_path}")
+    entries = sorted({d.entry for d in problem.data.values()})
+    for entry in entries:
+        lines.append(f"entry: {entry}")
+        for data in problem.data.values():
+            if data.entry == entry:
+                lines.append(f"input @ {data.input}")
+                if data.expected_path is not None:
+                    lines.append(f"output @ {data.expected_path}")
     path = run_dir / f"{problem.source.stem}.spec"
     path.write_text("\n".join(lines) + "\n")
     return path
