@@ -97,7 +97,7 @@ def test_output_check_tolerance() -> None:
 
 
 def test_without_compiler_one_line_exit_2(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "FUTHARK": str(tmp_path / "no-futhark")}
     proc = subprocess.run([sys.executable, "-m", "searchlab", "problem=futhark",
                            f"problem.program={PROGRAMS / 'loopmm.fut'}", "executor=serial",
                            f"hydra.run.dir={tmp_path}"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)

@@ -1,8 +1,9 @@
 """The real Futhark compiler: finding it, compiling ``--server`` executables once, generating data.
 
 The compiler comes from ``make setup`` (``tools/install_futhark.sh``, docs/futhark.md, linked
-as ``.venv/bin/futhark``) and is looked up on PATH only (the Makefile puts the venv's bin
-first). Executables are
+as ``.venv/bin/futhark``). Lookup: ``$FUTHARK`` if set (a compiler chosen explicitly, like
+``CC``), else PATH, else the project's ``.venv/bin/futhark`` (so ``.venv/bin/python -m
+searchlab`` works without an activated venv). Executables are
 cached on disk by the hash of the source, the compiler version and the backend, under
 ``$SEARCHLAB_FUTHARK_CACHE`` (default ``~/.cache/searchlab/futhark``), with a file lock so
 that workers starting together compile once.
@@ -27,9 +28,19 @@ BACKENDS = ("opencl", "c", "multicore")
 INSTALL_HINT = "install it with `make setup` (tools/install_futhark.sh puts it in .venv/bin)"
 
 
+PROJECT_FUTHARK = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "futhark"
+
+
 def futhark_binary() -> str:
     """Path of the ``futhark`` executable, or a one-line ConfigError saying how to install it."""
+    explicit = os.environ.get("FUTHARK")
+    if explicit:
+        if shutil.which(explicit) is None:
+            raise ConfigError(f"problem=futhark: FUTHARK={explicit} is not an executable Futhark compiler; {INSTALL_HINT}")
+        return explicit
     found = shutil.which("futhark")
+    if found is None and PROJECT_FUTHARK.exists() and os.access(PROJECT_FUTHARK, os.X_OK):
+        found = str(PROJECT_FUTHARK)
     if found is None:
         raise ConfigError(f"problem=futhark: the Futhark compiler `futhark` is not on PATH; {INSTALL_HINT}")
     return found

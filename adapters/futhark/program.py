@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omegaconf import MISSING
+
 from adapters.futhark import _discover as disc
 from adapters.futhark._data import DataSet, materialise, outputs_match
 from adapters.futhark._server import ProgramServer
@@ -267,7 +269,7 @@ PROGRAMS = Path(__file__).parent / "programs"
 @dataclass
 class FutharkConfig:
     _target_: str = "adapters.futhark.FutharkServerProblem"
-    program: str = ""  # the .fut file; its `-- ==` stanzas give the datasets (`notune`: validation)
+    program: str = MISSING  # the .fut file; its `-- ==` blocks give the datasets
     backend: str = "opencl"  # opencl | c | multicore
     runs: int = 10  # minimum timed runs per dataset (futhark bench -r), after one warm-up
     max_runs: int = 50  # cap of the measurement protocol
@@ -310,13 +312,16 @@ class FutharkLoopmm(FutharkServerProblem):
 @dataclass
 class LudConfig(FutharkConfig):
     _target_: str = "adapters.futhark.FutharkLud"
+    program: str = ""  # our program (adapters/futhark/programs/)
 
 
 @dataclass
 class MatmulConfig(FutharkConfig):
     _target_: str = "adapters.futhark.FutharkMatmul"
+    program: str = ""  # our program (adapters/futhark/programs/)
 
 
 @dataclass
 class LoopmmConfig(FutharkConfig):
     _target_: str = "adapters.futhark.FutharkLoopmm"
+    program: str = ""  # our program (adapters/futhark/programs/)
