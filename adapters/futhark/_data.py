@@ -18,7 +18,6 @@ import numpy as np
 
 from adapters.futhark._stanzas import Case, resolve
 from adapters.futhark._toolchain import compile_server, generate, locked
-from searchlab.errors import ConfigError
 
 
 @dataclass
@@ -106,7 +105,3 @@ def outputs_match(actual: list[Any], expected: list[Any], rtol: float, atol: flo
             return f"output {i}: differs from the expected value"
     return None
 
-
-def check_types(name: str, types: list[str]) -> None:
-    if not types:
-        raise ConfigError(f"entry point of {name}: takes no inputs; nothing to benchmark")

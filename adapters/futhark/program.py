@@ -223,7 +223,12 @@ class FutharkServerProblem(Problem):
         self._space.validate(config)
         start = time.time()
         params = {k: int(v) for k, v in config.items()}  # type: ignore[arg-type]
-        runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self._space.train_datasets()}
+        try:
+            runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self._space.train_datasets()}
+        except EvaluationError as exc:
+            if exc.mode in (FailureMode.CRASH, FailureMode.RUNTIME):
+                self.teardown()  # a dead or failed server: the next evaluation starts fresh ones
+            raise
         medians = {d: s.median for d, (s, _) in runs.items()}
         log: list[str] = []
         if self.keep_log:
