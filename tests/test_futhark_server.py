@@ -130,12 +130,12 @@ def test_space_and_one_evaluation(loopmm: tuple[FutharkLoopmm, SerialExecutor]) 
     space = problem.space
     assert len(space.thresholds) >= 2 and any(space.is_loop_based(n) for n in space.names)
     assert all(text.startswith("threshold(") for text in problem.classes.values())
-    assert [d.name for d in space.validation_datasets()] == ["[64][64]f32", "[96][96]f32"]
+    assert [d.name for d in space.validation_datasets()] == ["[128][128]f32", "[192][192]f32"]
     result = executor.call("evaluate", space.all_false())
-    assert result.status is Status.OK and set(result.datasets) == {"[48][48]f32", "[128][128]f32"}
+    assert result.status is Status.OK and set(result.datasets) == {"[96][96]f32", "[256][256]f32"}
     compared = [line for line in result.log if line.startswith("Compared ")]
     assert compared and all(line.endswith(": false.") for line in compared)  # every comparison false
-    assert len(result.extra["dataset_samples"]["[48][48]f32"]) == 3
+    assert len(result.extra["dataset_samples"]["[96][96]f32"]) == 3
 
 
 SEARCHERS: dict[str, Any] = {

@@ -311,7 +311,7 @@ class FutharkLoopmm(FutharkServerProblem):
 
     name = "loopmm"
     default_program = PROGRAMS / "loopmm.fut"
-    default_validation = ("[64][64]f32", "[96][96]f32")
+    default_validation = ("[128][128]f32", "[192][192]f32")
 
 
 @dataclass

@@ -4,10 +4,10 @@
 -- k, so each parallel construct sees a different E_par in every iteration (loop-based).
 -- ==
 -- entry: main
--- compiled random input { [48][48]f32 } auto output
--- compiled random input { [128][128]f32 } auto output
--- compiled random input { [64][64]f32 } auto output
 -- compiled random input { [96][96]f32 } auto output
+-- compiled random input { [256][256]f32 } auto output
+-- compiled random input { [128][128]f32 } auto output
+-- compiled random input { [192][192]f32 } auto output
 
 def dot [k] (row: [k]f32) (col: [k]f32) : f32 = f32.sum (map2 (*) row col)
 
