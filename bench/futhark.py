@@ -88,8 +88,8 @@ def validate(executor: Any, problem: Any, configs: dict[str, dict[str, int]], ro
 
 def bench_problem(name: str, seeds: int, budget: int, validation_runs: int, rounds: int) -> dict[str, Any]:
     import searchlab.adapters.futhark as futhark
-    from searchlab.adapters.futhark._report import benchmark_runs
     from searchlab import searchers
+    from searchlab.adapters.futhark._report import benchmark_runs
     from searchlab.api import optimize
     from searchlab.execution import SerialExecutor
     from searchlab.loop import Budget
