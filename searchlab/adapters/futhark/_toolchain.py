@@ -17,6 +17,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +29,8 @@ BACKENDS = ("opencl", "c", "multicore")
 INSTALL_HINT = "install it with `make setup` (tools/install_futhark.sh puts it in .venv/bin)"
 
 
-PROJECT_FUTHARK = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "futhark"
+# `make setup` links the compiler into the project's venv: the running interpreter's bin directory.
+PROJECT_FUTHARK = Path(sys.prefix) / "bin" / "futhark"
 
 
 def futhark_binary() -> str:
