@@ -17,7 +17,7 @@ Reported per searcher: mean and median fraction of the optimum at 20/40/55/100/2
 95 % bootstrap interval of the mean over (table, seed) runs, and the Kernel Tuner
 methodology score (searchlab/study/_methodology.py) per table.
 
-    .venv/bin/python bench/peers.py [--seeds 10] [--budget 220] [--only kt|ours]
+    .venv/bin/python bench/peers.py [--seeds 10] [--budget 220] [--only kt|ours] [--searchers a,b] [--out STEM]
 """
 
 from __future__ import annotations
@@ -136,6 +136,8 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=220)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", choices=("kt", "ours"), default=None)
+    parser.add_argument("--searchers", default="", help="comma-separated searchlab searchers (default: all of OURS)")
+    parser.add_argument("--out", default="peers", help="file stem under bench/results/")
     args = parser.parse_args()
     if not TABLES:
         sys.exit("bench/peers.py: no Kernel Tuner tables in ../shared/data/kernel_tuner")
@@ -144,7 +146,8 @@ def main() -> None:
     if args.only in (None, "kt"):
         curves.update(_run_all("kt", KT_STRATEGIES, args.seeds, args.budget, args.workers))
     if args.only in (None, "ours"):
-        curves.update(_run_all("ours", OURS, args.seeds, args.budget, args.workers))
+        ours = tuple(n for n in args.searchers.split(",") if n) or OURS
+        curves.update(_run_all("ours", ours, args.seeds, args.budget, args.workers))
     report(curves, args, time.time() - start)
 
 
@@ -168,15 +171,15 @@ def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, w
             "load_average": os.getloadavg(), "counting": "distinct configurations looked up; restricted and repeats not counted",
             "note": "replays: no timing in these numbers; other sessions shared the 2-core machine"}
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "peers.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=1))
-    _plot(curves)
+    (OUT / f"{args.out}.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=1))
+    _plot(curves, OUT / f"{args.out}.png")
     for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["@40"]["mean"]):  # type: ignore[index]
         cells = "  ".join(f"{k} {v['mean']:.3f} [{v['ci95'][0]:.3f},{v['ci95'][1]:.3f}]"  # type: ignore[index]
                           for k, v in row.items() if k.startswith("@"))
         print(f"{name:28s} {cells}")
 
 
-def _plot(curves: dict[str, dict[str, np.ndarray]]) -> None:
+def _plot(curves: dict[str, dict[str, np.ndarray]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -193,7 +196,7 @@ def _plot(curves: dict[str, dict[str, np.ndarray]]) -> None:
     ax.legend(fontsize=7, ncol=2)
     ax.set_title("Kernel Tuner strategies (dashed) and searchlab searchers on the shared tables")
     fig.tight_layout()
-    fig.savefig(OUT / "peers.png", dpi=110)
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":
