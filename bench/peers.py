@@ -113,7 +113,7 @@ def _pad(curve: list[float], budget: int) -> np.ndarray:
     return out
 
 
-def _stats(fractions: np.ndarray, rng: np.random.Generator) -> dict[str, float]:
+def _stats(fractions: np.ndarray, rng: np.random.Generator) -> dict[str, object]:
     means = [float(np.mean(rng.choice(fractions, len(fractions)))) for _ in range(2000)]
     return {"mean": float(np.mean(fractions)), "median": float(np.median(fractions)),
             "ci95": [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]}
