@@ -5,6 +5,7 @@ config dataclass; ``conf/searcher/NAME.yaml`` extends that schema.
 """
 
 from searchlab.searchers._active import ActiveConfig, ActiveSearcher
+from searchlab.searchers._auto import AutoConfig, AutoSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._binary import BinaryConfig, BinarySearcher
 from searchlab.searchers._cma_index import CmaIndexConfig, CmaIndexSearcher
@@ -43,6 +44,7 @@ from searchlab.searchers._tag import TagConfig, TagSearcher
 from searchlab.searchers._uct import UctConfig, UctSearcher
 
 SCHEMAS: dict[str, type] = {
+    "auto": AutoConfig,
     "random": RandomConfig,
     "exhaustive": ExhaustiveConfig,
     "dual_annealing": DualAnnealingConfig,
@@ -72,6 +74,7 @@ SCHEMAS: dict[str, type] = {
 __all__ = [
     "SCHEMAS",
     "ActiveSearcher",
+    "AutoSearcher",
     "BinarySearcher",
     "CmaIndexSearcher",
     "DpSearcher",
