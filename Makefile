@@ -6,9 +6,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: setup opencl demo test test-deps lint bench study clean
+.PHONY: setup opencl cc demo test test-deps lint bench study clean
 
-setup: $(STAMP) opencl
+setup: $(STAMP) opencl cc
 
 # Reinstall only when the package metadata changes: a second `make setup` is fast.
 $(STAMP): pyproject.toml
@@ -29,6 +29,13 @@ opencl: $(STAMP)
 		$(BIN)/python -c 'import pyopencl as cl; print("OpenCL:", [d.name for p in cl.get_platforms() for d in p.get_devices()])'; \
 	fi
 
+# A C compiler for examples/gcc_matmul (problem=command) and its tests.
+cc:
+	@command -v gcc >/dev/null 2>&1 || { \
+		echo "installing Debian's gcc for the problem=command example"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq gcc libc6-dev >/dev/null; }
+
 demo: setup
 	$(BIN)/python -m searchlab problem=lud searcher=tag $(ARGS)
 
@@ -44,7 +51,7 @@ test: setup test-deps
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 lint: setup
-	$(BIN)/ruff check searchlab adapters tests bench
+	$(BIN)/ruff check searchlab tests bench examples
 	$(BIN)/mypy
 
 bench: setup

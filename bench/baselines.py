@@ -53,7 +53,7 @@ _problems: dict[str, Any] = {}
 
 
 def _problem(path: str) -> Any:
-    from adapters.knobs import KernelTunerCache
+    from searchlab.adapters.knobs import KernelTunerCache
 
     if path not in _problems:
         _problems[path] = KernelTunerCache(path=path)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from adapters.grammar import DftProblem
+from searchlab.adapters.grammar import DftProblem
 from searchlab.records import Config, Measurement, Result
 from searchlab.searchers import DpSearcher, McSearcher, RandomSearcher, Searcher, TagSearcher, UctSearcher
 

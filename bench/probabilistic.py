@@ -7,7 +7,7 @@ Two steps:
    problem once on this machine's OpenCL device with no architecture caps (pocl, one pinned
    core) and writes ``bench/results/probabilistic_tables/<problem>.json.gz``.
 2. ``python bench/probabilistic.py run`` replays, for every problem x architecture (the caps
-   applied to the recording by the problem's own checks, adapters.knobs.apply_arch) and for
+   applied to the recording by the problem's own checks, searchlab.adapters.knobs.apply_arch) and for
    the four Kernel Tuner cache files, each searcher with each seed, 50 tests each, and writes
    ``bench/results/probabilistic.json`` and ``.png``: normalised best-so-far (mean, 10/90th
    percentiles) vs tests, tests needed for 50/70/90 % of peak (30/50/70th percentiles), the
@@ -47,7 +47,7 @@ def record(names: list[str], core: int) -> None:
     os.environ["POCL_MAX_PTHREAD_COUNT"] = "1"
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
-    from adapters.knobs._replay import problem_classes, record_table
+    from searchlab.adapters.knobs._replay import problem_classes, record_table
     from searchlab.tables import save_table
 
     TABLES.mkdir(parents=True, exist_ok=True)
@@ -72,7 +72,7 @@ TESTS = 50
 
 def build_problems(only: list[str] | None) -> dict[str, Any]:
     """Every problem/architecture combination (from the recordings) and Kernel Tuner file."""
-    from adapters.knobs import KernelTunerCache, KnobTable
+    from searchlab.adapters.knobs import KernelTunerCache, KnobTable
     from searchlab.tables import load_table
 
     out: dict[str, Any] = {}
@@ -280,7 +280,7 @@ def report(results: list[dict[str, Any]], seeds: int, wall_s: float) -> None:
         "normalisation": "table best run time / best-so-far run time (0 before a first success); the table best is "
                          "the exhaustive optimum of each problem/architecture or Kernel Tuner file",
         "opencl_tables": "recorded once, uncapped, on this machine's pocl CPU device (bench/results/"
-                         "probabilistic_tables); architectures applied by adapters.knobs.apply_arch",
+                         "probabilistic_tables); architectures applied by searchlab.adapters.knobs.apply_arch",
         "machine": "2 shared CPU cores (other engineers' jobs ran at the same time), pocl 1 core pinned",
         "failed_share": "share of the 50 tests that did not succeed, known-infeasible proposals included "
                         "(infeasible_share: those alone; only searchers walking the decision-DAG view propose them)",

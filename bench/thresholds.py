@@ -89,8 +89,8 @@ def run_tuner(problem: Any, executor: Any, name: str, seed: int, reference: dict
 
 
 def bench_problem(name: str, seeds: int, repeats: int) -> dict[str, Any]:
-    import adapters.futhark as futhark
-    from adapters.futhark._report import write_tuning
+    import searchlab.adapters.futhark as futhark
+    from searchlab.adapters.futhark._report import write_tuning
     from searchlab.api import optimize
     from searchlab.execution import SerialExecutor
     from searchlab.loop import Budget

@@ -15,6 +15,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from searchlab.confirm import ConfirmConfig, confirm_after_search
 from searchlab.errors import ConfigError, IncompatibleError, SearchlabError
 from searchlab.execution import Executor, SerialExecutor, build_problem
 from searchlab.loop import Budget, SearchLoop
@@ -24,7 +25,7 @@ from searchlab.searchers import Searcher
 from searchlab.store import RunStore, package_versions
 from searchlab.summary import build_summary, format_summary, write_json
 
-RESUMABLE_PREFIXES = ("budget.", "executor", "progress", "resume", "cache", "hydra.")
+RESUMABLE_PREFIXES = ("budget.", "executor", "progress", "resume", "cache", "hydra.", "confirm.")
 
 
 def _instantiate(node: DictConfig, what: str, **kwargs: Any) -> Any:
@@ -81,8 +82,8 @@ def _resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfi
         if OmegaConf.select(stored, key) != OmegaConf.select(cfg, key):
             raise ConfigError(f"resume={run_dir}: {key}={value} differs from the run's "
                               f"{OmegaConf.select(stored, key)!r}; only budget.*, executor.*, progress may change")
-    for key in ("budget", "executor", "progress", "cache"):
-        stored[key] = cfg[key] if any(o.lstrip("+~").startswith(key) for o in overrides) else stored[key]
+    for key in ("budget", "executor", "progress", "cache", "confirm"):
+        stored[key] = cfg[key] if any(o.lstrip("+~").startswith(key) for o in overrides) else stored.get(key)
     stored.resume = str(run_dir)
     return stored, run_dir
 
@@ -96,6 +97,8 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
         cfg, run_dir = _resume_config(cfg, overrides)
     run_dir = Path(run_dir)
     budget = Budget(**OmegaConf.to_container(cfg.budget, resolve=True))  # type: ignore[arg-type]
+    confirm = _confirm_options(cfg)
+    _seed_replay_noise(cfg)
     problem = build_problem(cfg.problem)
     problem_name, searcher_name = names or (problem.name, _searcher_name(cfg.searcher))
     searcher = make_searcher(cfg.searcher, problem, int(cfg.seed), searcher_name)
@@ -133,11 +136,14 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
         reason = loop.run()
         progress.close()
         results = loop.state.results
+        confirmed = _confirm(executor, store, results, problem, confirm, reason.value, resuming)
         report = problem.finalize(FinalizeContext(run_dir, loop.state.best, results, executor.call,
                                                   len(results), time.time() - started))
         summary = build_summary(store.run_info(), results, reason.value, time.time() - started, problem,
-                                loop.state.best, dict(report), devices)
+                                loop.state.best, dict(report), devices, confirm=confirmed)
         write_json(run_dir / "summary.json", summary)
+        if cfg.get("plot", True):
+            _plot(run_dir, summary, results)
         store.finish(reason.value, "interrupted" if reason.value == "interrupted" else "finished", devices)
         if not quiet:
             print(format_summary(summary, run_dir), flush=True)
@@ -149,6 +155,28 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
             store.close()
 
 
+def _confirm_options(cfg: DictConfig) -> ConfirmConfig:
+    """``confirm.*`` (runs recorded before the option existed get the defaults)."""
+    node = cfg.get("confirm")
+    return ConfirmConfig(**(OmegaConf.to_container(node, resolve=True) if node is not None else {}))  # type: ignore[arg-type]
+
+
+def _seed_replay_noise(cfg: DictConfig) -> None:
+    """A replay's ``problem.noise_seed: null`` becomes the run's seed (stored with the config),
+    so each seed of a study draws its own replay noise (searchlab.tables)."""
+    if "noise_seed" in cfg.problem and cfg.problem.noise_seed is None:
+        cfg.problem.noise_seed = int(cfg.seed)
+
+
+def _confirm(executor: Executor, store: RunStore, results: Sequence[Any], problem: Problem,
+             options: ConfirmConfig, reason: str, resuming: bool) -> Mapping[str, Any] | None:
+    """The run-end confirm phase (searchlab.confirm); skipped when the run was interrupted."""
+    if reason == "interrupted":
+        return None
+    prior = store.confirmations() if resuming else []
+    return confirm_after_search(executor, results, prior, problem.direction, options, problem.noisy, store)
+
+
 def _searcher_name(node: DictConfig) -> str:
     """The searcher's public name (its class's ``name``), for runs started without the CLI."""
     from hydra.utils import get_class
@@ -158,6 +186,16 @@ def _searcher_name(node: DictConfig) -> str:
         return str(cls.name)
     except Exception:  # make_searcher reports a bad target properly
         return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
+
+
+def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Any]) -> None:
+    """best_so_far.png beside summary.json (searchlab.plot); a plot must never fail a finished run."""
+    try:
+        from searchlab.plot import plot_run
+
+        plot_run(run_dir, summary, results)
+    except Exception as exc:
+        print(f"searchlab: warning: no best_so_far.png ({type(exc).__name__}: {exc})", flush=True)
 
 
 def _optimum(problem: Problem) -> float | None:

@@ -1,23 +1,24 @@
 """Structured configs (dataclasses in Hydra's ConfigStore).
 
-Every ``conf/<group>/<name>.yaml`` for problems, searchers and executors extends a schema
-stored as ``schema/<group>/<name>``, so a typo or a wrong type in an override fails at
-composition with Hydra's message. Searcher schemas come from ``searchlab.searchers``;
-problem schemas from the ``searchlab.schemas`` entry points (the adapters), so searchlab
-never imports an adapter by name.
+Every registered problem and searcher (:mod:`searchlab.registry`: entry points, built-ins
+included) is stored twice: as ``problem/NAME`` / ``searcher/NAME``, so ``problem=NAME``
+works with no YAML file (a plugin ships none), and as ``schema/<group>/NAME``, which an
+optional ``searchlab/conf/<group>/NAME.yaml`` extends to add data (a sensor model) or a
+description line; where that file exists, the bare ``problem/NAME`` entry is left out (Hydra
+would otherwise match the two by name, a deprecated behaviour). A typo or a wrong type in an
+override fails at composition with Hydra's message either way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from searchlab.execution import SerialExecutorConfig
-from searchlab.execution._ray import RayExecutorConfig
+from searchlab.cli import CONF_DIR
+from searchlab.confirm import ConfirmConfig
 
 
 @dataclass
@@ -28,6 +29,7 @@ class BudgetConfig:
     charged_time_s: float | None = None
     max_failure_rate: float | None = None
     failure_rate_after: int = 20
+    max_infeasible_proposals: int | None = 10_000
 
 
 @dataclass
@@ -36,24 +38,25 @@ class SearchlabConfig:
     searcher: Any = MISSING
     executor: Any = MISSING
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    confirm: ConfirmConfig = field(default_factory=ConfirmConfig)  # the run-end confirm phase (searchlab.confirm)
     seed: int = 0
     resume: str | None = None  # a run directory to continue
     cache: str | None = None  # a measurement cache (SQLite file)
     progress: str = "auto"  # auto | bar | log | off
     name: str | None = None  # a label stored with the run
+    plot: bool = True  # best_so_far.png beside summary.json (~0.1-0.5 s; plot=false for large replay studies)
 
 
 def problem_schemas() -> dict[str, type]:
-    merged: dict[str, type] = {}
-    for ep in entry_points(group="searchlab.schemas"):
-        merged.update(ep.load()())
-    return merged
+    from searchlab import registry
+
+    return registry.schemas("problem")
 
 
 def searcher_schemas() -> dict[str, type]:
-    from searchlab.searchers import SCHEMAS
+    from searchlab import registry
 
-    return dict(SCHEMAS)
+    return registry.schemas("searcher")
 
 
 _registered = False
@@ -64,16 +67,16 @@ def register_configs() -> None:
     global _registered
     if _registered:
         return
+    from searchlab import registry
+
     cs = ConfigStore.instance()
     cs.store(name="searchlab_schema", node=SearchlabConfig)
     cs.store(group="schema/budget", name="budget", node=BudgetConfig)
-    cs.store(group="schema/executor", name="serial", node=SerialExecutorConfig)
-    cs.store(group="schema/executor", name="ray", node=RayExecutorConfig)
-    for name, node in searcher_schemas().items():
-        cs.store(group="schema/searcher", name=name, node=node)
-    from searchlab.tables import TableProblemConfig
-
-    cs.store(group="schema/problem", name="table", node=TableProblemConfig)
-    for name, node in problem_schemas().items():
-        cs.store(group="schema/problem", name=name, node=node)
+    for kind in registry.KINDS:
+        for name, node in registry.schemas(kind).items():
+            cs.store(group=f"schema/{kind}", name=name, node=node)
+            # A YAML file of that name extends schema/<kind>/NAME itself; a second entry of the same name
+            # would trigger Hydra's deprecated automatic schema matching.
+            if kind != "executor" and not (CONF_DIR / kind / f"{name}.yaml").is_file():
+                cs.store(group=kind, name=name, node=node)
     _registered = True

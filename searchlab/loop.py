@@ -3,8 +3,12 @@
 Order per finished evaluation: commit to the store, then the cache, then tell the
 searcher, so a crash at any point loses no finished evaluation (DESIGN.md, "Store").
 Known-infeasible candidates (known constraints) and cache hits are never sent to a
-worker; both are recorded and count toward ``budget.evaluations`` like any evaluation,
-which keeps runs comparable whatever the cache holds and guarantees termination.
+worker. ``budget.evaluations`` counts *measurements* (device runs, table look-ups) and
+cache hits, which keeps runs comparable whatever the cache holds; known-infeasible
+proposals are recorded but not counted, as Kernel Tuner does not count configurations its
+restrictions exclude, so a searcher that proposes many of them is not compared on fewer
+real measurements. They are bounded separately (``budget.max_infeasible_proposals``), which
+stops a searcher that proposes nothing else (docs/measurement.md, "Budgets").
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class Budget:
     charged_time_s: float | None = None  # recorded compile + run time (replayed tables)
     max_failure_rate: float | None = None  # stop when failures exceed this share ...
     failure_rate_after: int = 20  # ... once this many evaluations are done
+    max_infeasible_proposals: int | None = 10_000  # known-infeasible proposals (not measured, not counted above)
 
     def __post_init__(self) -> None:
         if self.evaluations is not None and (isinstance(self.evaluations, bool) or self.evaluations < 1):
@@ -43,6 +48,10 @@ class Budget:
                 raise ConfigError(f"budget.{name}={value}: must be positive or null")
         if self.max_failure_rate is not None and not 0 < self.max_failure_rate <= 1:
             raise ConfigError(f"budget.max_failure_rate={self.max_failure_rate}: must be in (0, 1] or null")
+        if self.max_infeasible_proposals is not None and (
+                isinstance(self.max_infeasible_proposals, bool) or self.max_infeasible_proposals < 1):
+            raise ConfigError(f"budget.max_infeasible_proposals={self.max_infeasible_proposals}: "
+                              "must be a positive integer or null")
         if self.failure_rate_after < 1:
             raise ConfigError(f"budget.failure_rate_after={self.failure_rate_after}: must be >= 1")
         if self.evaluations is None and self.wall_time_s is None and self.charged_time_s is None:
@@ -55,6 +64,7 @@ class StopReason(StrEnum):
     CHARGED_TIME = "charged_time"
     TARGET = "target"
     FAILURE_RATE = "failure_rate"
+    INFEASIBLE_PROPOSALS = "infeasible_proposals"  # budget.max_infeasible_proposals reached
     EXHAUSTED = "exhausted"  # the searcher has nothing more to propose
     STALLED = "stalled"  # the searcher proposed nothing with nothing in flight
     INTERRUPTED = "interrupted"
@@ -78,24 +88,33 @@ class LoopState:
     results: list[Result] = field(default_factory=list)
     started: float = field(default_factory=time.time)
     charged_s: float = 0.0
-    failures: int = 0
+    failures: int = 0  # measured failures (known-infeasible proposals are not measured)
+    infeasible: int = 0  # known-infeasible proposals: recorded, not counted by budget.evaluations
     best: Result | None = None
 
     def add(self, result: Result) -> None:
         self.results.append(result)
         self.charged_s += result.measurement.charged
-        if not result.ok:
+        if is_known_infeasible(result):
+            self.infeasible += 1
+        elif not result.ok:
             self.failures += 1
         if loss(result.measurement, self.direction) < (loss(self.best.measurement, self.direction) if self.best else math.inf):
             self.best = result
 
     @property
     def done(self) -> int:
-        return len(self.results)
+        """Evaluations that count toward ``budget.evaluations``: measurements and cache hits."""
+        return len(self.results) - self.infeasible
 
     @property
     def elapsed(self) -> float:
         return time.time() - self.started
+
+
+def is_known_infeasible(result: Result) -> bool:
+    """A proposal the space's known constraints rejected: recorded, never measured."""
+    return result.status is Status.INFEASIBLE and not result.cache_hit
 
 
 Progress = Callable[[LoopState, Budget], None]
@@ -128,6 +147,8 @@ class SearchLoop:
                 return StopReason.TARGET
         if b.max_failure_rate is not None and s.done >= b.failure_rate_after and s.failures / s.done > b.max_failure_rate:
             return StopReason.FAILURE_RATE
+        if b.max_infeasible_proposals is not None and s.infeasible >= b.max_infeasible_proposals:
+            return StopReason.INFEASIBLE_PROPOSALS
         return None
 
     def _finish(self, result: Result) -> None:

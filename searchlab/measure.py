@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, fields, make_dataclass
+from typing import Any
 
 from searchlab.errors import ConfigError
 
@@ -127,3 +129,34 @@ def measure(run_once: Callable[[], float], protocol: MeasurementProtocol) -> Sam
         if protocol.target_rel_ci == 0 or Samples(tuple(values)).rel_ci <= protocol.target_rel_ci:
             break
     return Samples(tuple(values))
+
+
+def _config_class() -> type:
+    """``MeasureConfig``: the protocol's fields as a mutable dataclass for a problem's Hydra
+    schema (``problem.measure.min_runs=10``). Made from :class:`MeasurementProtocol` so each
+    option is declared once; Hydra needs a non-frozen dataclass for overrides."""
+    hints = typing.get_type_hints(MeasurementProtocol)
+    spec = [(f.name, hints[f.name], f.default) for f in fields(MeasurementProtocol) if f.default is not MISSING]
+    cls = make_dataclass("MeasureConfig", spec)
+    cls.__module__ = __name__
+    return cls
+
+
+MeasureConfig = _config_class()
+
+
+def protocol_from(options: Mapping[str, Any] | MeasurementProtocol | None,
+                  **defaults: Any) -> MeasurementProtocol:
+    """A protocol from a problem's ``measure`` option (a mapping of field overrides).
+
+    ``defaults`` are the problem's own defaults, overridden by ``options``; unknown keys are a
+    :class:`ConfigError` naming them.
+    """
+    if isinstance(options, MeasurementProtocol):
+        return options
+    given = dict(options or {})
+    known = {f.name for f in fields(MeasurementProtocol)}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise ConfigError(f"problem.measure: unknown option(s) {unknown} (known: {sorted(known)})")
+    return MeasurementProtocol(**{**defaults, **given})

@@ -99,6 +99,12 @@ class Problem(ABC):
         """Release device resources."""
 
     @property
+    def noisy(self) -> bool:
+        """Whether measuring a configuration again gives another value: device problems are,
+        so the run ends with a confirm phase by default (searchlab.confirm, docs/measurement.md)."""
+        return self.device_need is not DeviceNeed.NONE
+
+    @property
     def known_optimum(self) -> float | None:
         """The best objective value, where known (synthetic problems, full tables)."""
         return None

@@ -4,6 +4,10 @@ Every finished evaluation is committed before the searcher hears of it (the loop
 :meth:`RunStore.record` first), so a SIGKILL loses nothing that finished. WAL with
 ``synchronous=NORMAL`` survives a killed process; it would take a power cut to lose the
 last commits. A resumed run appends a row to ``sessions`` and continues the same run.
+
+Confirm-phase measurements (searchlab.confirm) are rows of ``evaluations`` with negative
+candidate ids (``meta.phase = "confirm"``): :meth:`RunStore.results` (what the searcher is
+replayed on resume, what studies read) leaves them out, :meth:`RunStore.confirmations` has them.
 """
 
 from __future__ import annotations
@@ -149,11 +153,19 @@ class RunStore:
         )
 
     def results(self) -> list[Result]:
-        """Every recorded evaluation, in the order it was recorded (= the order told)."""
+        """Every recorded evaluation of the search, in the order it was recorded (= the order
+        told); confirm-phase measurements are not part of the search (see :meth:`confirmations`)."""
+        return self._select("candidate_id >= 0")
+
+    def confirmations(self) -> list[Result]:
+        """The confirm phase's measurements (negative candidate ids), in recorded order."""
+        return self._select("candidate_id < 0")
+
+    def _select(self, where: str) -> list[Result]:
         rows = self._conn.execute(
             "SELECT candidate_id, config, proposal, meta, status, failure_mode, message, objective, samples,"
             " sensors, datasets, log, extra, compile_s, run_s, charged_s, worker, device, t_submit, t_start,"
-            " t_end, cache_hit FROM evaluations WHERE run_id=? ORDER BY id", (self.run_id,)).fetchall()
+            f" t_end, cache_hit FROM evaluations WHERE run_id=? AND {where} ORDER BY id", (self.run_id,)).fetchall()
         return [_row_to_result(r) for r in rows]
 
     def finish(self, stop_reason: str, status: str = "finished", devices: Sequence[Any] | None = None) -> None:

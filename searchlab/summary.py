@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from searchlab.confirm import noise_report
+from searchlab.loop import is_known_infeasible
 from searchlab.problem import Problem
 from searchlab.records import Direction, Result, loss
 
@@ -28,7 +30,7 @@ def trajectory(results: Sequence[Result], direction: Direction) -> list[list[flo
 
 def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason: str, wall_time_s: float,
                   problem: Problem, best: Result | None, report: Mapping[str, Any],
-                  devices: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+                  devices: Sequence[Mapping[str, Any]], *, confirm: Mapping[str, Any] | None = None) -> dict[str, Any]:
     statuses = Counter(r.status.value for r in results)
     modes = Counter(r.measurement.failure_mode.value for r in results if not r.ok)
     return {
@@ -46,7 +48,16 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
         "charged_time_s": sum(r.measurement.charged for r in results),
         "trajectory": trajectory(results, problem.direction), "devices": list(devices),
         "versions": run.get("versions"), "report": dict(report),
+        **measurement_counts(results), "noise": noise_report(results),
+        "confirm": None if confirm is None else dict(confirm),
     }
+
+
+def measurement_counts(results: Sequence[Result]) -> dict[str, int]:
+    """What ``budget.evaluations`` counted (measurements and cache hits) and what it did not
+    (known-infeasible proposals, never measured: searchlab.loop)."""
+    infeasible = sum(is_known_infeasible(r) for r in results)
+    return {"measurements": len(results) - infeasible, "infeasible_proposals": infeasible}
 
 
 def write_json(path: Path, payload: Mapping[str, Any]) -> None:
@@ -70,8 +81,34 @@ def format_summary(s: Mapping[str, Any], run_dir: Path) -> str:
         gap = f" (known optimum {optimum:.6g})" if isinstance(optimum, (int, float)) else ""
         lines.append(f"  best {s['objective_name']} = {best['objective']:.6g}{gap} at evaluation {best['evaluation']}")
         lines.append(f"  best configuration: {best['description']}")
+    lines += _noise_lines(s)
     text = s.get("report", {}).get("report_text")
     if text:
         lines.append(str(text))
     lines.append(f"  records: {run_dir / 'results.db'}  summary: {run_dir / 'summary.json'}")
     return "\n".join(lines)
+
+
+def _noise_lines(s: Mapping[str, Any]) -> list[str]:
+    """The measurements' noise and the confirm phase's best with its interval."""
+    lines = []
+    if s.get("infeasible_proposals"):
+        lines.append(f"  {s['measurements']} measurements counted by the budget; "
+                     f"{s['infeasible_proposals']} known-infeasible proposals recorded, not counted")
+    noise = s.get("noise")
+    if noise:
+        lines.append(f"  noise: median CV {noise['median_cv']:.2%} over {noise['measurements']} measurements "
+                     f"(median {noise['median_samples']:.0f} samples each, max CV {noise['max_cv']:.2%})")
+    confirm = s.get("confirm")
+    if confirm:
+        best = confirm.get("best")
+        state = "" if confirm.get("complete") else " (interrupted: partial)"
+        if best is None:
+            lines.append(f"  confirm phase{state}: no candidate measured successfully")
+        else:
+            lo, hi = best["ci95"]
+            which = "the search's best" if best["rank"] == 1 else f"the search's #{best['rank']}"
+            lines.append(f"  confirmed best {s['objective_name']} = {best['median']:.6g} "
+                         f"[95% CI {lo:.6g}, {hi:.6g}] ({which}; {best['samples']} samples, {confirm['k']} "
+                         f"candidates x {confirm['rounds']} rounds interleaved){state}")
+    return lines

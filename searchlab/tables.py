@@ -4,18 +4,30 @@ A table maps every configuration of a space to the measurement recorded for it. 
 :class:`TableProblem` evaluates by look-up: no device time is spent, but each evaluation
 is charged the recorded compile + run time (``Measurement.charged_s``), so studies with
 hundreds of seeds are cheap, fair and reproducible. Sources: our own table files
-(``save_table``), Kernel Tuner cache files (adapters.knobs), and exhaustive runs.
+(``save_table``), Kernel Tuner cache files (searchlab.adapters.knobs), and exhaustive runs.
+
+Tables keep every recorded sample. With ``sample_noise=true`` a replay returns one recorded
+sample per evaluation instead of the row's median/mean, drawn by a generator seeded from
+(``noise_seed``, the configuration, how often this replay has drawn it), so replayed studies
+see the noise real runs see, reproducibly, and two searchers run with the same seed see the
+same draws for the same configuration (common random numbers for paired comparisons). See
+docs/measurement.md, "Noise in replays".
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
+import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from searchlab.errors import ConfigError
 from searchlab.problem import Problem
@@ -36,7 +48,15 @@ FORMAT = "searchlab-table/1"
 
 
 @dataclass
-class TableProblemConfig:
+class ReplayNoiseConfig:
+    """Options every table replay shares (declared once; replay schemas extend this)."""
+
+    sample_noise: bool = False  # draw one recorded sample per evaluation instead of the recorded objective
+    noise_seed: int | None = None  # null: the run's seed (set by the app before the problem is built)
+
+
+@dataclass
+class TableProblemConfig(ReplayNoiseConfig):
     """``problem=table problem.path=...``: a table file or an exhaustive run's directory."""
 
     _target_: str = "searchlab.tables.TableProblem"
@@ -122,13 +142,40 @@ def load_table(path: str | Path) -> Table:
                  payload.get("device", ""), payload.get("meta", {}))
 
 
+def samples_are_objective(m: Measurement) -> bool:
+    """Whether ``m``'s samples are draws of its objective: the objective is their median (our
+    protocol) or their mean (Kernel Tuner's ``time``). Rows whose samples are something else
+    (e.g. times behind a Mflop/s objective) replay as recorded even with sample noise."""
+    if m.status is not Status.OK or m.objective is None or not m.samples:
+        return False
+    tol = 1e-9 * max(abs(m.objective), 1e-300)
+    return any(abs(center - m.objective) <= tol
+               for center in (statistics.median(m.samples), statistics.fmean(m.samples)))
+
+
+def draw_sample(m: Measurement, seed: int, key: str, occurrence: int) -> Measurement:
+    """``m`` with one of its recorded samples as the objective (see the module docstring).
+
+    Sensors equal to the recorded objective (the objective's own sensor) take the drawn value;
+    ``extra`` keeps the recorded objective and the sample's index.
+    """
+    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
+    rng = np.random.default_rng(np.random.SeedSequence([seed & (2**63 - 1), digest, occurrence]))
+    index = int(rng.integers(len(m.samples)))
+    value = m.samples[index]
+    sensors = {k: (value if v == m.objective else v) for k, v in m.sensors.items()}
+    extra = {**m.extra, "recorded_objective": m.objective, "drawn_sample": index}
+    return replace(m, objective=value, samples=(value,), sensors=sensors, extra=extra)
+
+
 class TableProblem(Problem):
     """Replay a table: evaluation is a look-up, charged the recorded time."""
 
     name = "table"
     deterministic = True
 
-    def __init__(self, table: Table | None = None, path: str | None = None, **params: Any) -> None:
+    def __init__(self, table: Table | None = None, path: str | None = None, sample_noise: bool = False,
+                 noise_seed: int | None = None, **params: Any) -> None:
         super().__init__(path=path, **params)
         if table is None:
             if path is None:
@@ -137,6 +184,9 @@ class TableProblem(Problem):
         self.table = table
         self.direction = table.direction  # type: ignore[misc]
         self.objective_name = table.objective_name  # type: ignore[misc]
+        self.sample_noise, self.noise_seed = bool(sample_noise), int(noise_seed or 0)
+        self.deterministic = not self.sample_noise  # type: ignore[misc]
+        self._draws: Counter[str] = Counter()
 
     @property
     def space(self) -> Space:
@@ -146,7 +196,18 @@ class TableProblem(Problem):
         row = self.table.rows.get(config)
         if row is None:
             return Measurement(Status.FAILED, failure_mode=FailureMode.INVALID, message="configuration not in the table")
+        if self.sample_noise and samples_are_objective(row):
+            occurrence = self._draws[config.key]
+            self._draws[config.key] += 1
+            return draw_sample(row, self.noise_seed, config.key, occurrence)
         return row
+
+    @property
+    def noisy(self) -> bool:
+        """A replay with sample noise, of a table with differing samples to draw, varies
+        like a device (so the confirm phase runs by default)."""
+        return self.sample_noise and any(len(set(m.samples)) > 1 and samples_are_objective(m)
+                                         for m in self.table.rows.values())
 
     @property
     def known_optimum(self) -> float | None:
@@ -154,7 +215,8 @@ class TableProblem(Problem):
         return None if best is None else best[1].objective
 
     def fingerprint_params(self) -> Mapping[str, Any]:
-        return {"source": self.table.source, "device": self.table.device, "rows": len(self.table.rows)}
+        base = {"source": self.table.source, "device": self.table.device, "rows": len(self.table.rows)}
+        return {**base, "sample_noise": True} if self.sample_noise else base  # noise_seed is like the run seed
 
 
 @dataclass(frozen=True)

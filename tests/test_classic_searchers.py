@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from adapters.synthetic import SyntheticKnobs
+from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import Outcome, optimize
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression

@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from adapters.grammar import GrammarProblem
-from adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
+from searchlab.adapters.grammar import GrammarProblem
+from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.loop import Budget, StopReason

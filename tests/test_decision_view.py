@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.knobs import KernelTunerCache
+from searchlab.adapters.knobs import KernelTunerCache
 from searchlab.api import optimize
 from searchlab.loop import Budget
 from searchlab.records import Config, Status

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from adapters.grammar import DftProblem, dft_grammar, word_counts
-from adapters.grammar import _fft as fft
-from adapters.grammar.dft import ruletree
+from searchlab.adapters.grammar import DftProblem, dft_grammar, word_counts
+from searchlab.adapters.grammar import _fft as fft
+from searchlab.adapters.grammar.dft import ruletree
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.execution import WorkerRuntime

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from adapters.futhark import FutharkProgram, Loopmm, Lud, Matmul
-from adapters.futhark._kernels import LUD_SOURCE
-from adapters.futhark._report import read_tuning, write_tuning
-from adapters.futhark._runtime import Execution, Limits
+from searchlab.adapters.futhark import FutharkProgram, Loopmm, Lud, Matmul
+from searchlab.adapters.futhark._kernels import LUD_SOURCE
+from searchlab.adapters.futhark._report import read_tuning, write_tuning
+from searchlab.adapters.futhark._runtime import Execution, Limits
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.execution import SerialExecutor

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from adapters.grammar import Grammar, GrammarProblem, StringGraph, TreeGraph, load_grammar
-from adapters.grammar.problem import Word
+from searchlab.adapters.grammar import Grammar, GrammarProblem, StringGraph, TreeGraph, load_grammar
+from searchlab.adapters.grammar.problem import Word
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, InvalidConfigError
 from searchlab.loop import Budget
@@ -136,7 +136,7 @@ def test_string_mode_errors() -> None:
 def _spec(name: str) -> dict[str, Any]:
     import yaml
 
-    return dict(yaml.safe_load((Path("adapters/grammar/examples") / name).read_text()))
+    return dict(yaml.safe_load((Path("searchlab/adapters/grammar/examples") / name).read_text()))
 
 
 def test_yaml_file_errors(tmp_path: Path) -> None:
@@ -158,7 +158,7 @@ def test_user_grammar_and_objective_from_hydra_config(tmp_path: Path) -> None:
     path = tmp_path / "mine.yaml"
     path.write_text("start: S\nnonterminals: [S, X]\nterminals: [a, b]\n"
                     "productions: ['S -> X X X', 'X -> a | b | a b']\n")
-    problem = build_problem({"_target_": "adapters.grammar.GrammarProblem", "grammar": str(path),
+    problem = build_problem({"_target_": "searchlab.adapters.grammar.GrammarProblem", "grammar": str(path),
                              "objective": {"_target_": f"{__name__}.score_a", "_partial_": True, "bonus": 0.5}})
     assert problem.space.size() == 27
     outcome = optimize(problem, ExhaustiveSearcher(problem.space, direction=problem.direction),
@@ -168,7 +168,7 @@ def test_user_grammar_and_objective_from_hydra_config(tmp_path: Path) -> None:
 
 
 def test_objective_as_dotted_name_minimised_and_failures_recorded() -> None:
-    problem = GrammarProblem("schedule.yaml", objective="adapters.grammar.objectives.length", direction="minimize")
+    problem = GrammarProblem("schedule.yaml", objective="searchlab.adapters.grammar.objectives.length", direction="minimize")
     assert problem.direction is Direction.MINIMIZE
     outcome = optimize(problem, RandomSearcher(problem.space, direction=problem.direction, seed=0),
                        Budget(evaluations=30))

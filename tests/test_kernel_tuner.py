@@ -1,4 +1,4 @@
-"""Kernel Tuner cache files replayed as table problems (adapters.knobs.kernel_tuner)."""
+"""Kernel Tuner cache files replayed as table problems (searchlab.adapters.knobs.kernel_tuner)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
+from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget, StopReason

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
-from adapters.knobs import (
+from searchlab.adapters.knobs import (
     Conv2d,
     Fir,
     KnobTable,
@@ -24,7 +24,7 @@ from adapters.knobs import (
     matmul,
     smith_waterman,
 )
-from adapters.knobs._opencl import OpenCLKnobProblem
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget
@@ -70,7 +70,7 @@ def test_references_match_direct_loops() -> None:
 def test_config_files_declare_the_problems_sensor_models() -> None:
     for name, module in (("fir", fir), ("matmul_blocked", matmul), ("conv2d", conv2d),
                          ("smith_waterman", smith_waterman), ("kernel_tuner_cache", kernel_tuner)):
-        declared = yaml.safe_load((ROOT / "conf" / "problem" / f"{name}.yaml").read_text())["model"]
+        declared = yaml.safe_load((ROOT / "searchlab" / "conf" / "problem" / f"{name}.yaml").read_text())["model"]
         assert declared == module.MODEL, name
 
 
@@ -104,7 +104,7 @@ def test_fir_matches_numpy_and_fails_by_mode() -> None:
     loose = {"compile_s": 100.0}  # CPU compile time on a loaded CI machine must not decide these
     ok, local, code = _run(Fir(arch="small_few", limits=loose), [dict(banks=2, accesses=4), dict(banks=1, accesses=16),
                                                    dict(banks=16, accesses=4)])
-    assert ok.status is Status.OK and ok.objective > 0 and len(ok.samples) == 5
+    assert ok.status is Status.OK and ok.objective > 0 and 5 <= len(ok.samples) == ok.sensors["runs"] <= 50  # protocol
     assert {"time_s", "compile_s", "code_bytes", "local_mem_bytes", "private_mem_bytes", "kernel_max_wg"} <= set(ok.sensors)
     assert (local.failure_mode, local.extra["violated"]) == (FailureMode.RESOURCES, "local_mem")
     assert local.sensors["local_mem_bytes"] > 2048 and "time_s" not in local.sensors  # never launched

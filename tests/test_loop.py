@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.synthetic import SyntheticDag, SyntheticKnobs
+from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget, StopReason
@@ -53,7 +53,29 @@ def test_known_constraints_never_reach_the_problem() -> None:
 
     outcome = optimize(p, Proposer(space, seed=0), Budget(evaluations=3))
     assert outcome.results[0].status is Status.INFEASIBLE
-    assert bad not in seen and len(seen) == 2
+    # recorded, but not counted: the budget buys three real measurements (issue 11, part 5)
+    assert bad not in seen and len(seen) == 3 and len(outcome.results) == 4
+
+
+def test_infeasible_proposals_are_capped_separately() -> None:
+    """A searcher that proposes nothing but known-infeasible configurations is stopped by
+    ``budget.max_infeasible_proposals`` (reported as such), not by the evaluation budget."""
+    p = SyntheticKnobs()
+    space = p.space
+    bad = [c for c in (Config(block_x=bx, block_y=by, tile=t, unroll=u, vector=v)
+                       for bx in (32, 64) for by in (32, 64) for t in (1, 2, 4) for u in (1, 2, 4)
+                       for v in ("scalar",)) if space.check(c) is not None]
+    assert len(bad) >= 5
+
+    class Pathological(RandomSearcher):
+        def _ask(self, n: int) -> list[Config]:
+            return [bad[len(self.history) % len(bad)]]
+
+    outcome = optimize(p, Pathological(space, seed=0), Budget(evaluations=10, max_infeasible_proposals=25))
+    assert outcome.reason is StopReason.INFEASIBLE_PROPOSALS
+    assert len(outcome.results) == 25 and all(r.status is Status.INFEASIBLE for r in outcome.results)
+    with pytest.raises(ConfigError, match="budget.max_infeasible_proposals=0"):
+        Budget(max_infeasible_proposals=0)
 
 
 def test_target_and_exhaustion() -> None:

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import pytest
 
-from adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
+from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import IncompatibleError
 from searchlab.loop import Budget

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from adapters.synthetic import SyntheticDag, SyntheticKnobs
+from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.loop import Budget

@@ -22,7 +22,7 @@ from searchlab.study._aggregate import aggregate
 from searchlab.study._collect import collect_runs
 from searchlab.tables import TableProblem, load_table
 
-DAG2 = {"_target_": "adapters.synthetic.SyntheticDag", "arity": [2, 3], "seed": 0, "tail": 2.0, "noise": 0.0,
+DAG2 = {"_target_": "searchlab.adapters.synthetic.SyntheticDag", "arity": [2, 3], "seed": 0, "tail": 2.0, "noise": 0.0,
         "delay_s": 0.0}
 Entry = Any  # a float objective, a FailureMode, or a Measurement
 
@@ -137,7 +137,7 @@ def test_validation_reports_become_a_table_of_medians(tmp_path: Path) -> None:
 
 
 def _words(arity: Sequence[int]) -> list[Config]:
-    from adapters.synthetic import SyntheticDag
+    from searchlab.adapters.synthetic import SyntheticDag
 
     return list(SyntheticDag(arity=arity).space.enumerate())
 
@@ -167,7 +167,7 @@ def test_table_from_an_incomplete_run_is_refused_unless_coverage_is_relaxed(tmp_
 
 
 def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path: Path) -> None:
-    from adapters.synthetic import SyntheticThresholds
+    from searchlab.adapters.synthetic import SyntheticThresholds
     from searchlab.app import execute
     from searchlab.study._grid import _compose_run
 

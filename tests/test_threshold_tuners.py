@@ -1,7 +1,7 @@
 """The threshold tuners of paper 003 (Algs. 1-8 and futhark autotune) on threshold
 problems with known, noise-free costs (numpy only), plus the shared searcher contract.
 
-``ModelProgram`` behaves like the OpenCL programs of ``adapters.futhark`` (same chains,
+``ModelProgram`` behaves like the OpenCL programs of ``searchlab.adapters.futhark`` (same chains,
 same predicate evaluation and log lines, per-iteration instrumentation) but its version
 times come from a cost model, so every assertion about optima and run counts is exact.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from adapters.futhark._chains import Chain, Level, Step, chain_thresholds, choose, comparison_line, threshold_names
+from searchlab.adapters.futhark._chains import Chain, Level, Step, chain_thresholds, choose, comparison_line, threshold_names
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget

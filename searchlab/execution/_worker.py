@@ -31,7 +31,9 @@ def build_problem(source: Problem | Mapping[str, Any]) -> Problem:
         cause = exc.__cause__ or exc
         if isinstance(cause, ConfigError):
             raise cause from None
-        raise ConfigError(f"problem {dict(source).get('_target_')!r} could not be built: {cause}") from None
+        # node.get, not dict(source): a missing value (???) must not raise again here; first line only
+        target = node.get("_target_")
+        raise ConfigError(f"problem {target!r} could not be built: {str(cause).splitlines()[0]}") from None
     if not isinstance(problem, Problem):
         raise ConfigError(f"problem target {dict(source).get('_target_')!r} is not a searchlab Problem")
     return problem

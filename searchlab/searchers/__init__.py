@@ -1,7 +1,10 @@
 """Searchers: one algorithm per private module, re-exported here.
 
-``SCHEMAS`` maps each searcher's public name (``searcher=NAME``) to its structured
-config dataclass; ``conf/searcher/NAME.yaml`` extends that schema.
+``SCHEMAS`` maps each built-in searcher's public name (``searcher=NAME``) to its structured
+config dataclass, derived from the constructor (:func:`searcher_config`: options are declared
+once). pyproject.toml registers the whole dict as one ``searchlab.searchers`` entry point, so a
+searcher added here is found by :mod:`searchlab.registry` with no other change; an optional
+``searchlab/conf/searcher/NAME.yaml`` only adds a description line (docs/registry.md).
 """
 
 from searchlab.searchers._active import ActiveConfig, ActiveSearcher
@@ -38,6 +41,7 @@ from searchlab.searchers._probabilistic import (
     ProbabilisticTrivialSearcher,
 )
 from searchlab.searchers._random import RandomConfig, RandomSearcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._simple import SimpleConfig, SimpleSearcher
 from searchlab.searchers._simulated_annealing import SimulatedAnnealingConfig, SimulatedAnnealingSearcher
 from searchlab.searchers._tag import TagConfig, TagSearcher
@@ -103,4 +107,5 @@ __all__ = [
     "SubproblemGraph",
     "TagSearcher",
     "UctSearcher",
+    "searcher_config",
 ]

@@ -14,22 +14,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from searchlab.errors import ConfigError
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._simple import SimpleSearcher
 from searchlab.searchers._threshold_common import Need
 from searchlab.spaces import ThresholdTree
-
-
-@dataclass
-class ActiveConfig:
-    _target_: str = "searchlab.searchers.ActiveSearcher"
-    initial: int = 3  # random initial guesses per threshold (Alg. 6 line 6)
-    tie_break: bool = True
 
 
 class ActiveSearcher(SimpleSearcher):
@@ -91,3 +84,7 @@ class ActiveSearcher(SimpleSearcher):
         best = min(labelled, key=lambda k: (labelled[k], -k))
         self._decide(name, "alg6+7", best, tried=order)
         return best
+
+
+# initial: random initial guesses per threshold (Alg. 6 line 6)
+ActiveConfig = searcher_config(ActiveSearcher)

@@ -17,16 +17,10 @@ datasets (their summed run time).
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass
 
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._simple import SimpleSearcher
 from searchlab.searchers._threshold_common import Need
-
-
-@dataclass
-class BinaryConfig:
-    _target_: str = "searchlab.searchers.BinarySearcher"
-    tie_break: bool = True  # Alg. 2's heuristic on the simple thresholds
 
 
 class BinarySearcher(SimpleSearcher):
@@ -53,3 +47,7 @@ class BinarySearcher(SimpleSearcher):
                 last = mid - 1
         self._decide(name, "alg5", best, tried=tried)
         return best
+
+
+# tie_break: Alg. 2's heuristic on the simple thresholds
+BinaryConfig = searcher_config(BinarySearcher)

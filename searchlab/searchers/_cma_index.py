@@ -14,24 +14,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from searchlab.errors import ConfigError
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._simple import SimpleSearcher
 from searchlab.searchers._threshold_common import Need
 from searchlab.spaces import ThresholdTree
-
-
-@dataclass
-class CmaIndexConfig:
-    _target_: str = "searchlab.searchers.CmaIndexSearcher"
-    sigma: float = 0.25  # initial step size, as a share of each index range
-    popsize: int = 0  # 0: 4 + floor(3 ln N)
-    max_generations: int = 40
-    tie_break: bool = True
 
 
 class CmaIndexSearcher(SimpleSearcher):
@@ -81,3 +72,8 @@ class CmaIndexSearcher(SimpleSearcher):
     def _decode(self, names: list[str], x: np.ndarray) -> dict[str, int]:
         return {n: int(min(self.model.m[n], max(0, round(float(x[i]) * self.model.m[n]))))
                 for i, n in enumerate(names)}
+
+
+# sigma: initial step size, as a share of each index range
+# popsize: 0: 4 + floor(3 ln N)
+CmaIndexConfig = searcher_config(CmaIndexSearcher)

@@ -21,12 +21,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from searchlab.errors import ConfigError
 from searchlab.records import Candidate, Config, Direction, Result, Status
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import DerivationGraph, Space
 
 
@@ -45,12 +45,6 @@ class SubproblemGraph(Protocol):
     def compose(self, name: str, label: str, parts: Sequence[str]) -> str:
         """The word key of ``name`` by rule ``label`` from sub-problem word keys ``parts``."""
         ...
-
-
-@dataclass
-class DpConfig:
-    _target_: str = "searchlab.searchers.DpSearcher"
-    n_best: int = 1  # plans kept per sub-problem (1: classic DP; >1: n-best DP)
 
 
 class DpSearcher(Searcher):
@@ -147,3 +141,7 @@ class DpSearcher(Searcher):
 
     def _done(self) -> bool:
         return self.top in self.solved
+
+
+# n_best: plans kept per sub-problem (1: classic DP; >1: n-best DP)
+DpConfig = searcher_config(DpSearcher)

@@ -35,7 +35,6 @@ import math
 import queue
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,22 +42,12 @@ import numpy as np
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.searchers._neighbours import Grid
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
 from searchlab.spaces import Space
 
 PENALTY = 1e20
 METHODS = ("COBYLA", "L-BFGS-B", "SLSQP", "CG", "Powell", "Nelder-Mead", "BFGS", "trust-constr")
-
-
-@dataclass
-class DualAnnealingConfig:
-    _target_: str = "searchlab.searchers.DualAnnealingSearcher"
-    method: str = "COBYLA"  # SciPy local minimiser (Kernel Tuner's supported_methods)
-    maxiter: int = 1000  # SciPy's global iterations per run
-    maxfun: int | None = None  # cost-function calls per run (None: number of feasible members)
-    initial_temp: float = 5230.0
-    visit: float = 2.62
-    accept: float = -5.0
 
 
 class _Stop(Exception):
@@ -149,3 +138,9 @@ class DualAnnealingSearcher(SequentialSearcher):
         finally:
             if thread.is_alive():
                 thread.to_thread.put(None)
+
+
+# method: SciPy local minimiser (Kernel Tuner's supported_methods)
+# maxiter: SciPy's global iterations per run
+# maxfun: cost-function calls per run (None: number of feasible members)
+DualAnnealingConfig = searcher_config(DualAnnealingSearcher)

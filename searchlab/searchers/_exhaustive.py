@@ -13,19 +13,11 @@ makes the exhaustive reference feasible where the plateau product is not.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from searchlab.records import Candidate, Config, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Space, ThresholdTree
-
-
-@dataclass
-class ExhaustiveConfig:
-    _target_: str = "searchlab.searchers.ExhaustiveSearcher"
-    max_size: int = 1_000_000
-    shuffle: bool = False  # seeded random order instead of enumeration order
-    tree_aware: bool = True  # threshold trees: distinct behaviours, tree by tree (see above)
 
 
 class ExhaustiveSearcher(Searcher):
@@ -89,3 +81,8 @@ class ExhaustiveSearcher(Searcher):
 
     def _done(self) -> bool:
         return self._exhausted
+
+
+# shuffle: seeded random order instead of enumeration order
+# tree_aware: threshold trees: distinct behaviours, tree by tree (see above)
+ExhaustiveConfig = searcher_config(ExhaustiveSearcher)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from searchlab.records import Config, Result, Status
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold_common import (
     THRESHOLD_MAX,
     THRESHOLD_MIN,
@@ -32,12 +32,6 @@ from searchlab.searchers._threshold_common import (
     parse_comparisons,
 )
 from searchlab.spaces import FUTHARK_DEFAULT_THRESHOLD, ThresholdDataset, ThresholdTree
-
-
-@dataclass
-class FutharkAutotuneConfig:
-    _target_: str = "searchlab.searchers.FutharkAutotuneSearcher"
-
 
 Pair = tuple[float, int]  # (run time, threshold value), compared on the time only
 
@@ -138,3 +132,6 @@ class FutharkAutotuneSearcher(GeneratorSearcher):
                 best, xs = min([(t2, middle2), best], key=lambda p: p[0]), xs[half + 2:]
             else:
                 return best
+
+
+FutharkAutotuneConfig = searcher_config(FutharkAutotuneSearcher)

@@ -23,13 +23,13 @@ are in. Children already evaluated are not proposed again (their loss is reused)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.searchers._neighbours import Index
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
 from searchlab.spaces import Space
 
@@ -67,15 +67,6 @@ CROSSOVERS: dict[str, Crossover] = {
     "single_point": single_point, "two_point": two_point, "uniform": uniform,
     "disruptive_uniform": disruptive_uniform,
 }
-
-
-@dataclass
-class GeneticConfig:
-    _target_: str = "searchlab.searchers.GeneticSearcher"
-    popsize: int = 30
-    maxiter: int = 30  # generations before a restart with a fresh population
-    method: str = "uniform"  # single_point | two_point | uniform | disruptive_uniform
-    mutation_chance: int = 20  # a child mutates with probability 1 / mutation_chance
 
 
 class GeneticSearcher(SequentialSearcher):
@@ -137,3 +128,9 @@ class GeneticSearcher(SequentialSearcher):
             if len(ranked) < 2:
                 return
             population = self._breed(ranked)
+
+
+# maxiter: generations before a restart with a fresh population
+# method: single_point | two_point | uniform | disruptive_uniform
+# mutation_chance: a child mutates with probability 1 / mutation_chance
+GeneticConfig = searcher_config(GeneticSearcher)

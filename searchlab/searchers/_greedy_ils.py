@@ -28,21 +28,13 @@ workers the extra neighbours are speculative. Nothing else is proposed while a c
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass
 
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.searchers._neighbours import check_method
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
 from searchlab.spaces import Space
-
-
-@dataclass
-class GreedyIlsConfig:
-    _target_: str = "searchlab.searchers.GreedyIlsSearcher"
-    neighbour: str = "hamming"  # hamming | adjacent
-    random_walk: float = 0.3  # perturbation size as a share of the knobs
-    no_improvement: int = 50  # evaluations without a new best before a random restart
 
 
 class GreedyIlsSearcher(SequentialSearcher):
@@ -101,3 +93,9 @@ class GreedyIlsSearcher(SequentialSearcher):
             (loss,) = yield [current]
             if loss < best:
                 best, best_at = loss, self.n_seen
+
+
+# neighbour: hamming | adjacent
+# random_walk: perturbation size as a share of the knobs
+# no_improvement: evaluations without a new best before a random restart
+GreedyIlsConfig = searcher_config(GreedyIlsSearcher)

@@ -18,17 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator
-from dataclasses import dataclass
 
 from searchlab.records import Config
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._simple import SimpleSearcher
 from searchlab.searchers._threshold_common import Need
-
-
-@dataclass
-class InstrumentedConfig:
-    _target_: str = "searchlab.searchers.InstrumentedSearcher"
-    tie_break: bool = True
 
 
 class InstrumentedSearcher(SimpleSearcher):
@@ -75,3 +69,6 @@ class InstrumentedSearcher(SimpleSearcher):
         k = max(i for i, r in enumerate(runtimes) if r == best)
         self._decide(name, "alg8", k, curve=runtimes)
         return k
+
+
+InstrumentedConfig = searcher_config(InstrumentedSearcher)

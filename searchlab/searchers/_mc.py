@@ -13,20 +13,13 @@ sink, so no word is evaluated twice and the search ends when the graph is exhaus
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from searchlab.records import Candidate, Result
 from searchlab.searchers._bandit import _FIRST, DagWalker
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import DerivationGraph, Space
-
-
-@dataclass
-class McConfig:
-    _target_: str = "searchlab.searchers.McSearcher"
-    no_repeat: bool = True  # never propose a word twice (uniform among unexhausted arcs)
-    arcs: str = "all"  # all: every derivation order (paper's DAG); canonical: leftmost derivations only
 
 
 class McSearcher(Searcher):
@@ -64,3 +57,8 @@ class McSearcher(Searcher):
 
     def _done(self) -> bool:
         return self.no_repeat and self.graph.root in self.walker.exhausted
+
+
+# no_repeat: never propose a word twice (uniform among unexhausted arcs)
+# arcs: all: every derivation order (paper's DAG); canonical: leftmost derivations only
+McConfig = searcher_config(McSearcher)

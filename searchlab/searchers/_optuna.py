@@ -40,13 +40,13 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any, ClassVar
 
 from searchlab.records import Candidate, Config, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._optuna_encoding import DagEncoder, Encoder, KnobEncoder, Meta
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import DerivationGraph, KnobSpace, Space
 
 CONSTRAINT = "failed"
@@ -186,17 +186,6 @@ class OptunaSearcher(Searcher):
         return self._exhausted
 
 
-@dataclass
-class OptunaTpeConfig:
-    _target_: str = "searchlab.searchers.OptunaTpeSearcher"
-    n_startup_trials: int = 10
-    n_ei_candidates: int = 24
-    multivariate: bool = True
-    group: bool = False  # decompose conditional (DAG) spaces into groups (experimental in Optuna)
-    constant_liar: bool = True
-    max_retries: int = 16
-
-
 class OptunaTpeSearcher(OptunaSearcher):
     name = "optuna_tpe"
     sampler_label = "TPESampler"
@@ -211,14 +200,8 @@ class OptunaTpeSearcher(OptunaSearcher):
         return optuna.samplers.TPESampler(seed=seed, **self.options)
 
 
-@dataclass
-class OptunaCmaesConfig:
-    _target_: str = "searchlab.searchers.OptunaCmaesSearcher"
-    n_startup_trials: int = 1
-    popsize: int | None = None  # None: 4 + floor(3 ln d)
-    with_margin: bool = True  # CMA-ES with margin (Hamano et al. 2022) for integer parameters
-    use_separable_cma: bool = False
-    max_retries: int = 16
+# group: decompose conditional (DAG) spaces into groups (experimental in Optuna)
+OptunaTpeConfig = searcher_config(OptunaTpeSearcher)
 
 
 class OptunaCmaesSearcher(OptunaSearcher):
@@ -237,12 +220,9 @@ class OptunaCmaesSearcher(OptunaSearcher):
         return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False, **self.options)
 
 
-@dataclass
-class OptunaGpConfig:
-    _target_: str = "searchlab.searchers.OptunaGpSearcher"
-    n_startup_trials: int = 10
-    deterministic_objective: bool = False
-    max_retries: int = 4  # each retry is a GP fit (DESIGN.md: ~0.1 s at 100 trials, ~4 s at 1000)
+# popsize: None: 4 + floor(3 ln d)
+# with_margin: CMA-ES with margin (Hamano et al. 2022) for integer parameters
+OptunaCmaesConfig = searcher_config(OptunaCmaesSearcher)
 
 
 class OptunaGpSearcher(OptunaSearcher):
@@ -251,10 +231,10 @@ class OptunaGpSearcher(OptunaSearcher):
     models_conditionals = False
 
     def __init__(self, space: Space, *, n_startup_trials: int = 10, deterministic_objective: bool = False,
-                 **kwargs: Any) -> None:
+                 max_retries: int = 4, **kwargs: Any) -> None:
+        # max_retries: each retry is a GP fit (DESIGN.md: ~0.1 s at 100 trials, ~4 s at 1000), hence 4, not 16
         self.options = {"n_startup_trials": n_startup_trials, "deterministic_objective": deterministic_objective}
-        kwargs.setdefault("max_retries", 4)
-        super().__init__(space, **kwargs)
+        super().__init__(space, max_retries=max_retries, **kwargs)
 
     @classmethod
     def _check_space(cls, space: Space) -> str | None:
@@ -267,12 +247,7 @@ class OptunaGpSearcher(OptunaSearcher):
         return optuna.samplers.GPSampler(seed=seed, warn_independent_sampling=False, **self.options)
 
 
-@dataclass
-class OptunaQmcConfig:
-    _target_: str = "searchlab.searchers.OptunaQmcSearcher"
-    qmc_type: str = "sobol"  # sobol | halton
-    scramble: bool = True  # without scrambling every seed gives the same sequence
-    max_retries: int = 16
+OptunaGpConfig = searcher_config(OptunaGpSearcher)
 
 
 class OptunaQmcSearcher(OptunaSearcher):
@@ -292,10 +267,9 @@ class OptunaQmcSearcher(OptunaSearcher):
         return optuna.samplers.QMCSampler(seed=seed, warn_independent_sampling=False, **self.options)
 
 
-@dataclass
-class OptunaRandomConfig:
-    _target_: str = "searchlab.searchers.OptunaRandomSearcher"
-    max_retries: int = 16
+# qmc_type: sobol | halton
+# scramble: without scrambling every seed gives the same sequence
+OptunaQmcConfig = searcher_config(OptunaQmcSearcher)
 
 
 class OptunaRandomSearcher(OptunaSearcher):
@@ -304,3 +278,6 @@ class OptunaRandomSearcher(OptunaSearcher):
 
     def _sampler(self, optuna: Any, seed: int) -> Any:
         return optuna.samplers.RandomSampler(seed=seed)
+
+
+OptunaRandomConfig = searcher_config(OptunaRandomSearcher)

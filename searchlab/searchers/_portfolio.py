@@ -30,12 +30,11 @@ only the proposer gets credit.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -43,10 +42,12 @@ import numpy as np
 from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Space
 
 log = logging.getLogger(__name__)
 DEFAULT_MEMBERS = ("optuna_tpe", "genetic", "greedy_ils", "dual_annealing", "random")
+NO_OPTIONS: Mapping[str, Mapping[str, Any]] = MappingProxyType({})  # the config default is {}, not None
 
 
 class AucBandit:
@@ -86,25 +87,17 @@ class AucBandit:
                 self.auc_decay[old] -= 1
 
 
-@dataclass
-class PortfolioConfig:
-    _target_: str = "searchlab.searchers.PortfolioSearcher"
-    members: list[str] = field(default_factory=lambda: list(DEFAULT_MEMBERS))
-    options: dict[str, Any] = field(default_factory=dict)  # member name -> its options
-    c: float = 0.05  # OpenTuner's C: exploration weight
-    window: int = 500  # results the bandit remembers
-    share: bool = True  # members learn each other's results (credit goes to the proposer only)
-    max_redraws: int = 16  # duplicate proposals per slot before a random unseen configuration
-
-
 def _searcher_class(name: str) -> type[Searcher]:
-    from searchlab.searchers import SCHEMAS
+    """A member by its registered name: built-ins and plugins alike (searchlab.registry)."""
+    from searchlab import registry
 
-    if name not in SCHEMAS or name == "portfolio":
+    names = set(registry.searchers())
+    if name not in names or name == "portfolio":
         raise ConfigError(f"searcher.members: {name!r} is not a searcher a portfolio can hold; "
-                          f"choose from {sorted(set(SCHEMAS) - {'portfolio'})}")
-    module, _, attr = SCHEMAS[name]()._target_.rpartition(".")
-    cls: type[Searcher] = getattr(importlib.import_module(module), attr)
+                          f"choose from {sorted(names - {'portfolio'})}")
+    cls = registry.searcher_class(name)
+    if not issubclass(cls, Searcher) or issubclass(cls, PortfolioSearcher):
+        raise ConfigError(f"searcher.members: {name!r} is not a searcher a portfolio can hold")
     return cls
 
 
@@ -113,7 +106,7 @@ class PortfolioSearcher(Searcher):
     space_kinds = (Space,)
 
     def __init__(self, space: Space, *, members: Sequence[str] = DEFAULT_MEMBERS,
-                 options: Mapping[str, Mapping[str, Any]] | None = None, c: float = 0.05, window: int = 500,
+                 options: Mapping[str, Mapping[str, Any]] = NO_OPTIONS, c: float = 0.05, window: int = 500,
                  share: bool = True, max_redraws: int = 16, **kwargs: Any) -> None:
         if not members or len(set(members)) != len(members):
             raise ConfigError(f"searcher.members={list(members)}: need at least one searcher, each named once")
@@ -256,3 +249,11 @@ class PortfolioSearcher(Searcher):
 
     def _done(self) -> bool:
         return self._exhausted or all(m.done for m in self.members)
+
+
+# options: member name -> its options
+# c: OpenTuner's C: exploration weight
+# window: results the bandit remembers
+# share: members learn each other's results (credit goes to the proposer only)
+# max_redraws: duplicate proposals per slot before a random unseen configuration
+PortfolioConfig = searcher_config(PortfolioSearcher)

@@ -33,7 +33,6 @@ lowest quality seen so far (before any success they carry no value).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,30 +41,11 @@ from searchlab.records import Candidate, Config, Result
 from searchlab.searchers._base import ProposalLike, Searcher
 from searchlab.searchers._probabilistic_model import Evidence, Options, mean_nn_distance
 from searchlab.searchers._regression import Encoder
+from searchlab.searchers._schema import searcher_config
 from searchlab.sensors import SensorModel, sensor_model_of
 from searchlab.spaces import KnobSpace
 
 ENUMERATE_BELOW = 200_000  # spaces this small are listed once; larger ones are sampled
-
-
-@dataclass
-class ProbabilisticConfig:
-    _target_: str = "searchlab.searchers.ProbabilisticSearcher"
-    candidates: int = 100  # random untested candidates scored per test (§4, Fig. 8)
-    neighbors: str = "gabriel"  # gabriel (§7.2, the complete method) | knn (k nearest, §5.1.2)
-    k_factor: float = 2.0  # k = k_factor x number of knobs (§5.1.2: 2)
-    gabriel_alpha: float = 1.0  # region of influence: 1 ball (Gabriel graph), < 1 thinner ellipsoid ([13])
-    epsilon: float = 1e-4  # derivative step in scaled knob units (§5.2)
-    adjust_target: bool = True  # §7.1 target adjustment
-    evenness_target: float = 0.75  # tested-point evenness aimed at (1 = as even as random sets)
-    target_gain: float = 1.0
-    combine: str = "min"  # min over constraints (§4) | product (independent constraints)
-    use_sensors: bool = True  # false: ignore the space's sensor model (objective + failures only)
-
-
-@dataclass
-class ProbabilisticTrivialConfig(ProbabilisticConfig):
-    _target_: str = "searchlab.searchers.ProbabilisticTrivialSearcher"
 
 
 class ProbabilisticSearcher(Searcher):
@@ -159,11 +139,26 @@ class ProbabilisticSearcher(Searcher):
         return self._exhausted
 
 
+# candidates: random untested candidates scored per test (§4, Fig. 8)
+# neighbors: gabriel (§7.2, the complete method) | knn (k nearest, §5.1.2)
+# k_factor: k = k_factor x number of knobs (§5.1.2: 2)
+# gabriel_alpha: region of influence: 1 ball (Gabriel graph), < 1 thinner ellipsoid ([13])
+# epsilon: derivative step in scaled knob units (§5.2)
+# adjust_target: §7.1 target adjustment
+# evenness_target: tested-point evenness aimed at (1 = as even as random sets)
+# combine: min over constraints (§4) | product (independent constraints)
+# use_sensors: false: ignore the space's sensor model (objective + failures only)
+ProbabilisticConfig = searcher_config(ProbabilisticSearcher)
+
+
 class ProbabilisticTrivialSearcher(ProbabilisticSearcher):
     """§8's ablation: the same search with failures given the lowest quality seen so far."""
 
     name = "probabilistic_trivial"
     trivial = True
+
+
+ProbabilisticTrivialConfig = searcher_config(ProbabilisticTrivialSearcher)
 
 
 def _check_options(candidates: int, neighbors: str, k_factor: float, alpha: float, eps: float,

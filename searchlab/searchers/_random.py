@@ -7,17 +7,11 @@ Monte-Carlo descent of paper 002 §4, which is uniform over arcs at each step.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from searchlab.records import Config
 from searchlab.searchers._base import ProposalLike, Searcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Space
-
-
-@dataclass
-class RandomConfig:
-    _target_: str = "searchlab.searchers.RandomSearcher"
-    tries: int = 200  # rejection draws before falling back to enumerating what is left
 
 
 class RandomSearcher(Searcher):
@@ -55,3 +49,7 @@ class RandomSearcher(Searcher):
 
     def _done(self) -> bool:
         return self._exhausted
+
+
+# tries: rejection draws before falling back to enumerating what is left
+RandomConfig = searcher_config(RandomSearcher)

@@ -22,19 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from searchlab.errors import ConfigError
 from searchlab.records import Config
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold_common import THRESHOLD_MAX, GeneratorSearcher, Need
 from searchlab.spaces import ThresholdTree
-
-
-@dataclass
-class SimpleConfig:
-    _target_: str = "searchlab.searchers.SimpleSearcher"
-    tie_break: bool = True  # §2.1's heuristic for empty intersections (else keep the upper end)
 
 
 class SimpleSearcher(GeneratorSearcher):
@@ -119,3 +113,7 @@ class SimpleSearcher(GeneratorSearcher):
         k = max(i for i, c in enumerate(costs) if c == best) if math.isfinite(best) else self.model.m[name]
         self._decide(name, "alg4", k)
         return k
+
+
+# tie_break: §2.1's heuristic for empty intersections (else keep the upper end)
+SimpleConfig = searcher_config(SimpleSearcher)

@@ -29,23 +29,12 @@ Kernel Tuner's sequential loop.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from searchlab.errors import ConfigError
 from searchlab.records import Config
+from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
 from searchlab.spaces import Space
-
-
-@dataclass
-class SimulatedAnnealingConfig:
-    _target_: str = "searchlab.searchers.SimulatedAnnealingSearcher"
-    T: float = 1.0  # start temperature
-    T_min: float = 0.001
-    alpha: float = 0.995
-    maxiter: int = 1  # neighbours per temperature step
-    max_fevals: int | None = None  # evaluations the schedule spans (None: ceil(log T_min / log alpha))
-    hamming_share: float = 0.2  # probability of a Hamming instead of a strictly-adjacent move
 
 
 def acceptance(old: float, new: float, temperature: float) -> float:
@@ -102,3 +91,10 @@ class SimulatedAnnealingSearcher(SequentialSearcher):
             if stuck > 100:
                 position, stuck = self.start_point(), 0
                 (cost,) = yield [position]
+
+
+# T: start temperature
+# maxiter: neighbours per temperature step
+# max_fevals: evaluations the schedule spans (None: ceil(log T_min / log alpha))
+# hamming_share: probability of a Hamming instead of a strictly-adjacent move
+SimulatedAnnealingConfig = searcher_config(SimulatedAnnealingSearcher)

@@ -23,21 +23,12 @@ import heapq
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from searchlab.errors import ConfigError
 from searchlab.searchers._bandit import GraphBanditSearcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Arc, Node, Space
-
-
-@dataclass
-class TagConfig:
-    _target_: str = "searchlab.searchers.TagSearcher"
-    delta: float = 0.1  # δ in alpha = ln(2nk/δ)
-    s: int = 30  # number of best rewards tracked per bandit
-    arcs: str = "all"  # all: every derivation order (paper's DAG); canonical: leftmost derivations only
-    no_repeat: bool = True  # §3.4: never evaluate a sink twice, skip exhausted branches
 
 
 def threshold_ascent(losses: Sequence[Sequence[float]], counts: Sequence[int], s: int, delta: float) -> list[float]:
@@ -79,3 +70,10 @@ class TagSearcher(GraphBanditSearcher):
             losses.append(arm_losses)
             counts.append(n_i)
         return threshold_ascent(losses, counts, self.s, self.delta)
+
+
+# delta: δ in alpha = ln(2nk/δ)
+# s: number of best rewards tracked per bandit
+# arcs: all: every derivation order (paper's DAG); canonical: leftmost derivations only
+# no_repeat: §3.4: never evaluate a sink twice, skip exhausted branches
+TagConfig = searcher_config(TagSearcher)

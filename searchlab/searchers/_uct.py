@@ -16,20 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from searchlab.errors import ConfigError
 from searchlab.searchers._bandit import GraphBanditSearcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Arc, Node, Space
-
-
-@dataclass
-class UctConfig:
-    _target_: str = "searchlab.searchers.UctSearcher"
-    c: float = 1.0  # exploration weight on sqrt(2 ln n / n_i)
-    arcs: str = "all"  # all: every derivation order (paper's DAG); canonical: leftmost derivations only
-    no_repeat: bool = True  # never evaluate a sink twice, skip exhausted branches
 
 
 class UctSearcher(GraphBanditSearcher):
@@ -66,3 +58,9 @@ class UctSearcher(GraphBanditSearcher):
         total = sum(counts)
         return [math.inf if n == 0 else self._mean(child) + self.c * math.sqrt(2 * math.log(total) / n)
                 for n, (_, child) in zip(counts, arms)]
+
+
+# c: exploration weight on sqrt(2 ln n / n_i)
+# arcs: all: every derivation order (paper's DAG); canonical: leftmost derivations only
+# no_repeat: never evaluate a sink twice, skip exhausted branches
+UctConfig = searcher_config(UctSearcher)

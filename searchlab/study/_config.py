@@ -6,7 +6,7 @@ the same config files, defaults lists, structured-config type checks and overrid
 (``seeds=20``, ``budget.evaluations=50``, ``~searchers.uct`` drops a searcher,
 ``+searchers.ex=exhaustive`` adds one; a ``{...}`` value merges into a mapping)
 without taking over argv, the working directory or logging. Each run of the grid is then
-composed from the top-level ``conf/`` exactly as ``python -m searchlab`` composes it.
+composed from ``searchlab/conf/`` exactly as ``python -m searchlab`` composes it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from searchlab.errors import ConfigError
 
-STUDY_CONF_DIR = Path(__file__).resolve().parents[2] / "conf" / "study"
+STUDY_CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "study"
 SCHEMA_NAME = "searchlab_study_schema"
 MODES = ("replay", "live")
 

@@ -1,6 +1,6 @@
 """Run a study's grid (problems x searchers x seeds) and report it.
 
-Every cell is an ordinary run: its config is composed from the top-level ``conf/`` as
+Every cell is an ordinary run: its config is composed from ``searchlab/conf/`` as
 ``python -m searchlab`` would (problem and searcher overrides, ``seed=S``, the budget,
 the study's extra overrides) and executed by :func:`searchlab.app.execute` into
 ``<study>/runs/<problem>/<searcher>/seed_<S>``. ``mode=replay`` runs cells as parallel
@@ -97,7 +97,7 @@ def problem_overrides(label: str, spec: Any, mode: str, tables_dir: Path) -> lis
         path = Path(str(table)).expanduser()
         if not path.exists():
             raise ConfigError(f"study.problems.{label}.table={table!r}: no such file or run directory")
-        return ["problem=table", f"problem.path={path.resolve()}"]
+        return ["problem=table", f"problem.path={path.resolve()}", "problem.sample_noise=true"]  # replay noise
     if not base:
         raise ConfigError(f"study.problems.{label}: give overrides (problem=NAME ...) or a table")
     return base

@@ -1,0 +1,51 @@
+"""``sphere_knobs``: a shifted sphere on integer knobs (numpy only, no device), known optimum 0.
+
+The point is the registration, not the physics: a structured-config dataclass whose
+``_target_`` names the Problem class, registered by one entry point, with no YAML file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from searchlab.errors import ConfigError
+from searchlab.problem import Problem
+from searchlab.records import Config, Measurement
+from searchlab.spaces import IntKnob, KnobSpace
+
+
+@dataclass
+class SphereKnobsConfig:
+    _target_: str = "searchlab_example_plugin.SphereKnobs"
+    dims: int = 3
+    size: int = 11  # values per knob: 0 .. size-1
+    seed: int = 0  # where the optimum lies
+
+
+class SphereKnobs(Problem):
+    """Shifted sphere on integer knobs: sum of squared distances to a seeded centre."""
+
+    name = "sphere_knobs"
+    objective_name = "distance2"
+    deterministic = True
+
+    def __init__(self, dims: int = 3, size: int = 11, seed: int = 0) -> None:
+        if dims < 1 or size < 2:
+            raise ConfigError(f"problem.dims={dims}, problem.size={size}: need dims >= 1 and size >= 2")
+        super().__init__(dims=dims, size=size, seed=seed)
+        self._space = KnobSpace(tuple(IntKnob(f"x{i}", 0, size - 1) for i in range(dims)))
+        self._centre = np.random.default_rng(seed).integers(0, size, dims)
+
+    @property
+    def space(self) -> KnobSpace:
+        return self._space
+
+    @property
+    def known_optimum(self) -> float:
+        return 0.0
+
+    def evaluate(self, config: Config) -> Measurement:
+        x = np.array([int(config[f"x{i}"]) for i in range(len(self._centre))])  # type: ignore[arg-type]
+        return Measurement.ok(float(np.sum((x - self._centre) ** 2)))

@@ -1,0 +1,26 @@
+"""Problem adapters. The core of searchlab never imports them by name: :mod:`searchlab.registry`
+finds their config schemas through the ``searchlab.problems`` entry point that points at
+:func:`problem_schemas` (a bundle), the same way a plugin package registers its problems.
+
+Each adapter package exports ``SCHEMAS`` (problem name -> structured config dataclass);
+add a new package to ``_PACKAGES`` (docs/registry.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_PACKAGES = [
+    "searchlab.adapters.synthetic",
+    "searchlab.adapters.grammar",
+    "searchlab.adapters.futhark",
+    "searchlab.adapters.knobs",
+    "searchlab.adapters.user",
+]
+
+
+def problem_schemas() -> dict[str, type]:
+    merged: dict[str, type] = {}
+    for package in _PACKAGES:
+        merged.update(importlib.import_module(package).SCHEMAS)
+    return merged

@@ -1,0 +1,110 @@
+"""Run-end artefacts of the Futhark programs: ``.tuning`` file, comparison log and the
+validation table of paper 003 Table 6.2 (untuned, all-false, tuned and, when a reference
+is given, the exhaustive best, on every validation dataset; tuning time and runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from searchlab.errors import ConfigError
+from searchlab.problem import FinalizeContext
+from searchlab.records import Config, Result, Status
+
+if TYPE_CHECKING:
+    from searchlab.adapters.futhark._program import FutharkProgram
+
+
+def write_tuning(path: Path, assignment: Mapping[str, Any]) -> None:
+    """Futhark's ``.tuning`` format (what ``futhark autotune`` writes): sorted name=value lines."""
+    path.write_text("".join(f"{name}={int(assignment[name])}\n" for name in sorted(assignment)))
+
+
+def read_tuning(path: str | Path) -> dict[str, int]:
+    """Parse a ``.tuning`` file (``name=value`` lines; blank and ``--`` lines ignored)."""
+    out: dict[str, int] = {}
+    for number, raw in enumerate(Path(path).read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("--"):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep:
+            raise ConfigError(f"{path}:{number}: {raw!r} is not a name=value line")
+        try:
+            out[name.strip()] = int(value)
+        except ValueError:
+            raise ConfigError(f"{path}:{number}: value {value!r} of {name.strip()} is not an integer") from None
+    return out
+
+
+def tuned_result(ctx: FinalizeContext) -> Result | None:
+    """The tuner's answer: its last final-marked evaluation, else the best measured."""
+    finals = [r for r in ctx.results if r.candidate.meta.get("final") and r.measurement.status is Status.OK]
+    return finals[-1] if finals else ctx.best
+
+
+def benchmark_runs(results: Any) -> tuple[int, int]:
+    """(evaluations that ran a benchmark, those of them made while tuning: not the final check)."""
+    ran = [r for r in results if not r.cache_hit and r.measurement.status is not Status.INFEASIBLE]
+    return len(ran), sum(1 for r in ran if not r.candidate.meta.get("final"))
+
+
+def format_table(name: str, rows: Mapping[str, Mapping[str, float]], datasets: list[str],
+                 tuning_s: float, runs: int) -> str:
+    """A Table 6.2-like text table, milliseconds."""
+    head = f"{name}: validation run time (ms, median)"
+    cols = [*datasets, "tuning s", "runs"]
+    width = max(10, *(len(c) + 2 for c in cols))
+    lines = [head, f"{'':<12}" + "".join(f"{c:>{width}}" for c in cols)]
+    ref = rows.get("exhaustive")
+    for label, times in rows.items():
+        cells = "".join(f"{times[d] * 1e3:>{width}.4g}" for d in datasets)
+        extra = (f"{tuning_s:>{width}.1f}{runs:>{width}d}" if label == "tuned"
+                 else f"{'':>{width}}{'':>{width}}")
+        lines.append(f"{label:<12}{cells}{extra}")
+    if ref is not None and "tuned" in rows:
+        ratio = sum(rows["tuned"].values()) / max(sum(ref.values()), 1e-300)
+        lines.append(f"tuned / exhaustive (summed validation time): {ratio:.3f}")
+    return "\n".join(lines)
+
+
+def finalize_run(problem: FutharkProgram, ctx: FinalizeContext) -> dict[str, Any]:
+    run_dir = Path(ctx.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    best = tuned_result(ctx)
+    if best is None:
+        return {"report_text": f"{problem.name}: no successful evaluation, no .tuning file written"}
+    tuned = {k: int(v) for k, v in best.config.items()}  # type: ignore[arg-type]
+    tuning = run_dir / f"{problem.name}.fut.tuning"
+    write_tuning(tuning, tuned)
+    log = run_dir / f"{problem.name}.comparisons.log"
+    log.write_text("".join(line + "\n" for line in best.measurement.log))
+    space = problem.space
+    configs: dict[str, Mapping[str, int]] = {
+        "untuned": {k: int(v) for k, v in space.default_config().items()},  # type: ignore[arg-type]
+        "all-false": {k: int(v) for k, v in space.all_false().items()},  # type: ignore[arg-type]
+        "tuned": tuned,
+    }
+    if problem.reference_tuning:
+        reference = read_tuning(problem.reference_tuning)
+        space.validate(Config(reference))
+        configs["exhaustive"] = reference
+    validation = [d.name for d in space.validation_datasets()]
+    rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
+    ran, tuning_runs = benchmark_runs(ctx.results)
+    text = format_table(problem.name, rows, validation, ctx.wall_time_s, tuning_runs) if rows else \
+        f"{problem.name}: no validation datasets"
+    (run_dir / f"{problem.name}.validation.txt").write_text(text + "\n")
+    return {
+        "tuning_file": str(tuning),
+        "comparison_log": str(log),
+        "tuned": tuned,
+        "validation_ms": {label: {d: t * 1e3 for d, t in times.items()} for label, times in rows.items()},
+        "benchmark_runs": ran,
+        "tuning_runs": tuning_runs,
+        "tuning_time_s": ctx.wall_time_s,
+        "code_versions": problem.code_versions,
+        "report_text": text,
+    }

@@ -1,0 +1,193 @@
+"""The derivation DAG of a context-free grammar whose forms keep their derivation tree.
+
+A node is a partial derivation tree: a leaf is a symbol (an *open* leaf when it is a
+nonterminal), an expanded node is ``(symbol, children)``. An arc rewrites one open leaf
+with one rule, anywhere in the tree, so all derivation orders are arcs and orders that
+apply the same rules meet in one node (paper 002 §2, Figure 1). Sinks are complete trees:
+words, e.g. DFT ruletrees (§4.3). Keys read ``A(x,B(y))``.
+
+Each word has exactly one leftmost derivation, so ``canonical_children`` (rewrite the
+leftmost open leaf) is a spanning tree of the sinks; ``count_sinks`` is overridden by
+the product over open leaves of the number of words each symbol derives, which is exact
+from any node and never enumerates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Union
+
+from searchlab.adapters.grammar._grammar import Grammar, word_counts
+from searchlab.errors import ConfigError, InvalidConfigError
+from searchlab.spaces import Arc, DerivationGraph, Node
+
+Tree = Union[str, tuple[str, tuple["Tree", ...]]]
+Path = tuple[int, ...]
+_TOKEN = re.compile(r"\s*([(),]|[^\s(),]+)")
+
+
+def symbol_of(tree: Tree) -> str:
+    return tree if isinstance(tree, str) else tree[0]
+
+
+class TreeGraph(DerivationGraph):
+    """Derivation DAG of a tree-mode :class:`Grammar`.
+
+    ``subwords=True`` also accepts complete trees rooted at any nonterminal (sub-problem
+    words for dynamic programming, e.g. a DFT_m ruletree inside a DFT_n problem).
+    """
+
+    def __init__(self, grammar: Grammar, *, subwords: bool = False) -> None:
+        super().__init__()
+        if grammar.mode != "tree":
+            raise ConfigError(f"TreeGraph needs a tree-mode grammar, got mode={grammar.mode!r}")
+        self.grammar = grammar
+        self.subwords = subwords
+        self._words = word_counts(grammar)
+        self._labels = {a: {self._label(a, rhs): rhs for rhs in grammar.alternatives(a)} for a in grammar.nonterminals}
+
+    @staticmethod
+    def _label(symbol: str, rhs: tuple[str, ...]) -> str:
+        return f"{symbol}->{' '.join(rhs) or 'ε'}"
+
+    # -- the DerivationGraph protocol ----------------------------------------------------
+    @property
+    def root(self) -> str:
+        return self.grammar.start
+
+    def open_leaves(self, node: Node) -> list[tuple[Path, str]]:
+        """Open (nonterminal) leaves, left to right, with their child-index paths."""
+        out: list[tuple[Path, str]] = []
+        stack: list[tuple[Path, Tree]] = [((), node)]  # type: ignore[list-item]
+        while stack:
+            path, tree = stack.pop()
+            if isinstance(tree, str):
+                if self.grammar.is_nonterminal(tree):
+                    out.append((path, tree))
+                continue
+            stack.extend(((*path, i), kid) for i, kid in reversed(list(enumerate(tree[1]))))
+        return out
+
+    def _expand(self, node: Tree, path: Path, symbol: str, rhs: tuple[str, ...]) -> Tree:
+        if not path:
+            return (symbol, rhs)
+        assert not isinstance(node, str)
+        sym, kids = node
+        i = path[0]
+        return (sym, (*kids[:i], self._expand(kids[i], path[1:], symbol, rhs), *kids[i + 1:]))
+
+    def _arcs(self, node: Node, leaves: Sequence[tuple[Path, str]]) -> list[Arc]:
+        out: list[Arc] = []
+        for path, symbol in leaves:
+            where = ".".join(map(str, path))
+            for label, rhs in self._labels[symbol].items():
+                out.append((f"{where}:{label}", self._expand(node, path, symbol, rhs)))  # type: ignore[arg-type]
+        return out
+
+    def children(self, node: Node) -> Sequence[Arc]:
+        return self._arcs(node, self.open_leaves(node))
+
+    def canonical_children(self, node: Node) -> Sequence[Arc]:
+        return self._arcs(node, self.open_leaves(node)[:1])
+
+    def is_word(self, node: Node) -> bool:
+        return not self.open_leaves(node)
+
+    def count_sinks(self, node: Node | None = None) -> int:
+        count = 1
+        for _, symbol in self.open_leaves(self.root if node is None else node):
+            count *= self._words[symbol]
+        return count
+
+    def key(self, node: Node) -> str:
+        tree: Tree = node  # type: ignore[assignment]
+        if isinstance(tree, str):
+            return tree
+        return f"{tree[0]}({','.join(self.key(kid) for kid in tree[1])})"
+
+    def node(self, key: str) -> Tree:
+        tree = self.parse(key)
+        top = symbol_of(tree)
+        if top != self.root and not (self.subwords and self.grammar.is_nonterminal(top)):
+            allowed = "a nonterminal" if self.subwords else f"the start symbol {self.root!r}"
+            raise InvalidConfigError(f"{key!r} is not a form of this grammar: its root must be {allowed}")
+        self._check(tree, key)
+        return tree
+
+    # -- parsing and checking -----------------------------------------------------------
+    @staticmethod
+    def parse(key: str) -> Tree:
+        """The tree of a key ``A(x,B(y))`` (syntax only; :meth:`node` checks the rules)."""
+        tokens = _TOKEN.findall(key)
+        if "".join(tokens) != re.sub(r"\s+", "", key):
+            raise InvalidConfigError(f"{key!r} is not a derivation tree key")
+        pos = 0
+
+        def form() -> Tree:
+            nonlocal pos
+            if pos >= len(tokens) or tokens[pos] in "(),":
+                raise InvalidConfigError(f"{key!r}: a symbol was expected at token {pos}")
+            symbol = tokens[pos]
+            pos += 1
+            if pos < len(tokens) and tokens[pos] == "(":
+                pos += 1
+                kids: list[Tree] = []
+                while pos < len(tokens) and tokens[pos] != ")":
+                    kids.append(form())
+                    if pos < len(tokens) and tokens[pos] == ",":
+                        pos += 1
+                if pos >= len(tokens):
+                    raise InvalidConfigError(f"{key!r}: unbalanced parentheses")
+                pos += 1
+                return (symbol, tuple(kids))
+            return symbol
+
+        tree = form()
+        if pos != len(tokens):
+            raise InvalidConfigError(f"{key!r}: unexpected text after the tree")
+        return tree
+
+    def _check(self, tree: Tree, key: str) -> None:
+        stack = [tree]
+        declared = set(self.grammar.terminals) | set(self.grammar.nonterminals)
+        while stack:
+            t = stack.pop()
+            if isinstance(t, str):
+                if t not in declared:
+                    raise InvalidConfigError(f"{key!r}: unknown symbol {t!r}")
+                continue
+            symbol, kids = t
+            if tuple(symbol_of(k) for k in kids) not in self.grammar.alternatives(symbol):
+                rhs = " ".join(symbol_of(k) for k in kids) or "ε"
+                raise InvalidConfigError(f"{key!r}: {symbol}->{rhs} is not a rule of this grammar")
+            stack.extend(kids)
+
+    # -- sub-problems (the protocol dynamic programming uses) -------------------------------
+    def subproblems(self) -> list[str]:
+        """Nonterminals, dependencies first; the start symbol last."""
+        order = [a for a in _postorder(self.grammar) if a != self.root]
+        return [*order, self.root]
+
+    def breakdowns(self, name: str) -> list[tuple[str, tuple[str, ...]]]:
+        """(rule label, nonterminals it needs) for each rule of ``name``."""
+        return [(label, tuple(s for s in rhs if self.grammar.is_nonterminal(s)))
+                for label, rhs in self._labels[name].items()]
+
+    def compose(self, name: str, label: str, parts: Sequence[str]) -> str:
+        """The word key of ``name`` built by rule ``label`` from sub-problem words ``parts``."""
+        rhs = self._labels[name][label]
+        queue = list(parts)
+        kids: list[Tree] = []
+        for s in rhs:
+            kids.append(self.parse(queue.pop(0)) if self.grammar.is_nonterminal(s) else s)
+        return self.key((name, tuple(kids)))
+
+    def subproblem_of(self, key: str) -> str:
+        return symbol_of(self.parse(key))
+
+
+def _postorder(g: Grammar) -> list[str]:
+    from searchlab.adapters.grammar._grammar import _topological
+
+    return _topological(g)

@@ -1,0 +1,300 @@
+"""The shared machinery of the OpenCL knob problems (paper 001 §8.1 on a real OpenCL device).
+
+Each problem generates an OpenCL kernel from its knob setting, builds it, reads what the
+device reports about it (the *sensors*), checks the target *architecture*'s caps, launches it
+with profiling events, and checks the output against numpy. The architectures (§8: small or
+large x few or many memories) cap local memory per work-group, work-group size, code size
+and compile time (build plus the launch-time work-group compile pocl does), so that, as on the
+paper's accelerators, the best configurations sit next to failing ones. Code size is the size
+of the generated kernel (the IR our generator emits, the paper's §4.1 IR-size proxy): asking
+pocl for the program binary costs a second full compile (measured 0.4-3 s per kernel here).
+
+Compile time is the CPU time the process spends building and compiling the work-group
+function (``time.process_time``): on a shared machine wall time measured the load of other
+jobs (we saw 4x), not the compiler's effort. Checks, in order (``extra["violated"]`` names the one that failed; the sensor model's
+``order`` says the same): ``build`` (COMPILE) → ``local_mem``, ``work_group``, ``code_size``
+(RESOURCES, before any launch: pocl aborts the process when local memory is exceeded) →
+``launch`` (LAUNCH: the runtime refused the enqueue) → ``compile_time`` (COMPILE) →
+``output`` (WRONG_OUTPUT). A failure keeps the sensors measured up to its check, so proxy
+constraints (§4.1) learn from failures too.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
+from searchlab.errors import ConfigError
+from searchlab.expr import Expression
+from searchlab.measure import MeasurementProtocol, measure, protocol_from
+from searchlab.problem import DeviceInfo, DeviceNeed, Problem
+from searchlab.records import Config, FailureMode, Measurement
+from searchlab.sensors import SensedKnobSpace, model_from_spec
+from searchlab.spaces import Knob
+
+STATIC_SENSORS = ("build_s", "code_bytes", "local_mem_bytes", "private_mem_bytes", "wg_size",
+                  "kernel_max_wg", "preferred_multiple")
+CHECK_ORDER = ("build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output")
+
+
+@dataclass(frozen=True)
+class Arch:
+    """What a target architecture lets a configuration use (§8)."""
+
+    max_wg: int  # work-items per work-group ("clusters" of ALUs)
+    local_mem: int  # bytes of local memory per work-group ("memories")
+    code_bytes: int  # generated kernel size ("instruction memory"; see OpenCLKnobProblem)
+    compile_s: float  # build + work-group compile time limit ("compiler time limit")
+
+    def constants(self) -> dict[str, float]:
+        """The limits as names the sensor model's constraint formulas can use."""
+        return {"wg_limit": float(self.max_wg), "local_mem_limit": float(self.local_mem),
+                "code_limit": float(self.code_bytes), "compile_limit_s": float(self.compile_s)}
+
+
+UNCAPPED = Arch(max_wg=1 << 30, local_mem=1 << 40, code_bytes=1 << 40, compile_s=1e9)
+
+
+def static_violation(sensors: Mapping[str, float], arch: Arch) -> tuple[str, str] | None:
+    """The first resource cap a built kernel breaks (checked before any launch)."""
+    if sensors["local_mem_bytes"] > arch.local_mem:
+        return "local_mem", f"local memory {sensors['local_mem_bytes']:.0f} B > {arch.local_mem} B"
+    if sensors["wg_size"] > arch.max_wg:
+        return "work_group", f"work-group size {sensors['wg_size']:.0f} > {arch.max_wg}"
+    if sensors["code_bytes"] > arch.code_bytes:
+        return "code_size", f"code size {sensors['code_bytes']:.0f} B > {arch.code_bytes} B"
+    return None
+
+
+def compile_violation(sensors: Mapping[str, float], arch: Arch) -> tuple[str, str] | None:
+    if sensors["compile_s"] > arch.compile_s:
+        return "compile_time", f"compile time {sensors['compile_s']:.3f} s > limit {arch.compile_s} s"
+    return None
+
+
+def failed(mode: FailureMode, check: str, message: str, sensors: Mapping[str, float], **kwargs: Any) -> Measurement:
+    return Measurement.failed(mode, message, sensors=dict(sensors), extra={"violated": check}, **kwargs)
+
+
+@dataclass
+class _Built:
+    program: Any
+    kernel: Any
+    build_s: float
+    jit_s: float | None = None  # work-group compile, measured on the first launch
+
+
+class OpenCLKnobProblem(Problem):
+    """Base class: subclasses give knobs, a kernel generator, the launch shape and the data."""
+
+    device_need = DeviceNeed.OPENCL
+    objective_name = "time_s"
+    capabilities = frozenset({"sensors"})
+    kernel_name: ClassVar[str] = "kern"
+    ARCHS: ClassVar[Mapping[str, Arch]] = {}
+    DEFAULT_MODEL: ClassVar[Mapping[str, Any]] = {}
+    rtol: ClassVar[float] = 1e-4
+    atol: ClassVar[float] = 1e-3
+
+    def __init__(self, arch: str = "small_few", measure: Mapping[str, Any] | MeasurementProtocol | None = None,
+                 limits: Mapping[str, float] | None = None, model: Mapping[str, Any] | None = None,
+                 **params: Any) -> None:
+        self.protocol = protocol_from(measure)
+        super().__init__(arch=arch, measure=_protocol_params(self.protocol), limits=dict(limits or {}),
+                         model=dict(model or {}), **params)
+        archs = {**self.ARCHS, "none": UNCAPPED}
+        if arch not in archs:
+            raise ConfigError(f"problem.arch={arch!r}: must be one of {sorted(archs)}")
+        bad = set(limits or {}) - set(Arch.__dataclass_fields__)
+        if bad:
+            raise ConfigError(f"problem.limits: unknown keys {sorted(bad)} (known: {sorted(Arch.__dataclass_fields__)})")
+        self.arch_name = arch
+        base = archs[arch]
+        self.arch = replace(base, **{k: type(getattr(base, k))(v) for k, v in dict(limits or {}).items()})
+        knobs = self.knobs()
+        names = [k.name for k in knobs]
+        sensor_model = model_from_spec(model or self.DEFAULT_MODEL, knobs=names, constants=self.arch.constants())
+        constraints = tuple(Expression(c) for c in self.known_constraints())
+        self._space = SensedKnobSpace(tuple(knobs), constraints, sensor_model=sensor_model)
+        self._built: dict[str, _Built] = {}
+        self._cl: Any = None
+
+    # -- what a subclass provides ---------------------------------------------------------
+    @abstractmethod
+    def knobs(self) -> Sequence[Knob]: ...
+
+    def known_constraints(self) -> Sequence[str]:
+        return ()
+
+    @abstractmethod
+    def source(self, config: Config) -> str:
+        """OpenCL C source of the kernel for ``config``."""
+
+    @abstractmethod
+    def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(global size, local size) of the launch."""
+
+    @abstractmethod
+    def prepare(self, context: Any, queue: Any) -> None:
+        """Make the inputs, upload them, compute the numpy reference (once per worker)."""
+
+    @abstractmethod
+    def arguments(self) -> Sequence[Any]: ...
+
+    @abstractmethod
+    def clear(self, queue: Any) -> None:
+        """Fill the output with NaN, so a configuration never passes on an earlier one's output."""
+
+    @abstractmethod
+    def output(self, queue: Any) -> np.ndarray: ...
+
+    @abstractmethod
+    def reference(self) -> np.ndarray: ...
+
+    # -- the problem protocol -------------------------------------------------------------
+    @property
+    def space(self) -> SensedKnobSpace:
+        return self._space
+
+    def setup(self, device: DeviceInfo) -> None:
+        super().setup(device)
+        from searchlab.opencl import open_device
+
+        self._cl = open_device(device)
+        self.device = self._cl.info
+        self._warm_compiler()
+        self.prepare(self._cl.context, self._cl.queue)
+
+    def _warm_compiler(self) -> None:
+        """Pay the compiler's one-time start-up here, not in the first configuration's compile time."""
+        import pyopencl as cl
+
+        with pocl_cache(False):
+            text = (f"__constant int searchlab_warm_{time.time_ns()} = 0;\n"
+                    "__kernel void warm(__global int* x) { x[get_global_id(0)] += 1; }")
+            prg = cl.Program(self._cl.context, text).build()
+        buf = cl.Buffer(self._cl.context, cl.mem_flags.READ_WRITE, 64 * 4)
+        prg.warm(self._cl.queue, (64,), (8,), buf).wait()
+        dev = self._cl.device
+        self._times = CompileTimes(f"{dev.name}|{dev.platform.version}|{dev.driver_version}|{self.code_version}")
+
+    def _build(self, text: str) -> _Built:
+        """Build (once per process); times come from the record when there is one."""
+        import pyopencl as cl
+
+        if text not in self._built:
+            record = self._times.get(text)
+            # To measure, build a never-seen program (pocl hashes the preprocessed source, so a
+            # comment would not do; an unused constant does): pocl's cache cannot serve it.
+            built_text = text if "jit_s" in record else f"{text}\n__constant int searchlab_measure_{time.time_ns()} = 0;\n"
+            start = time.process_time()
+            with pocl_cache("jit_s" in record):
+                program = cl.Program(self._cl.context, built_text).build(options=["-cl-std=CL1.2"])
+            build_s = record.get("build_s", time.process_time() - start)
+            if "build_s" not in record:
+                self._times.put(text, {"build_s": build_s})
+            self._built[text] = _Built(program, cl.Kernel(program, self.kernel_name), build_s, record.get("jit_s"))
+        return self._built[text]
+
+    def _static_sensors(self, text: str, built: _Built, local: Sequence[int]) -> dict[str, float]:
+        import pyopencl as cl
+
+        dev, info, kernel = self._cl.device, cl.kernel_work_group_info, built.kernel
+        return {
+            "build_s": built.build_s,
+            "code_bytes": float(len(text.encode())),
+            "local_mem_bytes": float(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, dev)),
+            "private_mem_bytes": float(kernel.get_work_group_info(info.PRIVATE_MEM_SIZE, dev)),
+            "wg_size": float(np.prod(local)),
+            "kernel_max_wg": float(kernel.get_work_group_info(info.WORK_GROUP_SIZE, dev)),
+            "preferred_multiple": float(kernel.get_work_group_info(info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, dev)),
+        }
+
+    def evaluate(self, config: Config) -> Measurement:
+        import pyopencl as cl
+
+        assert self._cl is not None, "setup() first"
+        text = self.source(config)
+        try:
+            built = self._build(text)
+        except cl.Error as exc:
+            return failed(FailureMode.COMPILE, "build", f"build failed: {str(exc)[:400]}", {"code_bytes": len(text)})
+        kernel = built.kernel
+        global_size, local_size = self.shape(config)
+        sensors = self._static_sensors(text, built, local_size)
+        device_arch = Arch(self._cl.max_work_group_size, self._cl.local_mem_size, 1 << 40, 1e9)
+        for arch in (device_arch, self.arch):  # the device's own caps are never exceeded (pocl aborts)
+            violation = static_violation(sensors, arch)
+            if violation:
+                return failed(FailureMode.RESOURCES, violation[0], violation[1], sensors)
+        queue, args = self._cl.queue, self.arguments()
+        self.clear(queue)
+        try:
+            with pocl_cache(built.jit_s is not None):  # pocl compiles the work-group function here
+                start = time.process_time()
+                event = kernel(queue, global_size, local_size, *args)
+                event.wait()
+                first_cpu = time.process_time() - start
+        except cl.Error as exc:
+            return failed(FailureMode.LAUNCH, "launch", f"enqueue failed: {str(exc)[:400]}", sensors)
+        first_run = (event.profile.end - event.profile.start) * 1e-9
+        if built.jit_s is None:
+            built.jit_s = max(0.0, first_cpu - first_run)
+            self._times.put(text, {"build_s": built.build_s, "jit_s": built.jit_s})
+        sensors["compile_s"] = built.build_s + built.jit_s
+        violation = compile_violation(sensors, self.arch)
+        if violation:
+            return failed(FailureMode.COMPILE, violation[0], violation[1], sensors, compile_s=sensors["compile_s"])
+        def run_once() -> float:
+            event = kernel(queue, global_size, local_size, *args)
+            event.wait()
+            return float((event.profile.end - event.profile.start) * 1e-9)
+
+        samples = measure(run_once, self.protocol)
+        times, objective = samples.values, samples.median
+        sensors.update(samples.sensors(), time_s=objective)
+        got, want = self.output(queue), self.reference()
+        if got.shape != want.shape or not np.allclose(got, want, rtol=self.rtol, atol=self.atol):
+            bad = int(np.sum(~np.isclose(got, want, rtol=self.rtol, atol=self.atol))) if got.shape == want.shape else -1
+            return failed(FailureMode.WRONG_OUTPUT, "output", f"{bad} of {want.size} outputs differ from numpy",
+                          sensors, compile_s=sensors["compile_s"], run_s=float(sum(times)))
+        return Measurement.ok(objective, samples=times, sensors=sensors, compile_s=sensors["compile_s"],
+                              run_s=float(sum(times)), extra={"min_s": min(times), "cv": samples.cv})
+
+    def teardown(self) -> None:
+        self._built.clear()
+        self._cl = None
+
+
+def _protocol_params(protocol: MeasurementProtocol) -> dict[str, Any]:
+    """The protocol as problem parameters: part of the fingerprint (it changes measured values)."""
+    return {f: getattr(protocol, f) for f in MeasurementProtocol.__dataclass_fields__}
+
+
+def apply_arch(m: Measurement, arch: Arch) -> Measurement:
+    """What ``m`` (measured with no architecture caps) would have been under ``arch``.
+
+    The same checks, in the same order, as :meth:`OpenCLKnobProblem.evaluate`: a configuration
+    that breaks a static cap keeps only the static sensors (it would never have launched).
+    Used to derive per-architecture tables from one uncapped exhaustive recording.
+    """
+    sensors = dict(m.sensors)
+    if not all(k in sensors for k in STATIC_SENSORS):
+        return m  # failed to build: the same on every architecture
+    violation = static_violation(sensors, arch)
+    if violation:
+        static = {k: sensors[k] for k in STATIC_SENSORS}
+        return failed(FailureMode.RESOURCES, violation[0], violation[1], static, charged_s=sensors["build_s"])
+    if m.extra.get("violated") == "launch" or "compile_s" not in sensors:
+        return m
+    violation = compile_violation(sensors, arch)
+    if violation:
+        kept = {k: v for k, v in sensors.items() if k != "time_s"}
+        return failed(FailureMode.COMPILE, violation[0], violation[1], kept, compile_s=sensors["compile_s"])
+    return m

@@ -1,0 +1,94 @@
+"""Record an OpenCL knob problem exhaustively once, replay it under any architecture.
+
+An architecture only caps what a configuration may use, so one uncapped recording
+(``arch=none``: only the device's own limits) holds everything: :func:`apply_arch` runs the
+problem's own checks on the recorded sensors, in the problem's order, and gives what the
+evaluation would have returned under the caps. ``problem=knob_table problem.path=...
+problem.arch=small_few`` replays such a recording with the problem's sensor model, charging
+the recorded compile + run time (searchlab.tables), so studies with many seeds cost no
+device time; ``problem.sample_noise=true`` replays one recorded launch time per evaluation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem, apply_arch
+from searchlab.errors import ConfigError
+from searchlab.problem import DeviceInfo
+from searchlab.records import Config, Measurement
+from searchlab.sensors import SensedKnobSpace
+from searchlab.tables import ReplayNoiseConfig, Table, TableProblem, load_table
+
+
+def problem_classes() -> dict[str, type[OpenCLKnobProblem]]:
+    from searchlab.adapters.knobs.conv2d import Conv2d
+    from searchlab.adapters.knobs.fir import Fir
+    from searchlab.adapters.knobs.matmul import MatmulBlocked
+    from searchlab.adapters.knobs.smith_waterman import SmithWaterman
+
+    return {c.name: c for c in (Fir, MatmulBlocked, Conv2d, SmithWaterman)}
+
+
+def record_table(problem: OpenCLKnobProblem, device: DeviceInfo | None = None,
+                 progress: Callable[[int, Config, Measurement], None] | None = None) -> Table:
+    """Evaluate every configuration satisfying the known constraints (exhaustive)."""
+    problem.setup(device or DeviceInfo())
+    rows: dict[Config, Measurement] = {}
+    start = time.time()
+    try:
+        for i, config in enumerate(problem.space.enumerate()):
+            rows[config] = problem.evaluate(config)
+            if progress is not None:
+                progress(i, config, rows[config])
+    finally:
+        problem.teardown()
+    meta = {"problem": problem.name, "params": dict(problem.params), "arch": problem.arch_name,
+            "code_version": problem.code_version, "wall_s": time.time() - start}
+    return Table(problem.space, rows, problem.direction, problem.objective_name,
+                 source=f"exhaustive {problem.name}", device=problem.device.name, meta=meta)
+
+
+def arch_table(table: Table, problem: OpenCLKnobProblem) -> Table:
+    """``table`` (recorded uncapped) as ``problem``'s architecture would have measured it."""
+    space = SensedKnobSpace(problem.space.knobs, problem.space.constraints, sensor_model=problem.space.sensor_model)
+    rows = {c: apply_arch(m, problem.arch) for c, m in table.rows.items()}
+    meta = {**dict(table.meta), "arch": problem.arch_name}
+    return Table(space, rows, table.direction, table.objective_name, source=f"{table.source} @ {problem.arch_name}",
+                 device=table.device, meta=meta)
+
+
+@dataclass
+class KnobTableConfig(ReplayNoiseConfig):
+    _target_: str = "searchlab.adapters.knobs.KnobTable"
+    path: str = "???"  # an uncapped recording (bench/probabilistic.py record)
+    arch: str = "small_few"
+    limits: dict[str, float] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+
+
+class KnobTable(TableProblem):
+    """Replay a recorded OpenCL knob problem under an architecture, with its sensor model."""
+
+    name = "knob_table"
+
+    def __init__(self, path: str | None = None, arch: str = "small_few", limits: Mapping[str, float] | None = None,
+                 model: Mapping[str, Any] | None = None, table: Table | None = None,
+                 sample_noise: bool = False, noise_seed: int | None = None) -> None:
+        recorded = table if table is not None else load_table(path) if path else None
+        if recorded is None:
+            raise ConfigError("problem=knob_table needs problem.path=<recorded table>")
+        name = recorded.meta.get("problem")
+        classes = problem_classes()
+        if name not in classes:
+            raise ConfigError(f"table {path!r}: meta.problem={name!r} is not one of {sorted(classes)}")
+        params = {k: v for k, v in dict(recorded.meta.get("params", {})).items()
+                  if k not in ("arch", "limits", "model", "runs", "measure")}  # runs: before the protocol
+        self.source_problem = classes[name](arch=arch, limits=dict(limits or {}), model=dict(model or {}),
+                                            **params)
+        super().__init__(table=arch_table(recorded, self.source_problem), path=path, sample_noise=sample_noise,
+                         noise_seed=noise_seed)
+        self.params.update(arch=arch, limits=dict(limits or {}), model=dict(model or {}))

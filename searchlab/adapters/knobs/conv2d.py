@@ -1,0 +1,151 @@
+"""``conv2d``: 2-D convolution with a row buffer (paper 001 §8.1).
+
+A work-group owns a vertical strip ``row_buffer`` output pixels wide and walks down the image,
+keeping the last ``filter`` input rows of its strip in a circular row buffer in local memory
+(one new row per output row, as on a streaming accelerator: not all rows fit in memory).
+``pixels`` work-items compute pixels in parallel; each computes every ``pixels``-th pixel of
+the row, ``ceil(row_buffer / pixels)`` of them, with the ``filter x filter`` taps generated
+unrolled — so code size and compile time grow as pixels shrink and the buffer widens, local
+memory grows with the buffer, and the work-group grows with pixels: §8.1's "one of the most
+challenging shapes".
+
+Known constraints (the generator's own rules, never sent to a device): a work-item computes at
+least one and at most 16 pixels per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.errors import ConfigError
+from searchlab.measure import MeasureConfig
+from searchlab.records import Config
+from searchlab.spaces import IntKnob, Knob, OrdinalKnob
+
+MODEL: dict[str, Any] = {
+    "sensors": ["time_s", "compile_s", "code_bytes", "local_mem_bytes", "wg_size"],
+    "objective": "time_s",
+    "direction": "minimize",
+    "constraints": [
+        {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
+        {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
+        {"name": "code_size", "formula": "code_bytes <= code_limit", "modes": ["resources"]},
+        {"name": "compile_time", "proxy": "code_bytes", "modes": ["compile"]},
+    ],
+    "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],
+}
+
+
+def conv2d_reference(image: np.ndarray, filt: np.ndarray) -> np.ndarray:
+    """``out[y, x] = sum_ij image[y + i, x + j] filt[i, j]`` (valid region), in float64."""
+    windows = np.lib.stride_tricks.sliding_window_view(image.astype(np.float64), filt.shape)
+    return np.einsum("yxij,ij->yx", windows, filt.astype(np.float64))
+
+
+@dataclass
+class Conv2dConfig:
+    _target_: str = "searchlab.adapters.knobs.Conv2d"
+    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
+    height: int = 512  # output rows
+    width: int = 240  # output columns; the row-buffer widths are its divisors >= 8
+    filter: int = 5
+    max_pixels: int = 16
+    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
+    limits: dict[str, float] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/conv2d.yaml)
+
+
+class Conv2d(OpenCLKnobProblem):
+    name = "conv2d"
+    kernel_name = "conv"
+    code_version = "2"
+    ARCHS = {  # pixels is the work-group; the row buffer takes local memory; few pixels mean much code
+        "small_few": Arch(max_wg=8, local_mem=700, code_bytes=12_000, compile_s=0.6),
+        "small_many": Arch(max_wg=8, local_mem=1300, code_bytes=12_000, compile_s=0.6),
+        "large_few": Arch(max_wg=16, local_mem=1100, code_bytes=16_000, compile_s=0.6),
+        "large_many": Arch(max_wg=16, local_mem=5000, code_bytes=16_000, compile_s=0.6),
+    }
+    DEFAULT_MODEL = MODEL
+
+    def __init__(self, arch: str = "small_few", height: int = 512, width: int = 240, filter: int = 5,
+                 max_pixels: int = 16, measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
+                 model: dict[str, Any] | None = None) -> None:
+        if min(height, width, filter, max_pixels) < 1:
+            raise ConfigError(f"problem conv2d: height={height}, width={width}, filter={filter}, "
+                              f"max_pixels={max_pixels} must be >= 1")
+        widths = tuple(r for r in range(8, width + 1) if width % r == 0)
+        if not widths:
+            raise ConfigError(f"problem.width={width}: needs a divisor >= 8 for the row buffer")
+        self.height, self.width, self.filter, self.max_pixels, self.widths = height, width, filter, max_pixels, widths
+        super().__init__(arch=arch, measure=measure, limits=limits, model=model, height=height, width=width,
+                         filter=filter, max_pixels=max_pixels)
+
+    def knobs(self) -> Sequence[Knob]:
+        return (IntKnob("pixels", 1, self.max_pixels), OrdinalKnob("row_buffer", self.widths))
+
+    def known_constraints(self) -> Sequence[str]:
+        return ("pixels <= row_buffer", "row_buffer <= 16 * pixels")
+
+    def source(self, config: Config) -> str:
+        p, r, f = int(config["pixels"]), int(config["row_buffer"]), self.filter  # type: ignore[arg-type]
+        per_item = -(-r // p)
+        lines = [f"#define F {f}\n#define R {r}\n#define P {p}\n#define RW (R + F - 1)",
+                 f"#define IW {self.width + f - 1}\n#define OW {self.width}\n#define H {self.height}",
+                 f"__kernel __attribute__((reqd_work_group_size({p},1,1)))",
+                 "void conv(__global const float* in, __constant float* filt, __global float* out) {",
+                 "  __local float rows[F * RW];",
+                 "  const int lid = get_local_id(0), x0 = get_group_id(0) * R;",
+                 "  for (int r = 0; r < F - 1; r++)",
+                 "    for (int i = lid; i < RW; i += P) rows[r * RW + i] = in[r * IW + x0 + i];",
+                 "  for (int y = 0; y < H; y++) {",
+                 "    const int slot = (y + F - 1) % F;",
+                 "    for (int i = lid; i < RW; i += P) rows[slot * RW + i] = in[(y + F - 1) * IW + x0 + i];",
+                 "    barrier(CLK_LOCAL_MEM_FENCE);"]
+        lines += [f"    const int s{fy} = ((y + {fy}) % F) * RW;" for fy in range(f)]
+        for j in range(per_item):
+            lines += [f"    {{ const int px = lid + {j * p};", "      if (px < R) {", "        float acc = 0.0f;"]
+            lines += [f"        acc = fma(rows[s{fy} + px + {fx}], filt[{fy * f + fx}], acc);"
+                      for fy in range(f) for fx in range(f)]
+            lines += ["        out[y * OW + x0 + px] = acc;", "      }", "    }"]
+        lines += ["    barrier(CLK_LOCAL_MEM_FENCE);", "  }", "}"]
+        return "\n".join(lines)
+
+    def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        p, r = int(config["pixels"]), int(config["row_buffer"])  # type: ignore[arg-type]
+        return (self.width // r * p,), (p,)
+
+    def prepare(self, context: Any, queue: Any) -> None:
+        import pyopencl as cl
+
+        rng = np.random.default_rng(3)
+        f = self.filter
+        self._in = rng.uniform(0, 1, (self.height + f - 1, self.width + f - 1)).astype(np.float32)
+        self._filt = rng.uniform(-1, 1, (f, f)).astype(np.float32)
+        self._ref = conv2d_reference(self._in, self._filt)
+        self._out = np.full((self.height, self.width), np.nan, np.float32)
+        flags = cl.mem_flags
+        self._bufs = (cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._in),
+                      cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._filt),
+                      cl.Buffer(context, flags.READ_WRITE, self._out.nbytes))
+
+    def arguments(self) -> Sequence[Any]:
+        return self._bufs
+
+    def clear(self, queue: Any) -> None:
+        import pyopencl as cl
+
+        cl.enqueue_copy(queue, self._bufs[2], np.full_like(self._out, np.nan)).wait()
+
+    def output(self, queue: Any) -> np.ndarray:
+        import pyopencl as cl
+
+        cl.enqueue_copy(queue, self._out, self._bufs[2])
+        return self._out.astype(np.float64)
+
+    def reference(self) -> np.ndarray:
+        return self._ref

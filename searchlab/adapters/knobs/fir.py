@@ -1,0 +1,142 @@
+"""``fir``: the FIR filter of paper 001 §3 and §8.1, tuned by banks and accesses per bank.
+
+``y[j] = sum_k x[j+k] * c[k]`` for ``n`` outputs and ``taps`` coefficients. The coefficient
+array is broken into ``banks`` local-memory arrays (tap ``k`` lives in bank ``k % banks``);
+each loop iteration reads one coefficient from every bank and uses it for ``accesses``
+outputs per work-item (the input window is staged in local memory as well). The loop body
+is generated unrolled, ``banks x accesses`` multiply-adds, so code size and compile time
+grow with both knobs, and local memory grows with ``accesses`` (the window) — more
+parallel arithmetic is faster until a resource runs out (§8.1, Fig. 10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.errors import ConfigError
+from searchlab.measure import MeasureConfig
+from searchlab.records import Config
+from searchlab.spaces import IntKnob, Knob
+
+WG = 32  # work-items per work-group (fixed; the knobs are banks and accesses, as in §8.1)
+
+MODEL: dict[str, Any] = {
+    "sensors": ["time_s", "compile_s", "code_bytes", "local_mem_bytes", "wg_size"],
+    "objective": "time_s",
+    "direction": "minimize",
+    "constraints": [
+        {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
+        {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
+        {"name": "code_size", "formula": "code_bytes <= code_limit", "modes": ["resources"]},
+        {"name": "compile_time", "proxy": "code_bytes", "modes": ["compile"]},
+    ],
+    "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],
+}
+
+
+def fir_reference(x: np.ndarray, c: np.ndarray, n: int) -> np.ndarray:
+    """``y[j] = sum_k x[j + k] c[k]`` for ``j < n``, in float64."""
+    return np.convolve(x[: n + len(c) - 1].astype(np.float64), c[::-1].astype(np.float64), mode="valid")
+
+
+@dataclass
+class FirConfig:
+    _target_: str = "searchlab.adapters.knobs.Fir"
+    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
+    n: int = 16384  # outputs
+    taps: int = 128
+    max_banks: int = 16
+    max_accesses: int = 16
+    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
+    limits: dict[str, float] = field(default_factory=dict)  # override the arch's caps
+    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/fir.yaml)
+
+
+class Fir(OpenCLKnobProblem):
+    name = "fir"
+    kernel_name = "fir"
+    code_version = "2"
+    ARCHS = {  # local memory binds accesses, code size banks x accesses, compile time (noisy) on the large ones
+        "small_few": Arch(max_wg=64, local_mem=2048, code_bytes=5000, compile_s=0.4),
+        "small_many": Arch(max_wg=64, local_mem=2560, code_bytes=5000, compile_s=0.4),
+        "large_few": Arch(max_wg=256, local_mem=2560, code_bytes=10_000, compile_s=0.4),
+        "large_many": Arch(max_wg=256, local_mem=3200, code_bytes=10_000, compile_s=0.4),
+    }
+    DEFAULT_MODEL = MODEL
+
+    def __init__(self, arch: str = "small_few", n: int = 16384, taps: int = 128, max_banks: int = 16,
+                 max_accesses: int = 16,
+                 measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
+                 model: dict[str, Any] | None = None) -> None:
+        if n < 1 or taps < 1 or max_banks < 1 or max_accesses < 1:
+            raise ConfigError(f"problem fir: n={n}, taps={taps}, max_banks={max_banks}, max_accesses={max_accesses} must be >= 1")
+        self.n, self.taps, self.max_banks, self.max_accesses = n, taps, max_banks, max_accesses
+        super().__init__(arch=arch, measure=measure, limits=limits, model=model, n=n, taps=taps,
+                         max_banks=max_banks, max_accesses=max_accesses)
+
+    def knobs(self) -> Sequence[Knob]:
+        return (IntKnob("banks", 1, self.max_banks), IntKnob("accesses", 1, self.max_accesses))
+
+    def _groups(self, accesses: int) -> int:
+        return -(-self.n // (WG * accesses))  # the last group may compute past n: y is padded
+
+    def source(self, config: Config) -> str:
+        banks, acc = int(config["banks"]), int(config["accesses"])  # type: ignore[arg-type]
+        length = -(-self.taps // banks)
+        lines = [f"#define NC {self.taps}\n#define L {length}\n#define WIN ({WG * acc} + NC - 1)",
+                 f"__kernel __attribute__((reqd_work_group_size({WG},1,1)))",
+                 "void fir(__global const float* x, __global const float* c, __global float* y) {"]
+        lines += [f"  __local float bank{b}[L];" for b in range(banks)]
+        lines += ["  __local float win[WIN];",
+                  f"  const int lid = get_local_id(0); const int base = get_group_id(0) * {WG * acc};",
+                  f"  for (int i = lid; i < WIN; i += {WG}) win[i] = x[base + i];"]
+        lines += [f"  for (int i = lid; i < L; i += {WG}) bank{b}[i] = (i * {banks} + {b} < NC) ? c[i * {banks} + {b}] : 0.0f;"
+                  for b in range(banks)]
+        lines += ["  barrier(CLK_LOCAL_MEM_FENCE);"]
+        lines += [f"  float acc{a} = 0.0f;" for a in range(acc)]
+        lines += [f"  const int o = lid * {acc};", "  for (int i = 0; i < L; i++) {", f"    const int k = i * {banks};"]
+        for b in range(banks):
+            lines.append(f"    {{ const float cf = bank{b}[i];")
+            lines += [f"      acc{a} = fma(win[o + {a} + k + {b}], cf, acc{a});" for a in range(acc)]
+            lines.append("    }")
+        lines += ["  }"] + [f"  y[base + o + {a}] = acc{a};" for a in range(acc)] + ["}"]
+        return "\n".join(lines)
+
+    def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return (self._groups(int(config["accesses"])) * WG,), (WG,)  # type: ignore[arg-type]
+
+    def prepare(self, context: Any, queue: Any) -> None:
+        import pyopencl as cl
+
+        rng = np.random.default_rng(1)
+        padded = self.n + WG * self.max_accesses  # the last work-group may compute past n
+        self._x = rng.standard_normal(padded + self.taps).astype(np.float32)
+        self._c = rng.standard_normal(self.taps).astype(np.float32)
+        self._ref = fir_reference(self._x, self._c, self.n)
+        flags = cl.mem_flags
+        self._y = np.full(padded, np.nan, np.float32)
+        self._bufs = (cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._x),
+                      cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._c),
+                      cl.Buffer(context, flags.READ_WRITE, padded * 4))
+
+    def arguments(self) -> Sequence[Any]:
+        return self._bufs
+
+    def clear(self, queue: Any) -> None:
+        import pyopencl as cl
+
+        cl.enqueue_copy(queue, self._bufs[2], np.full_like(self._y, np.nan)).wait()
+
+    def output(self, queue: Any) -> np.ndarray:
+        import pyopencl as cl
+
+        cl.enqueue_copy(queue, self._y, self._bufs[2])
+        return self._y[: self.n].astype(np.float64)
+
+    def reference(self) -> np.ndarray:
+        return self._ref

@@ -1,0 +1,141 @@
+"""``kernel_tuner_cache``: a Kernel Tuner cache file replayed as a table problem.
+
+Kernel Tuner writes every configuration it measured to a JSON cache (``tune_params``: the
+parameters and their values, ``cache``: one entry per configuration, keyed by the values
+joined with commas). Here its parameters become ordinal knobs, and each entry a measurement:
+
+- a number in the objective field (``time``, ms): OK, with the recorded ``times`` as
+  samples (every one kept: ``problem.sample_noise=true`` replays one of them per evaluation,
+  searchlab.tables) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``);
+- ``"CompilationFailedConfig"``: FAILED(compile); ``"RuntimeFailedConfig"`` (the kernel
+  failed to launch or run, typically too many resources requested for the launch):
+  FAILED(launch); ``"InvalidConfig"``: FAILED(invalid);
+- configurations of the product that the file does not hold were excluded by the tuner's
+  restrictions, which Kernel Tuner checks before compiling: with ``missing=constraint`` (the
+  default) they violate a known constraint (never sent, never sampled; INFEASIBLE if a
+  searcher proposes one), with ``missing=invalid`` they are FAILED(invalid) when tested.
+
+Each evaluation is charged the recorded compile + benchmark time (ms in the file, seconds
+here: ``Measurement.charged_s``), so ``budget.charged_time_s`` budgets replay fairly.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from searchlab.errors import ConfigError
+from searchlab.records import Config, Direction, FailureMode, Measurement
+from searchlab.sensors import SensedKnobSpace, model_from_spec
+from searchlab.spaces import KnobSpace, OrdinalKnob
+from searchlab.tables import ReplayNoiseConfig, Table, TableKnobSpace, TableProblem
+
+FAILURES = {
+    "CompilationFailedConfig": FailureMode.COMPILE,
+    "RuntimeFailedConfig": FailureMode.LAUNCH,
+    "InvalidConfig": FailureMode.INVALID,
+}
+MISSING = ("constraint", "invalid")
+MODEL: dict[str, Any] = {  # generic: the objective plus the catch-all for failures (conf/problem/kernel_tuner_cache.yaml)
+    "sensors": ["time", "compile_time"],
+    "objective": "time",
+    "direction": "minimize",
+    "constraints": [],
+}
+
+
+def _sensor_name(key: str) -> str:
+    return re.sub(r"\W", "_", key)
+
+
+def _entry_measurement(entry: Mapping[str, Any], objective: str, keys: set[str]) -> Measurement:
+    numeric = {_sensor_name(k): float(v) for k, v in entry.items()
+               if k not in keys and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+    compile_ms, bench_ms = numeric.get("compile_time", 0.0), numeric.get("benchmark_time", 0.0)
+    common: dict[str, Any] = {"sensors": numeric, "compile_s": compile_ms / 1000, "run_s": bench_ms / 1000,
+                              "charged_s": (compile_ms + bench_ms) / 1000}
+    value = entry.get(objective)
+    if isinstance(value, str):
+        mode = FAILURES.get(value)
+        if mode is None:
+            return Measurement.failed(FailureMode.RUNTIME, f"Kernel Tuner recorded {value!r}", **common)
+        return Measurement.failed(mode, f"Kernel Tuner recorded {value}", **common)
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return Measurement.failed(FailureMode.INVALID, f"no usable {objective!r} value: {value!r}", **common)
+    times = entry.get("times") or ()
+    samples = tuple(float(t) for t in times if isinstance(t, (int, float)))
+    return Measurement.ok(float(value), samples=samples, **common)
+
+
+def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
+                            model: Mapping[str, Any] | None = None) -> Table:
+    """A Kernel Tuner cache file (``.json`` or ``.json.gz``) as a table."""
+    if missing not in MISSING:
+        raise ConfigError(f"problem.missing={missing!r}: must be one of {list(MISSING)}")
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"Kernel Tuner cache {str(path)!r} does not exist")
+    try:
+        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError, EOFError) as exc:
+        raise ConfigError(f"Kernel Tuner cache {str(path)!r} is not readable JSON: {exc}") from None
+    for key in ("tune_params", "cache"):
+        if key not in data:
+            raise ConfigError(f"Kernel Tuner cache {str(path)!r} has no {key!r}: not a Kernel Tuner cache file")
+    params: Mapping[str, list[Any]] = data["tune_params"]
+    names = list(data.get("tune_params_keys") or params)
+    objective = str(data.get("objective") or "time")
+    knobs = tuple(OrdinalKnob(n, tuple(params[n])) for n in names)
+    rows = {}
+    for entry in data["cache"].values():
+        try:
+            config = Config({n: entry[n] for n in names})
+        except KeyError as exc:
+            raise ConfigError(f"Kernel Tuner cache {str(path)!r}: an entry lacks parameter {exc}") from None
+        rows[config] = _entry_measurement(entry, objective, set(names) | {"times", "timestamp", objective})
+    higher = bool(data.get("objective_higher_is_better", False))
+    direction = Direction.MAXIMIZE if higher else Direction.MINIMIZE
+    spec = dict(model or {}) or {**MODEL, "objective": objective, "direction": direction.value,
+                                 "sensors": sorted({objective, "compile_time"})}
+    sensor_model = model_from_spec(spec, knobs=names)
+    space: KnobSpace
+    if missing == "constraint":
+        space = TableKnobSpace(knobs, sensor_model=sensor_model, members=frozenset(rows))
+    else:  # every product member may be tested; absent ones fail as invalid (TableProblem.evaluate)
+        space = SensedKnobSpace(knobs, sensor_model=sensor_model)
+    meta = {"kernel": data.get("kernel_name", ""), "problem_size": data.get("problem_size"), "missing": missing,
+            "product": math.prod(len(k.values) for k in knobs)}
+    unit = "ms" if objective == "time" else ""
+    return Table(space, rows, direction, f"{objective}_{unit}" if unit else objective, source=str(path),
+                 device=str(data.get("device_name") or ""), meta=meta)
+
+
+@dataclass
+class KernelTunerCacheConfig(ReplayNoiseConfig):  # + sample_noise: draw one of the entry's recorded `times`
+    _target_: str = "searchlab.adapters.knobs.KernelTunerCache"
+    path: str = "???"  # a Kernel Tuner cache file, e.g. ../shared/data/kernel_tuner/convolution_A100.json.gz
+    missing: str = "constraint"  # constraint: absent configurations are known-infeasible | invalid: FAILED(invalid)
+    model: dict[str, Any] = field(default_factory=dict)  # sensor model (default: objective + failures)
+
+
+class KernelTunerCache(TableProblem):
+    """Replay a Kernel Tuner cache: a look-up charged the recorded compile + benchmark time."""
+
+    name = "kernel_tuner_cache"
+
+    def __init__(self, path: str | None = None, missing: str = "constraint",
+                 model: Mapping[str, Any] | None = None, sample_noise: bool = False,
+                 noise_seed: int | None = None) -> None:
+        if not path or path == "???":
+            raise ConfigError("problem=kernel_tuner_cache needs problem.path=<Kernel Tuner cache .json[.gz]>")
+        super().__init__(table=load_kernel_tuner_cache(path, missing=missing, model=model), path=path,
+                         missing=missing, model=dict(model or {}), sample_noise=sample_noise,
+                         noise_seed=noise_seed)
+        self.objective_name = self.table.objective_name  # type: ignore[misc]

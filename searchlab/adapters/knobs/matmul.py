@@ -1,0 +1,133 @@
+"""``matmul_blocked``: SUMMA-style blocked matrix multiplication (paper 001 §8.1, [19]).
+
+``C = A @ B`` for ``n x n`` matrices. A work-group computes a ``block_m x block_n`` block of
+C one stripe at a time (SUMMA: for every stripe of ``stripe`` columns of A / rows of B, both
+stripes are staged in local memory, then every work-item accumulates its ``block_m`` outputs
+of one column). The knobs are the blocking in both dimensions: ``block_n`` is the work-group
+width, ``block_m`` the rows each work-item keeps in registers (generated unrolled).
+
+The kernel, like many hand-written ones, assumes the blocks tile the matrix: a ``block_n``
+that does not divide ``n`` is refused by the OpenCL runtime (LAUNCH: the global size must be
+a multiple of the work-group size in OpenCL 1.2), and a ``block_m`` that does not divide
+``n`` leaves the last rows uncomputed (WRONG_OUTPUT). Neither is declared as a known
+constraint: they are hidden constraints the searcher discovers, as on real accelerators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.errors import ConfigError
+from searchlab.measure import MeasureConfig
+from searchlab.records import Config
+from searchlab.spaces import Knob, OrdinalKnob
+
+BLOCK_M = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 16, 20, 24, 30, 32, 40, 48)
+BLOCK_N = (1, 2, 4, 8, 12, 16, 20, 24, 30, 32, 40, 48, 60, 64, 80, 96, 120, 128, 240, 256)
+
+MODEL: dict[str, Any] = {
+    "sensors": ["time_s", "compile_s", "code_bytes", "local_mem_bytes", "wg_size"],
+    "objective": "time_s",
+    "direction": "minimize",
+    "constraints": [
+        {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
+        {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
+        {"name": "code_size", "formula": "code_bytes <= code_limit", "modes": ["resources"]},
+        {"name": "compile_time", "proxy": "code_bytes", "modes": ["compile"]},
+    ],
+    "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],
+}
+
+
+@dataclass
+class MatmulBlockedConfig:
+    _target_: str = "searchlab.adapters.knobs.MatmulBlocked"
+    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
+    n: int = 240
+    stripe: int = 16  # SUMMA stripe width (must divide n)
+    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
+    limits: dict[str, float] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/matmul_blocked.yaml)
+
+
+class MatmulBlocked(OpenCLKnobProblem):
+    name = "matmul_blocked"
+    kernel_name = "mm"
+    code_version = "2"
+    ARCHS = {  # block_n is the work-group; local memory holds both stripes; code grows with block_m
+        "small_few": Arch(max_wg=64, local_mem=4096, code_bytes=3000, compile_s=0.4),
+        "small_many": Arch(max_wg=64, local_mem=8192, code_bytes=3000, compile_s=0.4),
+        "large_few": Arch(max_wg=256, local_mem=8192, code_bytes=6000, compile_s=0.4),
+        "large_many": Arch(max_wg=256, local_mem=16384, code_bytes=6000, compile_s=0.4),
+    }
+    DEFAULT_MODEL = MODEL
+
+    def __init__(self, arch: str = "small_few", n: int = 240, stripe: int = 16,
+                 measure: Mapping[str, Any] | None = None,
+                 limits: dict[str, float] | None = None, model: dict[str, Any] | None = None) -> None:
+        if n < 1 or stripe < 1 or n % stripe:
+            raise ConfigError(f"problem matmul_blocked: stripe={stripe} must divide n={n} (both >= 1)")
+        self.n, self.stripe = n, stripe
+        super().__init__(arch=arch, measure=measure, limits=limits, model=model, n=n, stripe=stripe)
+
+    def knobs(self) -> Sequence[Knob]:
+        return (OrdinalKnob("block_m", BLOCK_M), OrdinalKnob("block_n", BLOCK_N))
+
+    def known_constraints(self) -> Sequence[str]:
+        return (f"block_m <= {self.n}",)
+
+    def source(self, config: Config) -> str:
+        bm, bn, kb, n = int(config["block_m"]), int(config["block_n"]), self.stripe, self.n  # type: ignore[arg-type]
+        lines = [f"#define N {n}\n#define KB {kb}\n#define BM {bm}\n#define BN {bn}",
+                 "__kernel void mm(__global const float* A, __global const float* B, __global float* C) {",
+                 "  __local float As[BM * KB];", "  __local float Bs[KB * BN];",
+                 "  const int lx = get_local_id(0), col = get_global_id(0), row0 = get_group_id(1) * BM;"]
+        lines += [f"  float acc{r} = 0.0f;" for r in range(bm)]
+        lines += ["  for (int k0 = 0; k0 < N; k0 += KB) {",
+                  "    for (int i = lx; i < BM * KB; i += BN) As[i] = A[(row0 + i / KB) * N + k0 + i % KB];",
+                  "    for (int kk = 0; kk < KB; kk++) Bs[kk * BN + lx] = B[(k0 + kk) * N + col];",
+                  "    barrier(CLK_LOCAL_MEM_FENCE);",
+                  "    for (int kk = 0; kk < KB; kk++) {", "      const float b = Bs[kk * BN + lx];"]
+        lines += [f"      acc{r} = fma(As[{r} * KB + kk], b, acc{r});" for r in range(bm)]
+        lines += ["    }", "    barrier(CLK_LOCAL_MEM_FENCE);", "  }"]
+        lines += [f"  C[(row0 + {r}) * N + col] = acc{r};" for r in range(bm)] + ["}"]
+        return "\n".join(lines)
+
+    def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        bm, bn = int(config["block_m"]), int(config["block_n"])  # type: ignore[arg-type]
+        return (self.n, self.n // bm), (bn, 1)
+
+    def prepare(self, context: Any, queue: Any) -> None:
+        import pyopencl as cl
+
+        rng = np.random.default_rng(2)
+        self._a = rng.uniform(-1, 1, (self.n, self.n)).astype(np.float32)
+        self._b = rng.uniform(-1, 1, (self.n, self.n)).astype(np.float32)
+        self._ref = self._a.astype(np.float64) @ self._b.astype(np.float64)
+        self._c = np.full((self.n, self.n), np.nan, np.float32)
+        flags = cl.mem_flags
+        self._bufs = (cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._a),
+                      cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._b),
+                      cl.Buffer(context, flags.READ_WRITE, self._c.nbytes))
+
+    def arguments(self) -> Sequence[Any]:
+        return self._bufs
+
+    def clear(self, queue: Any) -> None:
+        import pyopencl as cl
+
+        cl.enqueue_copy(queue, self._bufs[2], np.full_like(self._c, np.nan)).wait()
+
+    def output(self, queue: Any) -> np.ndarray:
+        import pyopencl as cl
+
+        cl.enqueue_copy(queue, self._c, self._bufs[2])
+        return self._c.astype(np.float64)
+
+    def reference(self) -> np.ndarray:
+        return self._ref

@@ -1,0 +1,19 @@
+"""Bring your own kernel or program (issue 13): problems from the user's files and the field's formats.
+
+- ``opencl_kernel``: an OpenCL kernel described by a T1 spec (JSON or YAML);
+- ``command``: any executable, knobs rendered into arguments, environment or a template file;
+- ``t4``: a T4 results file replayed as a table (and :mod:`searchlab.export` writes T4 and
+  Kernel Tuner cache files).
+"""
+
+from searchlab.adapters.user.command import Command, CommandConfig
+from searchlab.adapters.user.opencl_kernel import OpenCLKernel, OpenCLKernelConfig
+from searchlab.adapters.user.t4 import T4Config, T4Replay
+
+SCHEMAS: dict[str, type] = {
+    "opencl_kernel": OpenCLKernelConfig,
+    "command": CommandConfig,
+    "t4": T4Config,
+}
+
+__all__ = ["SCHEMAS", "Command", "OpenCLKernel", "T4Replay"]

@@ -1,0 +1,292 @@
+"""``opencl_kernel``: the user's own OpenCL kernel, tuned from a T1 spec alone.
+
+``python -m searchlab problem=opencl_kernel problem.spec=my_kernel.json`` (or ``.yaml``).
+The spec (:mod:`searchlab.adapters.user._t1`) gives what Kernel Tuner's ``tune_kernel`` takes: the
+kernel file and name, the arguments and their data, the problem size, global and local
+sizes as formulas of the parameters, the tunable parameters (passed as ``#define``s),
+restrictions, and the correct output (a reference kernel, a safe numpy expression, or a
+file) with a tolerance.
+
+It runs on the machinery of the built-in knob problems (searchlab.adapters.knobs._opencl: per-worker
+compile cache and compile-time record, local-memory and work-group checks before any
+launch because pocl aborts the process when they are exceeded, failures classified by
+mode, sensors), and times with the shared protocol (:func:`searchlab.measure.measure`).
+Order of checks: ``build`` (COMPILE) -> ``local_mem``/``work_group`` (RESOURCES) ->
+``launch`` (LAUNCH; sizes that are not positive integers fail here too) ->
+``compile_time`` (COMPILE) -> ``output`` (WRONG_OUTPUT, checked on the first launch, from
+fresh data, before timing) -> timing (a failed timed launch is RUNTIME).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from searchlab.adapters.knobs._compile_cache import pocl_cache
+from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, compile_violation, failed, static_violation
+from searchlab.adapters.user import _data
+from searchlab.adapters.user._formulas import evaluate_int
+from searchlab.adapters.user._t1 import KernelSpec, check_names, read_t1
+from searchlab.errors import ConfigError
+from searchlab.measure import MeasurementProtocol, measure, protocol_from
+from searchlab.records import Config, FailureMode, Measurement
+from searchlab.spaces import CategoricalKnob, Knob, OrdinalKnob
+
+MODEL: dict[str, Any] = {
+    "sensors": ["time_s", "compile_s", "local_mem_bytes", "wg_size"],
+    "objective": "time_s",
+    "direction": "minimize",
+    "constraints": [
+        {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
+        {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
+    ],
+    "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],
+}
+
+
+@dataclass
+class OpenCLKernelConfig:
+    _target_: str = "searchlab.adapters.user.OpenCLKernel"
+    spec: str = "???"  # a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json)
+    arch: str = "none"  # none: the device's own limits; caps come from Searchlab.Limits / problem.limits
+    limits: dict[str, float] = field(default_factory=dict)  # max_wg, local_mem, code_bytes, compile_s (over the spec's)
+    measure: dict[str, float] = field(default_factory=dict)  # MeasurementProtocol fields (over Searchlab.Measurement)
+    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (default: MODEL)
+
+
+def _protocol(spec: KernelSpec, override: Mapping[str, Any]) -> MeasurementProtocol:
+    return protocol_from({**spec.measurement, **override})
+
+
+def _define(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(int(value)) if isinstance(value, bool) else str(value)
+
+
+class OpenCLKernel(OpenCLKnobProblem):
+    """A user kernel from a T1 spec (see the module docstring)."""
+
+    name = "opencl_kernel"
+    ARCHS: ClassVar[Mapping[str, Arch]] = {}
+    DEFAULT_MODEL = MODEL
+
+    def __init__(self, spec: str | None = None, arch: str = "none", limits: Mapping[str, float] | None = None,
+                 measure: Mapping[str, Any] | None = None, model: Mapping[str, Any] | None = None) -> None:
+        if not spec or spec == "???":
+            raise ConfigError("problem=opencl_kernel needs problem.spec=<T1 spec, .json or .yaml>")
+        self.spec = read_t1(spec)
+        self.kernel_name = self.spec.kernel_name  # type: ignore[misc]
+        self.kernel_text = self.spec.kernel_file.read_text()
+        self.protocol = _protocol(self.spec, dict(measure or {}))
+        if len(self.spec.global_size) != len(self.spec.local_size):
+            raise ConfigError(f"GlobalSize has {len(self.spec.global_size)} dimensions, LocalSize {len(self.spec.local_size)}")
+        super().__init__(arch=arch, runs=1, limits={**self.spec.limits, **dict(limits or {})}, model=model,
+                         spec=str(self.spec.path), measure=dict(measure or {}))
+        check_names(self.spec, [n for n, _ in self.spec.params])
+        values = dict(self.spec.params)
+        vectors = [a for a in self.spec.arguments if a.memory == "Vector"]
+        self.sizes = {a.name: _data.vector_size(a, self.spec, values) for a in vectors}
+        self.shapes = {a.name: _data.shape_of(a, self.spec, self.sizes[a.name]) for a in vectors}
+        self._static: dict[str, dict[str, float]] = {}
+        self._check_references(vectors)
+
+    def _check_references(self, vectors: Sequence[Any]) -> None:
+        """Reference expressions give the right number of values: refused here, in the driver,
+        not later in a worker (evaluated on zeros of the arguments' types and shapes)."""
+        zeros = {a.name: np.zeros(self.sizes[a.name], np.dtype(a.dtype)) for a in vectors}
+        for check in self.spec.checks:
+            if check.fill == "Generator":
+                _data.expected(check, zeros, self.shapes, self.spec.size_env())
+
+    # -- the space and the kernel text ----------------------------------------------------
+    def knobs(self) -> Sequence[Knob]:
+        return tuple(CategoricalKnob(n, v) if isinstance(v[0], str) else OrdinalKnob(n, v) for n, v in self.spec.params)
+
+    def known_constraints(self) -> Sequence[str]:
+        return self.spec.conditions
+
+    def _env(self, config: Config) -> dict[str, Any]:
+        env: dict[str, Any] = {**self.spec.size_env(), **config}
+        for name, expr in self.spec.defines.items():
+            env[name] = expr(env)
+        return env
+
+    def source(self, config: Config) -> str:
+        env = self._env(config)
+        lines = [f"#define {n} {_define(config[n])}" for n, _ in self.spec.params]
+        lines += [f"#define {n} {_define(env[n])}" for n in self.spec.defines]
+        return "\n".join([*lines, "#line 1", self.kernel_text])
+
+    def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        env = self._env(config)
+        local = tuple(evaluate_int(e, env, "LocalSize") for e in self.spec.local_size)
+        glob = tuple(evaluate_int(e, env, "GlobalSize") for e in self.spec.global_size)
+        if self.spec.cuda_grid:  # GlobalSizeType CUDA: the global size counts work-groups
+            glob = tuple(g * loc for g, loc in zip(glob, local))
+        return glob, local
+
+    def fingerprint_params(self) -> Mapping[str, Any]:
+        digest = hashlib.sha256(self.spec.path.read_bytes() + self.kernel_text.encode())
+        if self.spec.reference:
+            digest.update(self.spec.reference.file.read_bytes())
+        for source in sorted({a.source for a in self.spec.arguments if a.fill == "BinaryRaw"}
+                             | {c.source for c in self.spec.checks if c.fill == "BinaryRaw"}):
+            digest.update(Path(source).read_bytes())  # the data decide the measured values too
+        return {"spec_sha256": digest.hexdigest()[:16], "measure": self.params.get("measure"),
+                "arch": self.arch_name, "limits": self.params.get("limits")}
+
+    # -- data -----------------------------------------------------------------------------
+    def prepare(self, context: Any, queue: Any) -> None:
+        import pyopencl as cl
+
+        self._initial = {a.name: _data.fill(a, self.sizes[a.name]) for a in self.spec.arguments if a.memory == "Vector"}
+        flags = cl.mem_flags
+        self._bufs = {n: cl.Buffer(context, flags.READ_WRITE | flags.COPY_HOST_PTR, hostbuf=v) for n, v in self._initial.items()}
+        kernel_out = self._run_reference(context, queue) if self.spec.reference else {}
+        self._expected = {}
+        for check in self.spec.checks:
+            want = kernel_out[check.target] if check.fill == "Kernel" else _data.expected(
+                check, self._initial, self.shapes, self.spec.size_env())
+            self._expected[check.target] = (want, check)
+
+    def _run_reference(self, context: Any, queue: Any) -> dict[str, np.ndarray]:
+        """Run the reference kernel once on copies of the initial data; its outputs are the truth."""
+        import pyopencl as cl
+
+        ref = self.spec.reference
+        assert ref is not None
+        env: dict[str, Any] = {**self.spec.size_env()}
+        for n, e in {**self.spec.defines, **ref.defines}.items():  # its defines may size __local arguments too
+            env[n] = e(env)
+        defines = [f"#define {n} {_define(env[n])}" for n in {**self.spec.defines, **ref.defines}]
+        try:
+            program = cl.Program(context, "\n".join([*defines, "#line 1", ref.file.read_text()])).build()
+            kernel = cl.Kernel(program, ref.name)
+        except cl.Error as exc:
+            raise ConfigError(f"Searchlab.ReferenceKernel {ref.name!r} does not build: {str(exc)[:300]}") from None
+        bufs = {n: cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=v.copy())
+                for n, v in self._initial.items()}
+        glob = tuple(evaluate_int(e, env, "ReferenceKernel.GlobalSize") for e in ref.global_size)
+        local = tuple(evaluate_int(e, env, "ReferenceKernel.LocalSize") for e in ref.local_size)
+        try:
+            kernel(queue, glob, local, *self._launch_args(env, bufs)).wait()
+        except cl.Error as exc:
+            raise ConfigError(f"Searchlab.ReferenceKernel {ref.name!r} failed to run: {str(exc)[:300]}") from None
+        out = {}
+        for name, buf in bufs.items():
+            out[name] = np.empty_like(self._initial[name])
+            cl.enqueue_copy(queue, out[name], buf).wait()
+        return out
+
+    def _launch_args(self, env: Mapping[str, Any], bufs: Mapping[str, Any]) -> list[Any]:
+        import pyopencl as cl
+
+        args: list[Any] = []
+        for a in self.spec.arguments:
+            if a.memory == "Vector":
+                args.append(bufs[a.name])
+            elif a.memory == "Scalar":
+                args.append(_data.scalar(a))
+            else:
+                assert a.size is not None
+                args.append(cl.LocalMemory(evaluate_int(a.size, env, f"Arguments {a.name} Size") * np.dtype(a.dtype).itemsize))
+        return args
+
+    def arguments(self) -> Sequence[Any]:
+        return [self._bufs[a.name] for a in self.spec.arguments if a.memory == "Vector"]
+
+    def clear(self, queue: Any) -> None:
+        """Outputs to NaN (integers: their maximum), in/out arguments to their initial data."""
+        import pyopencl as cl
+
+        for a in self.spec.arguments:
+            if a.is_output:
+                init = self._initial[a.name]
+                fresh = init if a.access == "ReadWrite" else np.full_like(
+                    init, np.nan if init.dtype.kind == "f" else np.iinfo(init.dtype).max)
+                cl.enqueue_copy(queue, self._bufs[a.name], fresh).wait()
+
+    def _read(self, queue: Any, name: str) -> np.ndarray:
+        import pyopencl as cl
+
+        got = np.empty_like(self._initial[name])
+        cl.enqueue_copy(queue, got, self._bufs[name]).wait()
+        return got
+
+    def output(self, queue: Any) -> np.ndarray:
+        return np.concatenate([self._read(queue, n).astype(np.float64) for n in self._expected] or [np.zeros(0)])
+
+    def reference(self) -> np.ndarray:
+        return np.concatenate([w for w, _ in self._expected.values()] or [np.zeros(0)])
+
+    def _wrong_output(self, queue: Any) -> str | None:
+        for name, (want, check) in self._expected.items():
+            reason = _data.compare(self._read(queue, name), want, check.method, check.threshold)
+            if reason:
+                return f"{name}: {reason}"
+        return None
+
+    # -- one evaluation -------------------------------------------------------------------
+    def evaluate(self, config: Config) -> Measurement:
+        import pyopencl as cl
+
+        assert self._cl is not None, "setup() first"
+        text = self.source(config)
+        try:
+            built = self._build(text)
+        except cl.Error as exc:
+            return failed(FailureMode.COMPILE, "build", f"build failed: {str(exc)[:400]}", {"code_bytes": len(text)})
+        try:
+            global_size, local_size = self.shape(config)
+            args = self._launch_args(self._env(config), self._bufs)
+        except ConfigError as exc:
+            return failed(FailureMode.LAUNCH, "launch", str(exc), {"code_bytes": len(text)})
+        if text not in self._static:  # queried before any launch sets this kernel's __local arguments
+            self._static[text] = self._static_sensors(text, built, local_size)
+        sensors = {**self._static[text], "wg_size": float(np.prod(local_size))}
+        sensors["local_mem_bytes"] += sum(a.size for a in args if isinstance(a, cl.LocalMemory))
+        device_arch = Arch(self._cl.max_work_group_size, self._cl.local_mem_size, 1 << 40, 1e9)
+        for arch in (device_arch, self.arch):
+            violation = static_violation(sensors, arch)
+            if violation:
+                return failed(FailureMode.RESOURCES, violation[0], violation[1], sensors)
+        queue, kernel = self._cl.queue, built.kernel
+        self.clear(queue)
+        try:
+            with pocl_cache(built.jit_s is not None):
+                start = time.process_time()
+                event = kernel(queue, global_size, local_size, *args)
+                event.wait()
+                first_cpu = time.process_time() - start
+        except cl.Error as exc:
+            return failed(FailureMode.LAUNCH, "launch", f"enqueue failed: {str(exc)[:400]}", sensors)
+        if built.jit_s is None:
+            built.jit_s = max(0.0, first_cpu - (event.profile.end - event.profile.start) * 1e-9)
+            self._times.put(text, {"build_s": built.build_s, "jit_s": built.jit_s})
+        sensors["compile_s"] = built.build_s + built.jit_s
+        violation = compile_violation(sensors, self.arch)
+        if violation:
+            return failed(FailureMode.COMPILE, violation[0], violation[1], sensors, compile_s=sensors["compile_s"])
+        wrong = self._wrong_output(queue)
+        if wrong:
+            return failed(FailureMode.WRONG_OUTPUT, "output", wrong, sensors, compile_s=sensors["compile_s"])
+
+        def run_once() -> float:
+            ev = kernel(queue, global_size, local_size, *args)
+            ev.wait()
+            return float((ev.profile.end - ev.profile.start) * 1e-9)
+
+        try:
+            samples = measure(run_once, self.protocol)
+        except cl.Error as exc:
+            return failed(FailureMode.RUNTIME, "run", f"timed launch failed: {str(exc)[:400]}", sensors)
+        sensors.update(samples.sensors(), time_s=samples.median)
+        return Measurement.ok(samples.median, samples=samples.values, sensors=sensors, compile_s=sensors["compile_s"],
+                              run_s=float(sum(samples.values)), extra={"ci95": list(samples.ci95), "cv": samples.cv})

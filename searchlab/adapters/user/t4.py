@@ -1,0 +1,42 @@
+"""``t4``: a T4 results file (the community's standard, benchmark_hub's tables) replayed.
+
+``python -m searchlab problem=t4 problem.path=results.json``. The file is validated
+against the T4 schema and read as a table (:func:`searchlab.interchange.t4.read_t4`: one
+row per configuration, failures typed, ``constraints`` rows and configurations absent
+from the file known-infeasible); evaluation is a look-up charged the recorded compilation
++ benchmark time, as for Kernel Tuner caches. ``python -m searchlab.export t4 RUN_DIR``
+writes a run back as T4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from searchlab.errors import ConfigError
+from searchlab.interchange.t4 import read_t4
+from searchlab.tables import TableProblem
+
+
+@dataclass
+class T4Config:
+    _target_: str = "searchlab.adapters.user.T4Replay"
+    path: str = "???"  # a T4 results file (.json)
+    objective: str | None = None  # a measurement name; None: the file's first objective
+    direction: str = "minimize"  # T4 does not say: minimize | maximize
+
+
+class T4Replay(TableProblem):
+    """Replay a T4 file: a look-up charged the recorded time."""
+
+    name = "t4"
+
+    def __init__(self, path: str | None = None, objective: str | None = None, direction: str = "minimize") -> None:
+        if not path or path == "???":
+            raise ConfigError("problem=t4 needs problem.path=<T4 results .json>")
+        super().__init__(table=read_t4(path, objective=objective, direction=direction), path=path,
+                         objective=objective, direction_name=direction)
+
+    def fingerprint_params(self) -> Mapping[str, Any]:
+        return {**super().fingerprint_params(), "objective": self.table.objective_name, "direction": self.direction.value}

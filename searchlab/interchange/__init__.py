@@ -1,0 +1,78 @@
+"""The field's interchange formats: T1 (tuning-problem input), T4 (tuning results) and
+Kernel Tuner cache files (docs/byo.md).
+
+The T1 and T4 JSON schemas ship in ``schemas/`` (copied unchanged from Kernel Tuner 1.5.0,
+Apache-2.0; ``schemas/NOTICE``). :func:`validate` checks a document against one of them and
+reports the first violation as one :class:`~searchlab.errors.ConfigError` line.
+:func:`load_document` reads a user's JSON or YAML file as *data* (``json``,
+``yaml.safe_load``; never executed).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from searchlab.errors import ConfigError
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+SCHEMA_FILES = {
+    "T1": "T1-input-1.0.0.json",
+    "T4": "T4-results-1.0.0.json",
+    "T4-metadata": "T4-metadata-1.0.0.json",
+}
+T4_VERSION = "1.0.0"
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    """One of the shipped schemas: ``T1``, ``T4`` (results) or ``T4-metadata``."""
+    data: dict[str, Any] = json.loads((SCHEMA_DIR / SCHEMA_FILES[name]).read_text())
+    return data
+
+
+def validate(data: Any, name: str, what: str) -> None:
+    """Validate ``data`` against schema ``name``; the first violation as one line."""
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(schema(name))(schema(name))
+    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ConfigError(f"{what}: not a valid {name} document at {where}: {err.message[:200]}")
+
+
+def resolve(path: str | Path, what: str, base: Path | None = None) -> Path:
+    """An existing file: ``path`` as given (absolute, or relative to the current directory),
+    else relative to ``base`` (the directory of the spec that names it)."""
+    p = Path(str(path)).expanduser()
+    for candidate in ([p] if p.is_absolute() else [*([base / p] if base else []), p]):
+        if candidate.is_file():
+            return candidate.resolve()
+    raise ConfigError(f"{what}={str(path)!r}: no such file" + (f" (looked in {base} and the current directory)" if base else ""))
+
+
+def load_document(path: str | Path, what: str) -> dict[str, Any]:
+    """A JSON (``.json``, ``.json.gz``) or YAML (``.yaml``, ``.yml``) mapping."""
+    p = resolve(path, what)
+    try:
+        opener = gzip.open if p.suffix == ".gz" else open
+        with opener(p, "rt") as fh:  # type: ignore[operator]
+            text = fh.read()
+        if p.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except (OSError, ValueError, EOFError) as exc:
+        raise ConfigError(f"{what}={str(path)!r} is not readable JSON/YAML: {str(exc).splitlines()[0][:200]}") from None
+    except Exception as exc:  # yaml.YAMLError
+        raise ConfigError(f"{what}={str(path)!r} is not readable YAML: {str(exc).splitlines()[0][:200]}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{what}={str(path)!r}: must hold a mapping at the top level, not {type(data).__name__}")
+    return data

@@ -1,0 +1,107 @@
+"""User OpenCL kernels tuned from T1 specs alone, on the real OpenCL device (pocl here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
+from searchlab.adapters.user import OpenCLKernel
+from searchlab.export import main as export_main
+from searchlab.interchange import validate
+from searchlab.problem import DeviceInfo
+from searchlab.records import Config, FailureMode, Status
+from tests.byo_helpers import EXAMPLES, has_opencl, rows, run
+
+pytestmark = [pytest.mark.opencl, pytest.mark.skipif(not has_opencl(), reason="no OpenCL platform")]
+STENCIL = EXAMPLES / "stencil2d" / "stencil2d.json"
+REDUCTION = EXAMPLES / "reduction" / "row_sum.yaml"
+
+
+def test_stencil_is_tuned_from_its_spec_and_exports(tmp_path: Path) -> None:
+    validate(json.loads(STENCIL.read_text()), "T1", str(STENCIL))
+    summary = run(tmp_path / "run", "problem=opencl_kernel", f"problem.spec={STENCIL}", "searcher=random",
+                  "budget.evaluations=5", "seed=3")
+    recorded = rows(tmp_path / "run")
+    assert len(recorded) == 5 and all(r["status"] == "ok" for r in recorded), recorded
+    assert summary["best"]["objective"] == min(r["objective"] for r in recorded)
+    # the run exports as T4 (validated) and as a Kernel Tuner cache (ms) that Kernel Tuner's reader loads
+    assert export_main(["t4", str(tmp_path / "run"), "-o", str(tmp_path / "t4.json")]) == 0
+    t4 = json.loads((tmp_path / "t4.json").read_text())
+    validate(t4, "T4", "export")
+    assert [e["measurements"][0]["value"] for e in t4["results"]] == [r["objective"] for r in recorded]
+    assert export_main(["kt-cache", str(tmp_path / "run"), "-o", str(tmp_path / "cache.json")]) == 0
+    table = load_kernel_tuner_cache(tmp_path / "cache.json")
+    for r in recorded:
+        assert table.rows[Config(r["config"])].objective == pytest.approx(r["objective"] * 1000)
+
+
+def test_reduction_yaml_spec_is_tuned_end_to_end(tmp_path: Path) -> None:
+    validate(yaml.safe_load(REDUCTION.read_text()), "T1", str(REDUCTION))
+    run(tmp_path / "run", "problem=opencl_kernel", f"problem.spec={REDUCTION}", "searcher=random", "budget.evaluations=4",
+        "+problem.measure.max_runs=5")
+    recorded = rows(tmp_path / "run")
+    assert len(recorded) == 4 and all(r["status"] == "ok" for r in recorded), recorded
+
+
+def test_wrong_output_is_recorded_as_failed_wrong_output(tmp_path: Path) -> None:
+    doc: dict[str, Any] = yaml.safe_load(REDUCTION.read_text())
+    doc["KernelSpecification"]["KernelFile"] = str(REDUCTION.parent / "row_sum.cl")
+    doc["KernelSpecification"]["ReferenceArguments"][0]["DataSource"] = "sum(x, axis=1) + 1"  # not what the kernel computes
+    spec = tmp_path / "wrong.yaml"
+    spec.write_text(yaml.safe_dump(doc))
+    summary = run(tmp_path / "run", "problem=opencl_kernel", f"problem.spec={spec}", "searcher=random", "budget.evaluations=3")
+    recorded = rows(tmp_path / "run")
+    assert [(r["status"], r["mode"]) for r in recorded] == [("failed", "wrong_output")] * 3
+    assert "sums:" in recorded[0]["message"] and summary["best"] is None
+
+
+def _scale_spec(tmp_path: Path) -> Path:
+    """A kernel reading a .npy input, checked against a .npy file; a __local size and a factor as parameters."""
+    a = np.linspace(-1, 1, 256, dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "want.npy", 2 * a)
+    (tmp_path / "scale.cl").write_text(
+        "__kernel void scale(__global const float* a, __global float* out, __local float* scratch) {\n"
+        "  const int i = get_global_id(0); scratch[get_local_id(0)] = a[i];\n"
+        "  barrier(CLK_LOCAL_MEM_FENCE); out[i] = FACTOR * scratch[get_local_id(0)]; }\n")
+    spec = {
+        "ConfigurationSpace": {"TuningParameters": [
+            {"Name": "WG", "Type": "int", "Values": "[8, 16]"},
+            {"Name": "FACTOR", "Type": "float", "Values": "[2.0, 3.0]"},
+            {"Name": "SCRATCH", "Type": "int", "Values": "[1, 2**24]"}]},
+        "KernelSpecification": {
+            "Language": "OpenCL", "KernelName": "scale", "KernelFile": "scale.cl", "ProblemSize": 256,
+            "GlobalSize": {"X": "ProblemSize"}, "LocalSize": {"X": "WG"},
+            "Arguments": [
+                {"Name": "a", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly", "Size": "ProblemSize",
+                 "FillType": "BinaryRaw", "DataSource": "a.npy"},
+                {"Name": "out", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly", "Size": 256},
+                {"Name": "scratch", "Type": "float", "MemoryType": "Local", "Size": "WG * SCRATCH"}],
+            "ReferenceArguments": [{"Name": "want", "TargetName": "out", "FillType": "BinaryRaw", "DataSource": "want.npy",
+                                    "ValidationMethod": "SideBySideRelativeComparison", "ValidationThreshold": 1e-6}]},
+        "Searchlab": {"Measurement": {"min_runs": 2, "max_runs": 3, "min_time_s": 0}},
+    }
+    path = tmp_path / "scale.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_npy_data_file_reference_and_local_memory_checks(tmp_path: Path) -> None:
+    problem = OpenCLKernel(spec=str(_scale_spec(tmp_path)))
+    problem.setup(DeviceInfo())
+    try:
+        ok = problem.evaluate(Config(WG=8, FACTOR=2.0, SCRATCH=1))
+        wrong = problem.evaluate(Config(WG=16, FACTOR=3.0, SCRATCH=1))
+        too_big = problem.evaluate(Config(WG=8, FACTOR=2.0, SCRATCH=2**24))  # 512 MiB of __local: refused before launch
+    finally:
+        problem.teardown()
+    assert ok.status is Status.OK and len(ok.samples) >= 2 and {"cv", "ci95_lo", "compile_s"} <= set(ok.sensors)
+    assert (wrong.status, wrong.failure_mode) == (Status.FAILED, FailureMode.WRONG_OUTPUT)
+    assert (too_big.failure_mode, too_big.extra["violated"]) == (FailureMode.RESOURCES, "local_mem")
+    assert too_big.sensors["local_mem_bytes"] >= 8 * 2**24 * 4

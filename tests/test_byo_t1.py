@@ -1,0 +1,127 @@
+"""T1 specs read as data: schema validation, safe expressions, typed errors (no device needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from searchlab.adapters.user._arrayexpr import MAX_ELEMENTS, ArrayExpression
+from searchlab.adapters.user._formulas import parse_values
+from searchlab.adapters.user._t1 import read_t1
+from searchlab.errors import ConfigError
+from searchlab.interchange import validate
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+STENCIL = EXAMPLES / "stencil2d" / "stencil2d.json"
+REDUCTION = EXAMPLES / "reduction" / "row_sum.yaml"
+
+
+def _doc(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text()) if path.suffix == ".yaml" else json.loads(path.read_text())
+
+
+def _write(tmp_path: Path, doc: dict[str, Any], name: str = "spec.json") -> Path:
+    out = tmp_path / name
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.fixture
+def stencil_doc(tmp_path: Path) -> dict[str, Any]:
+    doc = _doc(STENCIL)
+    doc["KernelSpecification"]["KernelFile"] = str(STENCIL.parent / "stencil2d.cl")
+    doc["Searchlab"]["ReferenceKernel"]["KernelFile"] = str(STENCIL.parent / "stencil2d_naive.cl")
+    return doc
+
+
+@pytest.mark.parametrize("path", [STENCIL, REDUCTION], ids=["json", "yaml"])
+def test_examples_are_valid_t1_and_read(path: Path) -> None:
+    validate(_doc(path), "T1", str(path))
+    spec = read_t1(path)
+    assert spec.kernel_file.is_file() and spec.params and spec.checks
+    assert all(c.fill in ("Kernel", "Generator") for c in spec.checks)
+
+
+def test_parameter_values_are_parsed_not_evaluated() -> None:
+    assert parse_values("[1, 2, 2**3]", "int", "p") == (1, 2, 8)
+    assert parse_values("range(1, 9, 3)", "int", "p") == (1, 4, 7)
+    assert parse_values("list(range(3))", "int", "p") == (0, 1, 2)
+    assert parse_values("['a', 'b']", "string", "p") == ("a", "b")
+    for text in ("__import__('os').system('true')", "[x for x in range(3)]", "open('f')", "[1, (lambda: 2)()]"):
+        with pytest.raises(ConfigError, match="Values"):
+            parse_values(text, "int", "p")
+    with pytest.raises(ConfigError, match="uint"):
+        parse_values("[-1, 2]", "uint", "p")
+
+
+def test_array_expressions_are_safe_and_bounded() -> None:
+    u = np.arange(12.0).reshape(3, 4)
+    assert np.allclose(ArrayExpression("sum(u, axis=1)")({"u": u}), u.sum(axis=1))
+    assert np.allclose(ArrayExpression("roll(u, 1, 0) - u[:, ::-1]")({"u": u}), np.roll(u, 1, 0) - u[:, ::-1])
+    for text in ("u.__class__", "(lambda: 1)()", "[v for v in u]", "__import__('os')", "eval('1')", "sum(u, out=u)"):
+        with pytest.raises(ConfigError, match="not allowed"):
+            ArrayExpression(text)
+    big = np.zeros(1 << 14)
+    with pytest.raises(ConfigError, match="exceeds"):  # refused before the 2^28-element outer product is made
+        ArrayExpression("x[:, None] * x[None, :]")({"x": big})
+    assert MAX_ELEMENTS < (1 << 28)
+    with pytest.raises(ConfigError, match="exponent"):
+        ArrayExpression("9 ** 9 ** 9")({})
+
+
+def test_formulas_read_problem_size_and_parameter_lists(stencil_doc: dict[str, Any], tmp_path: Path) -> None:
+    stencil_doc["KernelSpecification"]["Arguments"][0]["Size"] = "ProblemSize[0] * ProblemSize[1] + max(tile_size_y) - 4"
+    stencil_doc["Searchlab"]["Arguments"]["u"]["Shape"] = ["ProblemSize[0] * ProblemSize[1]"]
+    spec = read_t1(_write(tmp_path, stencil_doc))
+    from searchlab.adapters.user._data import vector_size
+
+    assert vector_size(spec.arguments[0], spec, dict(spec.params)) == 512 * 256
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["KernelSpecification"].pop("KernelFile"), "not a valid T1 document at KernelSpecification"),
+    (lambda d: d["ConfigurationSpace"]["TuningParameters"][0].update(Values=[1, 2]), "TuningParameters/0/Values"),
+    (lambda d: d["KernelSpecification"].update(KernelFile="missing.cl"), "no such file"),
+    (lambda d: d["KernelSpecification"].update(Language="CUDA"), "only OpenCL"),
+    (lambda d: d["KernelSpecification"]["Arguments"][0].update(FillType="Script"), "Script runs code"),
+    (lambda d: d["KernelSpecification"]["Arguments"][0].update(Type="float4"), "not supported"),
+    (lambda d: d["Searchlab"].update(Eval="1"), "unknown keys"),
+    (lambda d: d["Searchlab"]["ReferenceKernel"].update(Outputs=["u"]), "not a Vector argument with AccessType"),
+    (lambda d: d["ConfigurationSpace"]["Conditions"][0].update(Expression="__import__('os')"), "not allowed"),
+    (lambda d: d["KernelSpecification"]["GlobalSize"].update(X="block_size_q * 2"), "unknown names"),
+    (lambda d: d["KernelSpecification"].update(CompilerOptions=["-cl-fast-relaxed-math"]), "only -DNAME"),
+    (lambda d: d["Searchlab"]["Arguments"]["u"].update(Shape=["3"]), "not Size"),
+    (lambda d: d["Searchlab"]["Arguments"].update(v={"Shape": ["2"]}), "are not arguments"),
+    (lambda d: d["KernelSpecification"].update(ReferenceArguments=[
+        {"Name": "r", "TargetName": "out", "FillType": "Generator", "DataSource": "roll(w, 1)"}]), "unknown names ['w']"),
+    (lambda d: d["KernelSpecification"].update(ReferenceArguments=[
+        {"Name": "r", "TargetName": "out", "FillType": "Generator", "DataSource": "u.T"}]), "not allowed"),
+    (lambda d: d["KernelSpecification"].update(ReferenceArguments=[
+        {"Name": "r", "TargetName": "out", "FillType": "Generator", "DataSource": "sum(u)"}]), "gives 1 values"),
+    (lambda d: d["Searchlab"].update(Defines=["NX"]), "Searchlab.Defines: must be a mapping"),
+    (lambda d: d["Searchlab"]["ReferenceKernel"].update(ValidationMethod="Eyeball"), "ValidationMethod"),
+], ids=["schema", "values-type", "kernel-file", "language", "script", "vector-type", "extension-key", "reference-target",
+        "condition", "size-name", "compiler-option", "shape", "extension-argument", "reference-name", "reference-attribute",
+        "reference-shape", "extension-type", "reference-method"])
+def test_bad_specs_are_one_line_config_errors(stencil_doc: dict[str, Any], tmp_path: Path, edit: Any, message: str) -> None:
+    from searchlab.adapters.user import OpenCLKernel
+
+    edit(stencil_doc)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[")) as info:
+        OpenCLKernel(spec=str(_write(tmp_path, stencil_doc)))
+    assert "\n" not in str(info.value)
+
+
+def test_non_mapping_and_unreadable_files_are_refused(tmp_path: Path) -> None:
+    from searchlab.adapters.user import OpenCLKernel
+
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    (tmp_path / "broken.json").write_text("{ nope")
+    for name, message in (("list.yaml", "mapping"), ("broken.json", "not readable"), ("absent.json", "no such file")):
+        with pytest.raises(ConfigError, match=message):
+            OpenCLKernel(spec=str(tmp_path / name))
