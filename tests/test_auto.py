@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adapters.knobs import KernelTunerCache
-from adapters.synthetic import SyntheticDag, SyntheticThresholds
+from searchlab.adapters.knobs import KernelTunerCache
+from searchlab.adapters.synthetic import SyntheticDag, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget

@@ -17,36 +17,23 @@ ask/tell; its candidates are mapped to ours one to one.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from searchlab.errors import ConfigError
 from searchlab.records import Candidate, Config, Result
 from searchlab.searchers._auto_knobs import KnobModel
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import KnobSpace, Space, ThresholdTree
 
 
-@dataclass
-class AutoConfig:
-    _target_: str = "searchlab.searchers.AutoSearcher"
-    initial: int = 10  # space-filling proposals before the model takes over
-    candidates: int = 20000  # valid configurations considered (all of them when the space has fewer)
-    local_every: int = 3  # every k-th model step searches the incumbent's one-knob neighbours (0: never)
-    refit_every: int = 5  # after 40 observations, refit the GP's hyperparameters every k model steps
-    thresholds: str = "binary"  # delegate on threshold trees
-    dag: str = "tag"  # delegate on derivation DAGs
-
-
 def _delegate_class(name: str, option: str) -> type[Searcher]:
-    from searchlab.searchers import SCHEMAS
+    from searchlab import registry
 
-    if name not in SCHEMAS or name in ("auto", "portfolio"):
-        raise ConfigError(f"searcher.{option}={name!r}: must name a searcher other than auto/portfolio")
-    module, _, attr = SCHEMAS[name]()._target_.rpartition(".")
-    cls: type[Searcher] = getattr(importlib.import_module(module), attr)
+    if name in ("auto", "portfolio") or name not in registry.searchers():
+        raise ConfigError(f"searcher.{option}={name!r}: must name a registered searcher other than auto/portfolio")
+    cls: type[Searcher] = registry.searcher_class(name)
     return cls
 
 
@@ -54,6 +41,10 @@ class AutoSearcher(Searcher):
     name = "auto"
     space_kinds = (Space,)  # every kind as itself: the knob model, or a delegate for its kind
 
+    # initial: space-filling proposals before the model takes over; candidates: valid configurations
+    # considered (all when fewer); local_every: every k-th model step searches the incumbent's one-knob
+    # neighbours (0: never); refit_every: after 40 observations, refit the GP every k steps;
+    # thresholds / dag: the delegate on threshold trees / derivation DAGs.
     def __init__(self, space: Space, *, initial: int = 10, candidates: int = 20000, local_every: int = 3,
                  refit_every: int = 5, thresholds: str = "binary", dag: str = "tag", **kwargs: Any) -> None:
         for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
@@ -123,3 +114,6 @@ class AutoSearcher(Searcher):
             return self._inner.done
         assert self._model is not None
         return self._model.exhausted
+
+
+AutoConfig = searcher_config(AutoSearcher)
