@@ -5,10 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ARGS ?=
+# The venv's bin first: the Futhark compiler (make futhark) is found on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup opencl cc demo test test-deps lint bench study clean
+# `futhark`: the real Futhark compiler (docs/futhark.md), see tools/install_futhark.sh.
+.PHONY: setup opencl cc futhark demo test test-deps lint bench study clean
 
-setup: $(STAMP) opencl cc
+setup: $(STAMP) opencl cc futhark
 
 # Reinstall only when the package metadata changes: a second `make setup` is fast.
 $(STAMP): pyproject.toml
@@ -29,12 +32,17 @@ opencl: $(STAMP)
 		$(BIN)/python -c 'import pyopencl as cl; print("OpenCL:", [d.name for p in cl.get_platforms() for d in p.get_devices()])'; \
 	fi
 
-# A C compiler for examples/gcc_matmul (problem=command) and its tests.
+# The system gcc (with OpenMP) and FFTW 3: problem=dft compiles its C library and compares with FFTW;
+# examples/gcc_matmul (problem=command) compiles C programs.
 cc:
-	@command -v gcc >/dev/null 2>&1 || { \
-		echo "installing Debian's gcc for the problem=command example"; \
+	@command -v gcc >/dev/null 2>&1 && test -e /usr/include/fftw3.h || { \
+		echo "installing Debian's gcc and libfftw3-dev (problem=dft, problem=command's example)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq gcc libc6-dev >/dev/null; }
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq gcc libc6-dev libfftw3-dev >/dev/null; }
+
+# The real Futhark compiler in a private prefix (.futhark/), linked as .venv/bin/futhark.
+futhark: $(STAMP)
+	@VENV=$(VENV) tools/install_futhark.sh
 
 demo: setup
 	$(BIN)/python -m searchlab problem=lud searcher=tag $(ARGS)

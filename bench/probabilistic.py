@@ -34,6 +34,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from probabilistic_stats import censored_quantiles, paired, tests_to_reach, uninformative_levels  # noqa: E402
+
 TABLES = ROOT / "bench" / "results" / "probabilistic_tables"
 RESULTS = Path(os.environ.get("PROBABILISTIC_RESULTS", ROOT / "bench" / "results"))
 KT_DIR = ROOT.parent / "shared" / "data" / "kernel_tuner"
@@ -152,25 +155,17 @@ def _init(only: list[str] | None) -> None:
     _PROBLEMS.update(build_problems(only))
 
 
-def tests_to_reach(curve: list[float], fraction: float) -> float:
-    for i, q in enumerate(curve):
-        if q >= fraction - 1e-12:
-            return float(i + 1)
-    return float("inf")
-
-
 def summarise(runs: list[dict[str, Any]], curves: bool = True) -> dict[str, Any]:
     """Fig. 11 (mean, 10/90th percentile per test) and Fig. 12 (tests to reach each fraction of
-    peak, 30/50/70th percentile) over ``runs``; per-problem groups keep the final values only."""
+    peak, 30/50/70th percentile, censored at 50: "> 50" where that share never got there)."""
     import numpy as np
 
     table = np.array([r["curve"] for r in runs])
     reach = {}
     for f in FRACTIONS:
-        tests = np.array([tests_to_reach(r["curve"], f) for r in runs])
-        pct = np.percentile(tests, [30, 50, 70])  # inf where more than that share never got there
-        reach[f"{f:.2f}"] = {"p30": _num(pct[0]), "p50": _num(pct[1]), "p70": _num(pct[2]),
-                             "reached": float(np.mean(np.isfinite(tests)))}
+        tests = [tests_to_reach(r["curve"], f) for r in runs]
+        p30, p50, p70 = censored_quantiles(tests, (0.3, 0.5, 0.7), TESTS)
+        reach[f"{f:.2f}"] = {"p30": p30, "p50": p50, "p70": p70, "reached": float(np.mean(np.isfinite(tests)))}
     out: dict[str, Any] = {"runs": len(runs)}
     if curves:
         out.update(mean=table.mean(0).round(4).tolist(), p10=np.percentile(table, 10, axis=0).round(4).tolist(),
@@ -182,43 +177,70 @@ def summarise(runs: list[dict[str, Any]], curves: bool = True) -> dict[str, Any]
             "tests_to_reach": reach}
 
 
-def _num(x: float) -> float | None:
-    import math
-
-    return None if not math.isfinite(x) else round(float(x), 2)
+COMPARE = (("probabilistic", "random"), ("probabilistic", "probabilistic_trivial"))
+LEVELS = (0.5, 0.7, 0.9)
 
 
-def ratios(summary: dict[str, Any], base: str = "probabilistic") -> dict[str, Any]:
-    """Median tests another searcher needs over what ``base`` needs, per fraction of peak."""
+def comparisons(ok: list[dict[str, Any]], family: str, flags: dict[str, Any]) -> dict[str, Any]:
+    """Paired A vs B over (table, seed) of one family: final fraction of peak at 50 tests and
+    tests to reach 50/70/90 % (tables where random reaches the level within three expected
+    tests left out of that level, as uninformative)."""
+    by = {(r["problem"], r["searcher"], r["seed"]): r for r in ok if _family(r["problem"]) == family}
     out: dict[str, Any] = {}
-    ref = summary.get(base)
-    if ref is None:
-        return out
-    for name, s in summary.items():
-        if name == base:
+    for a, b in COMPARE:
+        keys = sorted({(p, s) for p, n, s in by if n == a} & {(p, s) for p, n, s in by if n == b})
+        if not keys:
             continue
-        row = {}
-        for f in ("0.50", "0.70", "0.90"):
-            a, b = s["tests_to_reach"][f]["p50"], ref["tests_to_reach"][f]["p50"]
-            row[f] = None if b is None else (f">{TESTS / b:.2f}" if a is None else round(a / b, 2))
-        out[name] = row
+        row: dict[str, Any] = {"final": paired([by[(p, a, s)]["curve"][-1] for p, s in keys],
+                                               [by[(p, b, s)]["curve"][-1] for p, s in keys], higher_is_better=True)}
+        for f in LEVELS:
+            informative = [(p, s) for p, s in keys if not flags[p][f"{f:.2f}"]["uninformative"]]
+            left_out = sorted({p for p, _ in keys} - {p for p, _ in informative})
+            if not informative:
+                row[f"tests_to_{f:.2f}"] = {"left_out_uninformative": left_out}
+                continue
+            row[f"tests_to_{f:.2f}"] = {**paired([tests_to_reach(by[(p, a, s)]["curve"], f) for p, s in informative],
+                                                 [tests_to_reach(by[(p, b, s)]["curve"], f) for p, s in informative],
+                                                 higher_is_better=False, horizon=TESTS),
+                                        "left_out_uninformative": left_out}
+        out[f"{a}_vs_{b}"] = row
     return out
 
 
-def claim(summary: dict[str, Any]) -> dict[str, Any]:
-    """§8.2: random and trivial need at least twice the tests (median) for 50-90 % of peak."""
-    out: dict[str, Any] = {"statement": "random and probabilistic_trivial need >= 2x the tests of probabilistic "
-                                        "(median) to reach 50, 70 and 90 % of peak (paper 001 §8.2, Fig. 12)"}
-    for g in ("all", "opencl", "kernel_tuner", *OPENCL):
-        if g not in summary:
-            continue
-        rows = {n: r for n, r in ratios(summary[g]).items() if n in ("random", "probabilistic_trivial")}
-
-        def at_least_two(v: Any) -> bool:
-            return v is not None and (float(v[1:]) >= 2 if isinstance(v, str) else v >= 2)
-
-        out[g] = {**rows, "holds": all(at_least_two(v) for r in rows.values() for v in r.values())}
+def claims(stats: dict[str, Any]) -> dict[str, Any]:
+    """Paper 001 §8.2 restated with intervals: (1) random needs >= 2x the tests of probabilistic
+    for 50-90 % of peak; (2) the trivial-failures ablation is worse."""
+    out: dict[str, Any] = {}
+    for family, rows in stats.items():
+        vs_random, vs_trivial = rows.get("probabilistic_vs_random", {}), rows.get("probabilistic_vs_probabilistic_trivial", {})
+        levels = {}
+        for f in LEVELS:
+            c = vs_random.get(f"tests_to_{f:.2f}", {})
+            lo = (c.get("ratio_ci95") or [None])[0]
+            usable = c.get("ratio_bound") in ("exact", "lower bound")
+            levels[f"{f:.2f}"] = {"ratio_random_over_probabilistic": c.get("ratio_b_over_a"),
+                                  "ratio_bound": c.get("ratio_bound"), "ci95": c.get("ratio_ci95"),
+                                  "restricted_mean_diff": c.get("diff"), "restricted_mean_diff_ci95": c.get("diff_ci95"),
+                                  "wilcoxon_p": c.get("wilcoxon_p"), "verdict": c.get("verdict"),
+                                  "holds": None if "pairs" not in c else bool(usable and lo is not None and lo >= 2)}
+        trivial = {k: {"verdict": v.get("verdict"), "diff": v.get("diff"), "ci95": v.get("diff_ci95"),
+                       "wilcoxon_p": v.get("wilcoxon_p")} for k, v in vs_trivial.items() if "verdict" in v}
+        out[family] = {
+            "claim_1": "random needs >= 2x the tests of probabilistic (median) to reach 50/70/90 % of peak; "
+                       "holds when the 95 % interval of the ratio of medians (exact or a lower bound where random's "
+                       "median is censored at 50) lies at or above 2",
+            "claim_1_levels": levels,
+            "claim_2": "the trivial-failures ablation is worse than probabilistic; holds when probabilistic is "
+                       "better with the interval of the difference excluding 0",
+            "claim_2_metrics": trivial,
+            "claim_2_holds": any(v["verdict"] == "A better" for v in trivial.values())
+                             and not any(v["verdict"] == "B better" for v in trivial.values()),
+        }
     return out
+
+
+def _family(label: str) -> str:
+    return "kernel_tuner" if label.startswith("kernel_tuner") else "opencl"
 
 
 def run(seeds: int, jobs: int, only_problems: list[str] | None, only_searchers: list[str] | None,
@@ -267,12 +289,15 @@ def report(results: list[dict[str, Any]], seeds: int, wall_s: float) -> None:
 
     ok = [r for r in results if "error" not in r]
     errors = [r for r in results if "error" in r]
+    if any(r["problem"] not in _PROBLEMS for r in ok):  # merged runs of problems this call did not load
+        _init(None)
     groups: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for r in ok:
-        family = "kernel_tuner" if r["problem"].startswith("kernel_tuner") else "opencl"
-        for g in dict.fromkeys(("all", family, r["problem"].split("/")[0], r["problem"])):  # each group once
+    for r in ok:  # OpenCL problems and Kernel Tuner tables apart: never pooled
+        for g in dict.fromkeys((_family(r["problem"]), r["problem"].split("/")[0], r["problem"])):
             groups[g][r["searcher"]].append(r)
     summary = {g: {name: summarise(rs, curves="/" not in g) for name, rs in by.items()} for g, by in groups.items()}
+    flags = {label: uninformative_levels(_qualities(label), FRACTIONS) for label in _PROBLEMS}
+    stats: dict[str, Any] = {f: comparisons(ok, f, flags) for f in ("opencl", "kernel_tuner") if f in groups}
     payload = {
         "benchmark": "paper 001 Fig. 11/12: normalised best-so-far and tests to reach a fraction of peak",
         "tests": TESTS, "seeds": seeds, "wall_s": round(wall_s, 1),
@@ -281,13 +306,19 @@ def report(results: list[dict[str, Any]], seeds: int, wall_s: float) -> None:
                          "the exhaustive optimum of each problem/architecture or Kernel Tuner file",
         "opencl_tables": "recorded once, uncapped, on this machine's pocl CPU device (bench/results/"
                          "probabilistic_tables); architectures applied by searchlab.adapters.knobs.apply_arch",
-        "machine": "2 shared CPU cores (other engineers' jobs ran at the same time), pocl 1 core pinned",
+        "machine": f"2 shared CPU cores, other engineers' jobs running at the same time (load average "
+                   f"{_load()}); replays are look-ups, so no number here is a timing",
+        "statistics": "paired over (table, seed); 95 % percentile-bootstrap intervals (4000 resamples, seed 0); "
+                      "two-sided Wilcoxon signed-rank p (scipy, zero differences dropped); tests-to-reach censored "
+                      "at 50 (a run that never reached the level counts as 51 in the paired tests; medians above "
+                      "50 read '> 50'); a table is left out of a level where random search needs <= 3 expected "
+                      "tests to reach it ((N+1)/(K+1), N testable configurations, K at or above the level)",
         "failed_share": "share of the 50 tests that did not succeed, known-infeasible proposals included "
                         "(infeasible_share: those alone; only searchers walking the decision-DAG view propose them)",
-        "problems": {label: _describe(label) for label in _PROBLEMS},
+        "problems": {label: {**_describe(label), "levels": flags[label]} for label in _PROBLEMS},
+        "comparisons": stats,
+        "claims": claims(stats),
         "summary": summary,
-        "ratios_vs_probabilistic": {g: ratios(s) for g, s in summary.items()},
-        "claim": claim(summary),
         "errors": errors,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -295,9 +326,30 @@ def report(results: list[dict[str, Any]], seeds: int, wall_s: float) -> None:
     out.write_text(json.dumps(payload, indent=1))
     print(f"wrote {out}")
     plot(summary, RESULTS / "probabilistic.png")
-    for g in ("all", "opencl", "kernel_tuner"):
-        if g in summary:
-            print(g, json.dumps(payload["ratios_vs_probabilistic"][g]))
+    print(json.dumps(payload["claims"], indent=1))
+
+
+def _load() -> str:
+    try:
+        return " / ".join(f"{v:.1f}" for v in os.getloadavg()) + " (1/5/15 min, at report time)"
+    except OSError:
+        return "unknown"
+
+
+def _qualities(label: str) -> list[float]:
+    """Fraction of peak of every testable configuration of a table (0: it fails)."""
+    from searchlab.records import Direction, Status
+
+    problem = _PROBLEMS[label]
+    peak = problem.known_optimum
+    out = []
+    for c, m in problem.table.rows.items():
+        if problem.space.check(c) is not None:
+            continue
+        ok = m.status is Status.OK and m.objective
+        out.append(0.0 if not ok else peak / m.objective if problem.direction is Direction.MINIMIZE
+                   else m.objective / peak)
+    return out
 
 
 def _describe(label: str) -> dict[str, Any]:
@@ -318,7 +370,7 @@ def plot(summary: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    groups = [g for g in ("all", "opencl", "kernel_tuner") if g in summary]
+    groups = [g for g in ("opencl", "kernel_tuner") if g in summary]
     fig, axes = plt.subplots(len(groups), 2, figsize=(13, 4.2 * len(groups)), squeeze=False)
     for row, g in enumerate(groups):
         ax, ax2 = axes[row]
@@ -334,10 +386,11 @@ def plot(summary: dict[str, Any], path: Path) -> None:
             med = [s["tests_to_reach"][f]["p50"] for f in s["tests_to_reach"]]
             lo = [s["tests_to_reach"][f]["p30"] for f in s["tests_to_reach"]]
             hi = [s["tests_to_reach"][f]["p70"] for f in s["tests_to_reach"]]
-            ax2.plot(fr, [m if m is not None else np.nan for m in med], marker="o", **style)
+            num = lambda v, above: v if isinstance(v, (int, float)) else above
+            ax2.plot(fr, [num(m, np.nan) for m in med], marker="o", **style)
             if name in PAPER:
-                ax2.fill_between(fr, [v if v is not None else np.nan for v in lo],
-                                 [v if v is not None else TESTS + 5 for v in hi], color=style["color"], alpha=0.15)
+                ax2.fill_between(fr, [num(v, np.nan) for v in lo], [num(v, TESTS + 5) for v in hi],
+                                 color=style["color"], alpha=0.15)
         ax.set(title=f"Fig. 11 ({g}): normalised best so far, mean and 10/90th pct",
                xlabel="tests", ylabel="fraction of peak", ylim=(0, 1.02))
         ax2.set(title=f"Fig. 12 ({g}): tests to reach a fraction of peak (median, 30/70th pct)",

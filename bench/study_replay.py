@@ -59,7 +59,12 @@ def main() -> None:
             "target_s": TARGET_S, "met": wall < TARGET_S,
             "outputs": sorted(p.name for p in out.iterdir() if p.is_file()),
             "headline": metrics[["problem", "searcher", "final_fraction_mean", "success_optimum", "score_final",
-                                 "score_mean"]].round(4).to_dict(orient="records"),
+                                 "score_final_lo", "score_final_hi", "score_mean", "score_mean_lo", "score_mean_hi",
+                                 "kt_score", "kt_range"]].round(4).to_dict(orient="records"),
+            "pairwise": pd.read_csv(out / "pairwise.csv")[["scope", "metric", "a", "b", "pairs", "p_holm",
+                                                          "rank_biserial", "verdict"]].round(4).to_dict(orient="records"),
+            "intervals": "score_*_lo/hi: 95 % percentile bootstrap over runs (seeds), 2000 resamples, fixed seed; "
+                         "pairwise: Wilcoxon signed-rank, Holm-corrected",
             "machine": {"cores": len(os.sched_getaffinity(0)), "python": platform.python_version(),
                         "load_average_before": [round(x, 2) for x in load_before],
                         "load_average_after": [round(x, 2) for x in os.getloadavg()],

@@ -1,8 +1,11 @@
 """One run from a composed config: validate everything, then start workers, record, search.
 
-Every check that can refuse a run (budget values, unknown options, an incompatible
-problem/searcher pair, an executor that cannot place its workers) happens before
-``results.db`` is created, so bad input leaves no half-made records behind.
+Every check that can refuse a run (seed, budget and option values, unknown options, an
+incompatible problem/searcher pair, an executor that cannot place its workers, a bad
+``cache=``) happens in :func:`prepare`, before ``results.db`` is created, so bad input
+leaves no half-made records behind; the CLI runs it before Hydra makes an output
+directory. Classes are built only from registered schemas (:mod:`searchlab.recompose`),
+and a resumed run's stored config is re-composed through them: records are data.
 """
 
 from __future__ import annotations
@@ -10,67 +13,70 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from searchlab.cache import SQLiteCache
+from searchlab.checks import check_run_config
 from searchlab.confirm import ConfirmConfig, confirm_after_search
-from searchlab.errors import ConfigError, IncompatibleError, SearchlabError
+from searchlab.errors import ConfigError, IncompatibleError, SearchlabError, WriteError
 from searchlab.execution import Executor, SerialExecutor, build_problem
-from searchlab.loop import Budget, SearchLoop
+from searchlab.loop import Budget, SearchLoop, StopReason
 from searchlab.problem import FinalizeContext, Problem
 from searchlab.progress import ProgressReporter
+from searchlab.recompose import GROUPS, recompose, registered_class
 from searchlab.searchers import Searcher
-from searchlab.store import RunStore, package_versions
+from searchlab.signals import interruptible
+from searchlab.store import RunStore, is_disk_full, package_versions
 from searchlab.summary import build_summary, format_summary, write_json
 
-RESUMABLE_PREFIXES = ("budget.", "executor", "progress", "resume", "cache", "hydra.", "confirm.")
+RESUMABLE_PREFIXES = ("budget.", "executor", "progress", "resume", "cache", "confirm", "plot", "hydra.")
 
 
-def _instantiate(node: DictConfig, what: str, **kwargs: Any) -> Any:
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
-
+def _build(group: str, node: Mapping[str, Any], where: str, **kwargs: Any) -> Any:
+    """An object of a registered class from the plain values of its config (no nested instantiation)."""
+    cls = registered_class(group, node.get("_target_"), where)
+    options = {str(k): v for k, v in node.items() if not str(k).startswith("_")}
     try:
-        # Partial first: runtime objects (a space is a dataclass) must not be merged into the config.
-        factory = instantiate(node, _partial_=True, _convert_="all")
-        return factory(**kwargs)
-    except InstantiationException as exc:
-        cause = exc.__cause__
-        if isinstance(cause, SearchlabError):
-            raise cause from None
-        raise ConfigError(f"{what} {node.get('_target_')!r} could not be built: {cause or exc}") from None
+        return cls(**options, **kwargs)
+    except SearchlabError:
+        raise
     except TypeError as exc:  # an option the class does not take
-        if isinstance(exc, SearchlabError):
-            raise
-        raise ConfigError(f"{what} {node.get('_target_')!r} could not be built: {exc}") from None
+        raise ConfigError(f"{where} {node.get('_target_')!r} could not be built: {exc}") from None
 
 
-def make_searcher(node: DictConfig, problem: Problem, seed: int, name: str) -> Searcher:
-    from hydra.utils import get_class
-
-    try:
-        cls = get_class(str(node["_target_"]))
-    except Exception as exc:
-        raise ConfigError(f"searcher={name}: target {node.get('_target_')!r} cannot be imported ({exc})") from None
+def make_searcher(node: Mapping[str, Any], problem: Problem, seed: int, name: str) -> Searcher:
+    raw = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
+    assert isinstance(raw, dict)
+    plain = {str(k): v for k, v in raw.items()}
+    cls = registered_class("searcher", plain.get("_target_"), f"searcher={name}")
     if not (isinstance(cls, type) and issubclass(cls, Searcher)):
-        raise ConfigError(f"searcher={name}: {node['_target_']!r} is not a searchlab Searcher")
+        raise ConfigError(f"searcher={name}: {plain['_target_']!r} is not a searchlab Searcher")
     reason = cls.incompatibility(problem.space, problem.capabilities)
     if reason:
         raise IncompatibleError(f"problem={problem.name} searcher={name} is not a valid pair: {reason}")
-    searcher: Searcher = _instantiate(node, f"searcher={name}", space=problem.space,
-                                      direction=problem.direction, seed=seed)
+    searcher: Searcher = _build("searcher", plain, f"searcher={name}", space=problem.space,
+                                direction=problem.direction, seed=seed)
     return searcher
 
 
 def _resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfig, Path]:
-    """The stored config of ``cfg.resume``, with only budget/executor/progress changes."""
+    """The stored config of ``cfg.resume``, re-composed through the registered schemas, with
+    only budget/executor/progress/cache changes."""
     run_dir = Path(str(cfg.resume))
     from searchlab.store import read_run
 
     info, _ = read_run(run_dir)
-    stored = OmegaConf.create(info["config"])
+    where = f"resume={run_dir}: {run_dir / 'results.db'}"
+    stored_plain = info.get("config")
+    if not isinstance(stored_plain, dict):
+        raise ConfigError(f"{where} stores no run config")
+    for group in GROUPS:
+        stored_plain[group] = recompose(group, stored_plain.get(group), where)
+    stored = OmegaConf.create(stored_plain)
     for item in overrides:
         key, _, value = item.lstrip("+~").partition("=")
         if key.startswith(RESUMABLE_PREFIXES):
@@ -82,77 +88,145 @@ def _resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfi
         if OmegaConf.select(stored, key) != OmegaConf.select(cfg, key):
             raise ConfigError(f"resume={run_dir}: {key}={value} differs from the run's "
                               f"{OmegaConf.select(stored, key)!r}; only budget.*, executor.*, progress may change")
-    for key in ("budget", "executor", "progress", "cache", "confirm"):
+    for key in ("budget", "executor", "progress", "cache", "confirm", "plot"):
         stored[key] = cfg[key] if any(o.lstrip("+~").startswith(key) for o in overrides) else stored.get(key)
     stored.resume = str(run_dir)
     return stored, run_dir
 
 
-def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: tuple[str, str] | None = None,
-            overrides: Sequence[str] = (), hydra_dir: str = "", quiet: bool = False) -> dict[str, Any]:
-    """Run one search as configured; returns the summary also written to summary.json."""
+@dataclass
+class Prepared:
+    """A run that passed every check; nothing has been started or written yet."""
+
+    cfg: DictConfig
+    run_dir: Path
+    resuming: bool
+    names: tuple[str, str]
+    budget: Budget
+    problem: Problem
+    searcher: Searcher
+    progress: ProgressReporter
+    executor: Executor
+    cache: SQLiteCache | None
+    confirm: ConfirmConfig
+    store: RunStore | None = None  # set once results.db is created or opened
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+
+
+def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: tuple[str, str] | None = None,
+            overrides: Sequence[str] = ()) -> Prepared:
+    """Every check that can refuse the run, in the order a user would fix them."""
     cfg = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
     resuming = bool(cfg.get("resume"))
     if resuming:
         cfg, run_dir = _resume_config(cfg, overrides)
-    run_dir = Path(run_dir)
-    budget = Budget(**OmegaConf.to_container(cfg.budget, resolve=True))  # type: ignore[arg-type]
+    raw = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(raw, dict)
+    plain = {str(k): v for k, v in raw.items()}
+    check_run_config(plain)
+    budget = Budget(**plain["budget"])
     confirm = _confirm_options(cfg)
     _seed_replay_noise(cfg)
     problem = build_problem(cfg.problem)
-    problem_name, searcher_name = names or (problem.name, _searcher_name(cfg.searcher))
-    searcher = make_searcher(cfg.searcher, problem, int(cfg.seed), searcher_name)
-    progress = ProgressReporter(str(cfg.get("progress", "auto")), problem.objective_name)
-    executor: Executor = _instantiate(cfg.executor, "executor")
-    started = time.time()
-    store: RunStore | None = None
-    try:
-        # In process the problem built above is used as is; workers elsewhere build their own from the config.
-        source = problem if isinstance(executor, SerialExecutor) else OmegaConf.to_container(cfg.problem, resolve=True)
-        workers = executor.start(source)  # type: ignore[arg-type]
-        devices = [dict(w.device.to_dict(), worker=w.name) for w in workers]
-        fingerprint = problem.fingerprint([w.device.name for w in workers])
-        if resuming:
-            store = RunStore.open(run_dir, hydra_dir)
-            prior = store.results()
-            for result in prior:
-                searcher.replay(result)
-        else:
-            store = RunStore.create(run_dir, {
-                "name": cfg.get("name"), "problem": problem_name, "searcher": searcher_name,
-                "seed": int(cfg.seed), "fingerprint": fingerprint, "direction": problem.direction.value,
-                "objective_name": problem.objective_name, "known_optimum": _optimum(problem),
-                "config": OmegaConf.to_container(cfg, resolve=True), "space": problem.space.describe(),
-                "versions": package_versions(), "devices": devices,
-            }, hydra_dir)
-            prior = []
-        cache = None
-        if cfg.get("cache"):
-            from searchlab.cache import SQLiteCache
+    problem_name, searcher_name = names or (problem.name, _searcher_name(plain["searcher"]))
+    searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), searcher_name)
+    progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name)
+    executor: Executor = _build("executor", plain["executor"], "executor")
+    cache = SQLiteCache(str(plain["cache"])) if plain.get("cache") else None
+    return Prepared(cfg, Path(run_dir), resuming, (problem_name, searcher_name), budget, problem, searcher,
+                    progress, executor, cache, confirm)
 
-            cache = SQLiteCache(str(cfg.cache), fingerprint)
-        loop = SearchLoop(searcher, executor, budget, space=problem.space, store=store, cache=cache,
-                          progress=progress, prior=prior)
-        reason = loop.run()
-        progress.close()
-        results = loop.state.results
-        confirmed = _confirm(executor, store, results, problem, confirm, reason.value, resuming)
-        report = problem.finalize(FinalizeContext(run_dir, loop.state.best, results, executor.call,
-                                                  len(results), time.time() - started))
-        summary = build_summary(store.run_info(), results, reason.value, time.time() - started, problem,
-                                loop.state.best, dict(report), devices, confirm=confirmed)
-        write_json(run_dir / "summary.json", summary)
-        if cfg.get("plot", True):
-            _plot(run_dir, summary, results)
-        store.finish(reason.value, "interrupted" if reason.value == "interrupted" else "finished", devices)
+
+def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: tuple[str, str] | None = None,
+            overrides: Sequence[str] = (), hydra_dir: str = "", quiet: bool = False,
+            prepared: Prepared | None = None) -> dict[str, Any]:
+    """Run one search as configured; returns the summary also written to summary.json.
+
+    SIGINT/SIGTERM stop it cleanly (in-flight work abandoned, status 'interrupted', summary
+    written) and are then re-raised as :class:`searchlab.signals.Interrupted` /
+    ``KeyboardInterrupt``, so callers (the CLI: exit 130/143) and scripts see them.
+    """
+    p = prepared or prepare(cfg, run_dir, names=names, overrides=overrides)
+    started = time.time()
+    try:
+        with interruptible() as guard:
+            summary, interrupt = _run(p, hydra_dir, started, guard)
         if not quiet:
-            print(format_summary(summary, run_dir), flush=True)
+            print(format_summary(summary, p.run_dir), flush=True)
+            for note in summary.get("notes", []):
+                print(f"searchlab: note: {note}", flush=True)
+        if interrupt is not None:
+            raise interrupt
         return summary
+    except WriteError:
+        if p.store is not None:
+            try:
+                p.store.finish("write_failed", "failed")
+            except Exception:  # the disk may still be full: the message says what was kept
+                pass
+        raise
     finally:
-        progress.close()
-        executor.close()
-        if store is not None:
-            store.close()
+        p.progress.close()
+        p.executor.close()
+        p.close()
+        if p.store is not None:
+            p.store.close()
+
+
+def _run(p: Prepared, hydra_dir: str, started: float, guard: Any) -> tuple[dict[str, Any], Any]:
+    cfg, problem, executor = p.cfg, p.problem, p.executor
+    # In process the problem built above is used as is; workers elsewhere build their own from the config.
+    source = problem if isinstance(executor, SerialExecutor) else OmegaConf.to_container(cfg.problem, resolve=True)
+    workers = executor.start(source)  # type: ignore[arg-type]
+    guard.install()  # after ray.init, whose handlers would print a stack and abort on SIGTERM
+    devices = [dict(w.device.to_dict(), worker=w.name) for w in workers]
+    fingerprint = problem.fingerprint([w.device.name for w in workers])
+    if p.resuming:
+        store = p.store = RunStore.open(p.run_dir, hydra_dir)
+        prior = store.results()
+        for result in prior:
+            p.searcher.replay(result)
+    else:
+        store = p.store = RunStore.create(p.run_dir, {
+            "name": cfg.get("name"), "problem": p.names[0], "searcher": p.names[1],
+            "seed": int(cfg.seed), "fingerprint": fingerprint, "direction": problem.direction.value,
+            "objective_name": problem.objective_name, "known_optimum": _optimum(problem),
+            "config": OmegaConf.to_container(cfg, resolve=True), "space": problem.space.describe(),
+            "versions": package_versions(), "devices": devices,
+        }, hydra_dir)
+        prior = []
+    if p.cache is not None:
+        p.cache.fingerprint = fingerprint
+    loop = SearchLoop(p.searcher, executor, p.budget, space=problem.space, store=store, cache=p.cache,
+                      progress=p.progress, prior=prior)
+    reason = loop.run()
+    interrupt = loop.interrupt
+    report: Mapping[str, Any] = {}
+    if interrupt is None:
+        try:
+            report = problem.finalize(FinalizeContext(p.run_dir, loop.state.best, loop.state.results, executor.call,
+                                                      len(loop.state.results), time.time() - started))
+        except KeyboardInterrupt as exc:
+            interrupt, reason = exc, StopReason.INTERRUPTED
+    confirmed = None
+    if interrupt is None and reason is not StopReason.INTERRUPTED:
+        confirmed = _confirm(executor, store, loop.state.results, problem, p.confirm, p.resuming)
+    guard.hold()
+    p.progress.close()
+    results = loop.state.results
+    summary = build_summary(store.run_info(), results, reason.value, time.time() - started, problem,
+                            loop.state.best, dict(report), devices, confirm=confirmed)
+    note = _shortfall(p.searcher, reason)
+    if note:
+        summary["notes"] = [note]
+    _write_summary(store, summary)
+    if cfg.get("plot", True):
+        _plot(p.run_dir, summary, results)
+    store.finish(reason.value, "interrupted" if reason is StopReason.INTERRUPTED else "finished", devices)
+    return summary, interrupt
 
 
 def _confirm_options(cfg: DictConfig) -> ConfirmConfig:
@@ -169,23 +243,10 @@ def _seed_replay_noise(cfg: DictConfig) -> None:
 
 
 def _confirm(executor: Executor, store: RunStore, results: Sequence[Any], problem: Problem,
-             options: ConfirmConfig, reason: str, resuming: bool) -> Mapping[str, Any] | None:
-    """The run-end confirm phase (searchlab.confirm); skipped when the run was interrupted."""
-    if reason == "interrupted":
-        return None
+             options: ConfirmConfig, resuming: bool) -> Mapping[str, Any] | None:
+    """The run-end confirm phase (searchlab.confirm); the caller skips it for interrupted runs."""
     prior = store.confirmations() if resuming else []
     return confirm_after_search(executor, results, prior, problem.direction, options, problem.noisy, store)
-
-
-def _searcher_name(node: DictConfig) -> str:
-    """The searcher's public name (its class's ``name``), for runs started without the CLI."""
-    from hydra.utils import get_class
-
-    try:
-        cls: Any = get_class(str(node["_target_"]))
-        return str(cls.name)
-    except Exception:  # make_searcher reports a bad target properly
-        return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
 
 
 def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Any]) -> None:
@@ -198,6 +259,34 @@ def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Any]) -> 
         print(f"searchlab: warning: no best_so_far.png ({type(exc).__name__}: {exc})", flush=True)
 
 
+def _write_summary(store: RunStore, summary: Mapping[str, Any]) -> None:
+    path = store.path.parent / "summary.json"
+    try:
+        write_json(path, summary)
+    except OSError as exc:
+        path.with_suffix(".json.tmp").unlink(missing_ok=True)
+        raise WriteError(store.write_failure(exc) if is_disk_full(exc) else f"{path} could not be written ({exc}); "
+                         f"results.db keeps every evaluation") from None
+
+
+def _shortfall(searcher: Searcher, reason: StopReason) -> str | None:
+    """Why a searcher that is not anytime ended without a result (e.g. DP short of budget)."""
+    explain = getattr(searcher, "shortfall", None)
+    if reason in (StopReason.EXHAUSTED, StopReason.INTERRUPTED) or not callable(explain):
+        return None
+    text = explain()
+    return str(text) if text else None
+
+
+def _searcher_name(node: Mapping[str, Any]) -> str:
+    """The searcher's public name (its class's ``name``), for runs started without the CLI."""
+    try:
+        cls: Any = registered_class("searcher", node.get("_target_"), "searcher")
+        return str(cls.name)
+    except Exception:  # make_searcher reports a bad target properly
+        return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
+
+
 def _optimum(problem: Problem) -> float | None:
     try:
         return problem.known_optimum
@@ -207,5 +296,3 @@ def _optimum(problem: Problem) -> float | None:
 
 def dump_config(cfg: DictConfig) -> str:
     return json.dumps(OmegaConf.to_container(cfg, resolve=True), indent=2, default=str)
-
-

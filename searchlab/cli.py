@@ -109,8 +109,9 @@ def help_text() -> str:
 def main() -> None:
     from searchlab.errors import SearchlabError
 
+    argv = sys.argv[1:]
     try:
-        if any(arg in ("-h", "--help") for arg in sys.argv[1:]):
+        if any(arg in ("-h", "--help") for arg in argv):
             print(help_text())
             return
         from searchlab.config import register_configs
@@ -119,7 +120,153 @@ def main() -> None:
     except SearchlabError as exc:  # e.g. two installed plugins claim one name
         print(f"searchlab: error: {exc}", file=sys.stderr, flush=True)
         sys.exit(2)
+    status = precheck(argv)
+    if status is not None:
+        sys.exit(status)
     _hydra_main()
+
+
+def one_line(exc: BaseException) -> str:
+    """Hydra's and OmegaConf's multi-line messages as one line: the message, the reason Hydra
+    keeps in the cause, and the available options where it lists them; hints dropped."""
+    skip = ("full_key:", "object_type", "reference_type", "To append", "Set the environment", "See https",
+            "Config search path", "provider=", "None")
+    lines: list[str] = []
+    options: list[str] = []
+    cause: BaseException | None = exc
+    while cause is not None:
+        listing = False
+        for raw in str(cause).splitlines():
+            line = raw.strip()
+            if line.startswith("Available options"):
+                listing = True
+            elif not line or line.startswith(skip) or "$VALUE" in line:
+                listing = False
+            elif listing and raw.startswith("\t"):
+                options.append(line)
+            else:
+                lines.append(line)
+        cause = cause.__cause__
+    text = " ".join(list(dict.fromkeys(lines))[:2]) or type(exc).__name__
+    return f"{text} (available: {', '.join(options)})" if options else text
+
+
+def _compose(overrides: list[str]) -> tuple[object, tuple[str, str]]:
+    from hydra import compose, initialize_config_dir
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf, open_dict
+    from omegaconf.errors import OmegaConfBaseException
+
+    from searchlab.config import register_configs
+    from searchlab.errors import ConfigError
+
+    register_configs()
+    parser = OverridesParser.create()
+    for override in overrides:  # name the override the grammar refuses
+        try:
+            parser.parse_overrides([override])
+        except HydraException as exc:
+            raise ConfigError(f"{override!r}: {one_line(exc)}") from None
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose("config", overrides=overrides, return_hydra_config=True)
+        choices = cfg.hydra.runtime.choices
+        names = (str(choices.get("problem")), str(choices.get("searcher")))
+        with open_dict(cfg):
+            del cfg["hydra"]
+        OmegaConf.to_container(cfg, resolve=True)  # interpolation errors surface here, as one line
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(one_line(exc)) from None
+    return cfg, names
+
+
+def _first_of_sweeps(overrides: list[str]) -> list[str]:
+    """A multirun's first combination (a sweep ``a=1,2`` becomes ``a=1``), to check it before any job."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    out = []
+    for override in OverridesParser.create().parse_overrides(overrides):
+        if override.is_sweep_override():
+            first = next(iter(override.sweep_string_iterator()))
+            out.append(f"{override.get_key_element()}={first}")
+        else:
+            out.append(override.input_line or "")
+    return out
+
+
+_PREPARED: dict[str, object] = {}
+
+
+def precheck(argv: list[str]) -> int | None:
+    """Compose and check a run before Hydra makes its output directory (issue 10, item 13).
+
+    Returns an exit status when the command is finished here: a refused run (one line,
+    status 2, nothing written) or a resume, which continues in the run's own directory and
+    needs no new one. ``None``: go on with Hydra's app (the checked run is reused by it).
+    """
+    import json
+
+    from omegaconf import OmegaConf
+
+    from searchlab.app import execute, prepare
+    from searchlab.errors import SearchlabError
+
+    flags = [a for a in argv if a.startswith("-")]
+    multirun = bool(flags) and set(flags) <= {"-m", "--multirun"}
+    if flags and not multirun:
+        return None  # --cfg, --hydra-help, ...: Hydra's own business
+    overrides = [a for a in argv if not a.startswith("-")]
+    try:
+        cfg, names = _compose(_first_of_sweeps(overrides) if multirun else overrides)
+        prepared = prepare(cfg, "", names=names, overrides=overrides)  # type: ignore[arg-type]
+        if multirun:
+            prepared.close()
+            return None
+        if prepared.resuming:
+            execute(cfg, prepared.run_dir, overrides=overrides, hydra_dir=str(prepared.run_dir),  # type: ignore[arg-type]
+                    prepared=prepared)
+            return 0
+        _PREPARED[json.dumps(OmegaConf.to_container(cfg, resolve=True), sort_keys=True, default=str)] = prepared  # type: ignore[arg-type]
+        return None
+    except SearchlabError as exc:
+        return _report(exc)
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
+    except Exception as exc:  # a parse error of the override grammar
+        from hydra.errors import HydraException
+        from omegaconf.errors import OmegaConfBaseException
+
+        if isinstance(exc, (HydraException, OmegaConfBaseException)):
+            print(f"searchlab: error: {one_line(exc)}", file=sys.stderr, flush=True)
+            return 2
+        raise
+
+
+def _report(exc: BaseException) -> int:
+    print(f"searchlab: error: {' '.join(str(exc).split())}", file=sys.stderr, flush=True)  # always one line
+    return int(getattr(exc, "exit_status", 2))
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    from searchlab.signals import exit_status
+
+    status = exit_status(exc)
+    print(f"searchlab: interrupted ({exc or 'SIGINT'}); finished evaluations are recorded", file=sys.stderr, flush=True)
+    return status
+
+
+def _discard(out: Path) -> None:
+    """Remove a job directory holding only what Hydra wrote (a refused job made no records)."""
+    import shutil
+
+    if out.is_dir() and {p.name for p in out.iterdir()} <= {".hydra", "cli.log"}:
+        shutil.rmtree(out, ignore_errors=True)
+        for parent in (out.parent, out.parent.parent):
+            try:
+                parent.rmdir()  # only when empty (a date directory made for this job)
+            except OSError:
+                break
 
 
 def _hydra_main() -> None:
@@ -128,18 +275,32 @@ def _hydra_main() -> None:
 
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
     def run(cfg: DictConfig) -> None:
-        from hydra.core.hydra_config import HydraConfig
+        import json
 
-        from searchlab.app import execute
+        from hydra.core.hydra_config import HydraConfig
+        from omegaconf import OmegaConf
+
+        from searchlab.app import Prepared, execute
         from searchlab.errors import SearchlabError
 
         hc = HydraConfig.get()
         names = (str(hc.runtime.choices.get("problem")), str(hc.runtime.choices.get("searcher")))
+        out = Path(hc.runtime.output_dir)
+        key = json.dumps(OmegaConf.to_container(cfg, resolve=True), sort_keys=True, default=str)
+        prepared = _PREPARED.pop(key, None)
+        if isinstance(prepared, Prepared):
+            prepared.run_dir = out
+        status = 0
         try:
-            execute(cfg, hc.runtime.output_dir, names=names, overrides=list(hc.overrides.task),
-                    hydra_dir=hc.runtime.output_dir)
+            execute(cfg, out, names=names, overrides=list(hc.overrides.task), hydra_dir=str(out),
+                    prepared=prepared if isinstance(prepared, Prepared) else None)
         except SearchlabError as exc:
-            print(f"searchlab: error: {exc}", file=sys.stderr, flush=True)
-            sys.exit(2)
+            status = _report(exc)
+        except KeyboardInterrupt as exc:
+            status = _interrupted(exc)
+        finally:
+            _discard(out)
+        if status:
+            sys.exit(status)
 
     run()

@@ -11,6 +11,8 @@ from __future__ import annotations
 class SearchlabError(Exception):
     """Base of every error searchlab raises on purpose."""
 
+    exit_status = 2  # the CLI's exit status: 2 for bad input
+
 
 class ConfigError(SearchlabError, ValueError):
     """A configuration value breaks a rule (negative budget, unknown knob, ...)."""
@@ -54,3 +56,12 @@ class EvaluationError(SearchlabError, RuntimeError):
         super().__init__(message)
         self.mode = mode
         self.message = message
+
+
+class WriteError(StoreError):
+    """Records could not be written (a full disk); the message says what was kept.
+
+    Not the user's input, so the CLI exits with status 1 rather than 2.
+    """
+
+    exit_status = 1

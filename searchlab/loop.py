@@ -132,6 +132,7 @@ class SearchLoop:
         for result in prior:
             self.state.add(result)
         self.in_flight: dict[int, Candidate] = {}
+        self.interrupt: KeyboardInterrupt | None = None  # what stopped the run (Ctrl-C, a signal)
 
     def _stop_reason(self) -> StopReason | None:
         b, s = self.budget, self.state
@@ -209,5 +210,6 @@ class SearchLoop:
                     return StopReason.EXHAUSTED if self.searcher.done else StopReason.STALLED
                 for result in self.executor.collect(timeout=0.25):
                     self._finish(result)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM via searchlab.signals: in-flight work is abandoned
+            self.interrupt = exc
             return StopReason.INTERRUPTED

@@ -22,7 +22,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from searchlab.errors import StoreError
+from searchlab.errors import StoreError, WriteError
 from searchlab.records import Candidate, Config, Result, measurement_from_dict, measurement_to_dict
 
 DB_NAME = "results.db"
@@ -72,6 +72,15 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL ("database or disk is full") or the OS's ENOSPC / EDQUOT."""
+    import errno
+
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, default=str)
 
@@ -88,8 +97,19 @@ class RunStore:
         path = Path(run_dir) / DB_NAME
         if path.exists():
             raise StoreError(f"{path} already exists: use resume={run_dir} to continue that run")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = connect(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(path)
+            run_id = cls._insert_run(conn, run)
+            return cls(path, conn, run_id, cls._new_session(conn, run_id, hydra_dir))
+        except (sqlite3.Error, OSError) as exc:  # e.g. a full disk: leave no half-made database
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            what = "the disk is full" if is_disk_full(exc) else str(exc)
+            raise StoreError(f"{path} could not be created ({what}); nothing was kept") from None
+
+    @staticmethod
+    def _insert_run(conn: sqlite3.Connection, run: Mapping[str, Any]) -> int:
         conn.executescript(_SCHEMA)
         conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         cols = ("name", "problem", "searcher", "seed", "fingerprint", "direction", "objective_name",
@@ -99,8 +119,7 @@ class RunStore:
             f"INSERT INTO runs ({', '.join(cols)}, host, started, status) VALUES ({', '.join('?' * len(cols))}, ?, ?, 'running')",
             (*values, socket.gethostname(), time.time()),
         )
-        run_id = int(cur.lastrowid or 1)
-        return cls(path, conn, run_id, cls._new_session(conn, run_id, hydra_dir))
+        return int(cur.lastrowid or 1)
 
     @classmethod
     def open(cls, run_dir: str | Path, hydra_dir: str = "") -> RunStore:
@@ -140,6 +159,24 @@ class RunStore:
         """Insert one finished evaluation and commit (autocommit mode)."""
         m, c = result.measurement, result.candidate
         d = measurement_to_dict(m)
+        try:
+            self._insert(result, m, c, d)
+        except sqlite3.Error as exc:
+            raise WriteError(self.write_failure(exc)) from None
+
+    def write_failure(self, exc: BaseException) -> str:
+        """One line for a failed write: why, and what the database keeps (issue 10, item 12)."""
+        try:
+            kept = int(self._conn.execute("SELECT COUNT(*) FROM evaluations WHERE run_id=?",
+                                          (self.run_id,)).fetchone()[0])
+        except sqlite3.Error:
+            kept = -1
+        what = "the disk is full" if is_disk_full(exc) else f"a write failed ({exc})"
+        count = f"the {kept} evaluations recorded before are kept" if kept >= 0 else "earlier commits are kept"
+        return (f"{self.path}: {what}; {count} (each was committed when it finished); "
+                f"free space and continue with resume={self.path.parent}")
+
+    def _insert(self, result: Result, m: Any, c: Candidate, d: Mapping[str, Any]) -> None:
         self._conn.execute(
             "INSERT INTO evaluations (run_id, session_id, candidate_id, config, config_key, proposal, meta,"
             " status, failure_mode, message, objective, samples, sensors, datasets, log, extra, worker, device,"

@@ -132,14 +132,21 @@ def load_table(path: str | Path) -> Table:
     try:
         with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
             payload = json.load(fh)
-    except (OSError, json.JSONDecodeError, EOFError) as exc:
+    except (OSError, ValueError, EOFError) as exc:  # ValueError: bad JSON, bad UTF-8, bad gzip trailer
         raise ConfigError(f"table file {str(path)!r} is not readable JSON: {exc}") from None
-    if payload.get("format") != FORMAT:
-        raise ConfigError(f"table file {str(path)!r}: format {payload.get('format')!r} is not {FORMAT!r}")
-    rows = {Config(r.pop("config")): measurement_from_dict(r) for r in payload["rows"]}
-    return Table(knobspace_from_dict(payload["space"]), rows, Direction(payload["direction"]),
-                 payload.get("objective_name", "time"), payload.get("source", str(path)),
-                 payload.get("device", ""), payload.get("meta", {}))
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+        raise ConfigError(f"table file {str(path)!r}: format {found!r} is not {FORMAT!r}")
+    try:  # a file is data: any shape it may have is refused in one line, never a traceback
+        rows = {Config(r.pop("config")): measurement_from_dict(r) for r in payload["rows"]}
+        return Table(knobspace_from_dict(payload["space"]), rows, Direction(payload["direction"]),
+                     str(payload.get("objective_name", "time")), str(payload.get("source", str(path))),
+                     str(payload.get("device", "")), dict(payload.get("meta") or {}))
+    except ConfigError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ConfigError(f"table file {str(path)!r} is not a valid {FORMAT} table "
+                          f"({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
 def samples_are_objective(m: Measurement) -> bool:

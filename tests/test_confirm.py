@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import statistics
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
+from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
 from searchlab.app import execute
 from searchlab.confirm import ConfirmConfig, top_k
 from searchlab.errors import ConfigError
@@ -36,6 +37,21 @@ class InterruptingCache(KernelTunerCache):
         if InterruptingCache.calls == INTERRUPT_AT.get("n"):
             raise KeyboardInterrupt
         return super().evaluate(config)
+
+
+@dataclass
+class InterruptingCacheConfig(KernelTunerCacheConfig):
+    _target_: str = f"{__name__}.InterruptingCache"
+
+
+@pytest.fixture
+def registered_double(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only registered classes are built from a config (searchlab.recompose): register the test double."""
+    from searchlab import recompose
+
+    real = recompose.registered
+    monkeypatch.setattr(recompose, "registered", lambda group: {
+        **real(group), **({"interrupting_cache": InterruptingCacheConfig} if group == "problem" else {})})
 
 
 def _run(run_dir: Path, *overrides: str, target: str | None = None) -> dict[str, Any]:
@@ -91,6 +107,7 @@ def test_confirm_runs_by_default_only_where_measurements_are_noisy(tmp_path: Pat
         ConfirmConfig(k=-1)
 
 
+@pytest.mark.usefixtures("registered_double")
 def test_resume_after_an_interrupted_confirm_phase(tmp_path: Path) -> None:
     target = f"{__name__}.InterruptingCache"
     INTERRUPT_AT["n"] = 10 + 5  # the 5th confirmation measurement (round 1, second candidate)

@@ -52,10 +52,12 @@ def test_regression_of_a_plane_by_hand_and_exact_on_constant_values() -> None:
     flat = Geometry(x, np.array([[0.5, 0.5], [2.0, 2.0]]), k=4, method="gabriel", eps=EPS).predict(np.full(4, 3.0))
     assert flat[0] == pytest.approx([3.0, 3.0]) and flat[1] == pytest.approx([0.0, 0.0], abs=1e-6)
     # f = a + b; candidate (2, 2): its only Gabriel neighbour is (1, 1) (r = 2, w = 1/4), interp 2.
-    # Behind (1, 1) all four points are neighbours of d, and the IDW slope there is the sum of
-    # the slopes to them: (2-1)/1 + (2-1)/1 + (2-0)/2 = 3, so extrap = 2 + 2 * 3 = 8.
+    # Behind (1, 1) the other three points are neighbours of d; the slope is the mean of the
+    # slopes to them (§5.2, averaged): ((2-1)/1 + (2-1)/1 + (2-0)/2) / 3 = 1 — the plane's own
+    # slope per unit of Manhattan distance — so extrap = 2 + 2 * 1 = 4, the true value (the
+    # literal formula summed them: 3, extrap 8). Values {(1/4, 2), (1/4, 4)}: mean 3, std 1.
     mean, std = regress(x, x.sum(axis=1), np.array([[2.0, 2.0]]), k=4, method="gabriel", eps=EPS)
-    assert mean[0] == pytest.approx(5.0, rel=1e-5) and std[0] == pytest.approx(3.0, rel=1e-5)
+    assert mean[0] == pytest.approx(3.0, rel=1e-5) and std[0] == pytest.approx(1.0, rel=1e-5)
 
 
 def test_gabriel_mask_matches_brute_force_and_the_ellipse_keeps_more_neighbours() -> None:

@@ -82,7 +82,9 @@ def test_metrics_rows_match_the_hand_computation(tmp_path: Path) -> None:
     expected = [(3 - 5.5) / (1 - 5.5), (3 - 5.5) / (1 - 5.5), (2 - 5.5) / (1 - 5.5), (1.125 - 3) / (1 - 3)]
     assert a["score_final"] == pytest.approx(expected[-1])
     assert a["score_mean"] == pytest.approx(sum(expected) / 4)
-    assert rows["random"]["score_final"] == 0.0  # random against itself
+    # per run: a0 ends at 1 -> (1 - 3) / (1 - 3) = 1; a1 at 1.25 -> 0.875; the bootstrap of two values spans both
+    assert (a["score_final_lo"], a["score_final_hi"]) == pytest.approx((0.875, 1.0))
+    assert rows["random"]["score_final"] == pytest.approx(0.0, abs=1e-12)  # random against itself
     assert rows["random"]["failed_compile"] == 0.25 and rows["random"]["best_value"] == 1.0
     assert a["charged_s_mean"] == 4.0 and a["budget"] == 4
 
@@ -183,3 +185,13 @@ def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path:
         config = Config({n: int(rng.integers(1, 200_000)) for n in live.space.names})
         assert replay.evaluate(config).objective == pytest.approx(live.evaluate(config).objective)
     assert len(table.rows) == live.space.size()
+
+
+def test_noisy_replays_are_scored_at_the_recorded_value() -> None:
+    from searchlab.records import Direction, FailureMode, Measurement
+    from searchlab.study._collect import _recorded_loss
+
+    drawn = Measurement.ok(0.8, extra={"recorded_objective": 1.0, "drawn_sample": 3})
+    assert _recorded_loss(drawn, Direction.MINIMIZE) == 1.0
+    assert _recorded_loss(Measurement.ok(0.8), Direction.MAXIMIZE) == -0.8
+    assert _recorded_loss(Measurement.failed(FailureMode.RUNTIME), Direction.MINIMIZE) == float("inf")

@@ -44,6 +44,11 @@ def test_every_output_is_written_and_readable(study: tuple[Path, dict[str, Path]
     assert len(evaluations) == 16 and evaluations["fraction_of_peak"].max() == 1.0
     md = paths["markdown"].read_text()
     assert "| searcher |" in md and "evals to 90 %" in md
+    assert "## Paired comparisons" in md and "p(Holm)" in md
+    pairs = pd.read_csv(paths["pairwise"])  # a vs random on 2 seeds, both metrics
+    assert sorted(pairs["metric"]) == ["auc", "final"] and set(pairs["pairs"]) == {2}
+    assert set(pairs["verdict"]) == {"no difference"}  # 2 pairs can never be significant
+    assert {"score_final_lo", "score_final_hi", "kt_score"} <= set(metrics.columns)
 
 
 def test_report_html_is_self_contained(study: tuple[Path, dict[str, Path]]) -> None:
@@ -71,6 +76,13 @@ def test_chromium_renders_every_figure(study: tuple[Path, dict[str, Path]], tmp_
     assert status, "the page's load script did not run"
     rendered, total = int(status.group(1)), int(status.group(2))
     assert total >= 5 and rendered == total
+    # every anytime figure states its band and level; the pairwise tables render with a verdict per cell
+    bands = re.findall(r'data-kind="(\w+)" data-band="([^"]*)"', dom)
+    assert bands and all("95 % bootstrap CI" in band for kind, band in bands if kind in ("anytime", "time", "score"))
+    tables = re.findall(r'<table class="pairwise" data-scope="([^"]+)" data-metric="(\w+)">(.*?)</table>', dom, re.S)
+    assert {(scope, metric) for scope, metric, _ in tables} == {("p", "auc"), ("p", "final")}
+    verdicts = re.findall(r'data-verdict="([^"]+)">([^<]+)<', tables[0][2])
+    assert len(verdicts) == 2 and all(v == "no difference" and "n=2" in text for v, text in verdicts)
     # the check can fail: a broken PNG is not counted as rendered
     broken = tmp_path / "broken.html"
     text = html_path.read_text()

@@ -9,6 +9,9 @@
   (``ray.cancel(force=True)`` is refused for actor tasks in Ray 2.x). A dead actor (pocl
   aborts the process when local memory is exceeded) becomes a CRASHED result and a new
   actor. Ray is started only if it is not running, and shut down only if we started it.
+- Security (issue 10, item 2; docs/security.md): a cluster we start listens on loopback only
+  and keeps Ray's token authentication on (``RAY_AUTH_MODE=token``, set explicitly so Ray
+  does not warn about it on every run). ``executor.address=`` is the only way across machines.
 """
 
 from __future__ import annotations
@@ -27,6 +30,35 @@ from searchlab.records import Candidate, FailureMode, Measurement, Result, Statu
 
 OPENCL_CPU = "opencl_cpu"
 STARTUP_TIMEOUT_S = 300.0
+
+
+LOOPBACK = "127.0.0.1"
+
+
+def local_ray_environment() -> None:
+    """Loopback-only services and token authentication for a Ray cluster started here.
+
+    Why this way: Ray 2.60 maps ``--node-ip-address=127.0.0.1`` back to the machine's
+    external address on Linux (``services.resolve_ip_for_localhost``), so its gRPC servers
+    (gcs_server, raylets, core workers) listen on every interface. With
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (Ray's single-machine mode; read by the driver
+    and inherited by every Ray process) the node address stays 127.0.0.1 and all of them,
+    the runtime-env agent included, bind to it -- ``tests/test_ray_security.py`` lists the
+    sockets. ``RAY_AUTH_MODE=token`` is Ray's default for a new local cluster; setting it
+    explicitly keeps it and silences the warning Ray prints when the mode is unset. A
+    user's own settings of either variable win.
+    """
+    import sys
+
+    imported = "ray._raylet" in sys.modules
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
+    if imported:  # Ray read both at import: refresh them as Ray's own _enable_token_auth does
+        from ray._private import ray_constants
+        from ray._raylet import Config  # type: ignore[attr-defined]
+
+        ray_constants.ENABLE_RAY_CLUSTER = os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] not in ("0", "false", "False")
+        Config.initialize("")
 
 
 @dataclass
@@ -99,19 +131,21 @@ class RayExecutor(Executor):
 
     # -- start-up ------------------------------------------------------------------------
     def _init_ray(self) -> None:
+        address = self.address or os.environ.get("RAY_ADDRESS")
+        if not address:
+            local_ray_environment()
         import ray
 
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         if ray.is_initialized():
             return
         kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
-        address = self.address or os.environ.get("RAY_ADDRESS")
         if address:  # join: "auto" finds a cluster started with `ray start` on this machine
             ray.init(address=address, **kwargs)
             return
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
         ray.init(address="local", num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
-                 object_store_memory=256 * 1024**2, **kwargs)
+                 object_store_memory=256 * 1024**2, _node_ip_address=LOOPBACK, **kwargs)
         self._started_ray = True
 
     settle_s = 10.0
@@ -171,6 +205,8 @@ class RayExecutor(Executor):
                 for i in range(n)]
 
     def start(self, problem: ProblemSource) -> list[WorkerInfo]:
+        if not (self.address or os.environ.get("RAY_ADDRESS")):
+            local_ray_environment()  # before Ray is imported: it reads the environment then
         import ray
 
         self._source = problem

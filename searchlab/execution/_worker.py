@@ -18,24 +18,39 @@ from searchlab.records import Config, FailureMode, Measurement, Status
 
 
 def build_problem(source: Problem | Mapping[str, Any]) -> Problem:
-    """A problem from an object or a Hydra-style mapping with ``_target_``."""
+    """A problem from an object or a config mapping whose ``_target_`` is a registered problem.
+
+    Built by calling the registered class with the config's plain values, never through
+    Hydra's recursive ``instantiate``: a nested ``_target_`` is data here (the grammar
+    problem resolves its own objective), so no config can make us call another callable
+    (docs/security.md). A missing mandatory value (``???``) is named in one line.
+    """
     if isinstance(source, Problem):
         return source
-    from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    node = OmegaConf.create(dict(source)) if not OmegaConf.is_config(source) else source
+    from searchlab.errors import SearchlabError
+    from searchlab.recompose import registered_class
+
+    node = source if OmegaConf.is_config(source) else OmegaConf.create(dict(source))
+    prefix = f"{node._get_full_key(None)}." if OmegaConf.is_config(node) and node._get_full_key(None) else ""  # type: ignore[union-attr]
+    missing = sorted(str(k).removeprefix(prefix) for k in OmegaConf.missing_keys(node))  # type: ignore[arg-type]
+    target = node.get("_target_")  # type: ignore[union-attr]
+    if missing:
+        raise ConfigError(f"problem.{missing[0]}: no value given (problem {target!r} needs problem.{missing[0]}=...)")
+    cls = registered_class("problem", target, "problem")
+    data = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(data, dict)
+    kwargs = {str(k): v for k, v in data.items() if not str(k).startswith("_")}
     try:
-        problem = instantiate(node, _convert_="all")
-    except Exception as exc:  # hydra wraps the real cause
-        cause = exc.__cause__ or exc
-        if isinstance(cause, ConfigError):
-            raise cause from None
-        # node.get, not dict(source): a missing value (???) must not raise again here; first line only
-        target = node.get("_target_")
-        raise ConfigError(f"problem {target!r} could not be built: {str(cause).splitlines()[0]}") from None
+        problem = cls(**kwargs)
+    except SearchlabError:
+        raise
+    except Exception as exc:  # an option the class does not take, or a value it cannot use
+        reason = " ".join(str(exc).split())[:500]  # one line, whatever the library's message looks like
+        raise ConfigError(f"problem {target!r} could not be built: {type(exc).__name__}: {reason}") from None
     if not isinstance(problem, Problem):
-        raise ConfigError(f"problem target {dict(source).get('_target_')!r} is not a searchlab Problem")
+        raise ConfigError(f"problem target {target!r} is not a searchlab Problem")
     return problem
 
 

@@ -55,6 +55,7 @@ class DagWalker:
             raise ConfigError(f"searcher.arcs={arcs!r}: must be 'all' (every derivation order) or 'canonical'")
         self.space = space
         self.arcs = space.children if arcs == "all" else space.canonical_children
+        self._canonical = arcs == "canonical"
         self.proposed: set[Node] = set()  # sinks already proposed (pending or told)
         self.dead: set[Node] = set()  # no word below (found by search; a permanent fact)
         self.exhausted: set[Node] = set()  # no unproposed word below (monotone; includes found dead ends)
@@ -78,14 +79,14 @@ class DagWalker:
         if self.space.is_word(node):
             return None if self.blocked(node, no_repeat) else ([], node)
         path: list[str] = []
-        stack: list[tuple[Node, list[Arc]]] = [(node, list(self.arcs(node)))]
+        stack: list[tuple[Node, Sequence[Arc], list[int]]] = [self._frame(node)]
         while stack:
-            current, arcs = stack[-1]
+            current, arcs, left = stack[-1]
             picked: Arc | None = None
-            while arcs and picked is None:
-                i = int(rng.integers(len(arcs)))
-                arcs[i], arcs[-1] = arcs[-1], arcs[i]
-                label, child = arcs.pop()
+            while left and picked is None:  # uniform among the arcs not yet found blocked
+                i = int(rng.integers(len(left)))
+                left[i], left[-1] = left[-1], left[i]
+                label, child = arcs[left.pop()]  # builds this one child only
                 if not self.blocked(child, no_repeat):
                     picked = (label, child)
             if picked is None:
@@ -97,8 +98,12 @@ class DagWalker:
             path.append(picked[0])
             if self.space.is_word(picked[1]):
                 return path, picked[1]
-            stack.append((picked[1], list(self.arcs(picked[1]))))
+            stack.append(self._frame(picked[1]))
         return None
+
+    def _frame(self, node: Node) -> tuple[Node, Sequence[Arc], list[int]]:
+        arcs = self.space.lazy_children(node, self._canonical)
+        return node, arcs, list(range(len(arcs)))
 
 
 class _First:
@@ -127,6 +132,7 @@ class GraphBanditSearcher(Searcher):
         root = self.graph.root
         self._vertices: set[Node] = {root}
         self._parents: dict[Node, set[Node]] = {root: set()}
+        self._anc: dict[Node, frozenset[Node]] = {root: frozenset()}  # ancestors in Ĝ (memo)
         self._played: dict[Node, dict[Node, str]] = {root: {}}  # Ê: vertex -> child -> label
         self._arms_cache: dict[Node, list[Arc]] = {}
         self._rewards: dict[Node, set[int]] = {root: set()}  # R(v): evaluation ids
@@ -143,7 +149,12 @@ class GraphBanditSearcher(Searcher):
         return None
 
     # -- the grown subgraph --------------------------------------------------------------
-    def _ancestors(self, node: Node) -> set[Node]:
+    def _ancestors(self, node: Node) -> frozenset[Node]:
+        """Ancestors in Ĝ, memoised: a new vertex inherits its parent's set plus the parent;
+        only the new-arc rule (an arc into a known vertex) invalidates, below that vertex."""
+        known = self._anc.get(node)
+        if known is not None:
+            return known
         seen: set[Node] = set()
         stack = list(self._parents.get(node, ()))
         while stack:
@@ -151,7 +162,17 @@ class GraphBanditSearcher(Searcher):
             if a not in seen:
                 seen.add(a)
                 stack.extend(self._parents[a])
-        return seen
+        self._anc[node] = frozenset(seen)
+        return self._anc[node]
+
+    def _forget_below(self, vertex: Node) -> None:
+        stack, seen = [vertex], {vertex}
+        while stack:
+            v = stack.pop()
+            self._anc.pop(v, None)
+            fresh = [c for c in self._played.get(v, ()) if c not in seen]
+            seen.update(fresh)
+            stack.extend(fresh)
 
     def _give(self, vertex: Node, evals: set[int]) -> None:
         """Add evaluations to R(vertex), each once, with their known losses."""
@@ -166,11 +187,15 @@ class GraphBanditSearcher(Searcher):
     def _add_arc(self, parent: Node, child: Node, label: str) -> None:
         if child not in self._vertices:
             self._vertices.add(child)
-            self._parents[child], self._played[child] = set(), {}
+            self._parents[child], self._played[child] = {parent}, {}
             self._rewards[child], self._losses[child], self._sums[child] = set(), [], 0.0
+            self._anc[child] = self._ancestors(parent) | {parent}
+            self._played[parent][child] = label
+            return  # a fresh vertex has no rewards to pass up yet
         before = self._ancestors(child) | {child}
         self._parents[child].add(parent)
         self._played[parent][child] = label
+        self._forget_below(child)
         for a in self._ancestors(child) - before:  # §3.3: only the new ancestors
             self._give(a, self._rewards[child])
 

@@ -142,6 +142,28 @@ class DpSearcher(Searcher):
     def _done(self) -> bool:
         return self.top in self.solved
 
+    # -- budget ----------------------------------------------------------------------------
+    def evaluations_needed(self) -> int:
+        """Measurements DP makes before it has a full-size answer (every plan it keeps succeeding)."""
+        plans: dict[str, int] = {}
+        total = 0
+        for name in self.order:
+            count = sum(math.prod(plans[need] for need in needs) for _, needs in self.graph.breakdowns(name))
+            plans[name] = min(self.n_best, count)
+            if count > 1 or name == self.top:
+                total += count
+        return total
+
+    def shortfall(self) -> str | None:
+        """Why the run ends without a full-size result: DP is not anytime (§4.2)."""
+        if self.top in self.solved:
+            return None
+        measured = sum(len(m) for m in self.measured.values())
+        need = self.evaluations_needed()
+        return (f"searcher=dp stopped after {measured} sub-problem measurements, before reaching the full size "
+                f"{self.top}: DP measures nothing full-size until every sub-problem is solved and needs "
+                f"{need} evaluations here (n_best={self.n_best}); raise budget.evaluations to at least {need}")
+
 
 # n_best: plans kept per sub-problem (1: classic DP; >1: n-best DP)
 DpConfig = searcher_config(DpSearcher)

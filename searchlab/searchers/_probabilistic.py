@@ -24,7 +24,21 @@ Choices the paper leaves open, and ours:
   next pick is made as if that test had returned what the model expects; a batch ``ask(n)``
   picks one candidate at a time the same way. Proxy cutoffs and the target use only
   finished tests.
-- Constraint scaling, boundary conditions (§7, named only) are not implemented.
+- §7 constraint scaling (named only): each constraint's predicted P(ok) is calibrated
+  against its observed failure rate among the searcher's own tests
+  (``_probabilistic_calibration.Calibration``; ``constraint_scaling``).
+- §7 boundary conditions (named only): derivative projections never step outside the space
+  (``_regression``; ``boundary``).
+- §5.2: the projected derivative is the mean of the slopes to the neighbours, where the
+  paper's formula read literally sums them (``_regression``).
+- Quality transform (``quality``): ``raw`` (the paper: the optimisation formula as is),
+  ``log`` or ``inverse`` (``_probabilistic_model``, ``_probabilistic_calibration.transform``).
+- Distances are rank-scaled per knob, not scaled by each knob's impact (§7 "distance
+  scaling"; ``_regression``).
+
+If the sensor model's objective reads a sensor the problem's successful results do not
+report, the searcher stops with a ConfigError at the first such result instead of searching
+blind (that bug once made the search on Kernel Tuner tables random search).
 
 ``probabilistic_trivial`` is §8's ablation: no failure prediction; failed tests are given the
 lowest quality seen so far (before any success they carry no value).
@@ -37,12 +51,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Config, Result
+from searchlab.records import Candidate, Config, Result, Status
 from searchlab.searchers._base import ProposalLike, Searcher
-from searchlab.searchers._probabilistic_model import Evidence, Options, mean_nn_distance
+from searchlab.searchers._probabilistic_model import QUALITIES, Calibration, Evidence, Options, mean_nn_distance
 from searchlab.searchers._regression import Encoder
 from searchlab.searchers._schema import searcher_config
-from searchlab.sensors import SensorModel, sensor_model_of
+from searchlab.sensors import Normal, SensorModel, sensor_model_of
 from searchlab.spaces import KnobSpace
 
 ENUMERATE_BELOW = 200_000  # spaces this small are listed once; larger ones are sampled
@@ -56,31 +70,55 @@ class ProbabilisticSearcher(Searcher):
     def __init__(self, space: KnobSpace, *, candidates: int = 100, neighbors: str = "gabriel", k_factor: float = 2.0,
                  gabriel_alpha: float = 1.0, epsilon: float = 1e-4, adjust_target: bool = True,
                  evenness_target: float = 0.75, target_gain: float = 1.0, combine: str = "min",
-                 use_sensors: bool = True, **kwargs: object) -> None:
+                 use_sensors: bool = True, quality: str = "raw", constraint_scaling: bool = True,
+                 boundary: bool = True, **kwargs: object) -> None:
         _check_options(candidates, neighbors, k_factor, gabriel_alpha, epsilon, evenness_target, combine)
+        if quality not in QUALITIES:
+            raise ConfigError(f"searcher.quality={quality!r}: must be one of {list(QUALITIES)}")
         super().__init__(space, **kwargs)  # type: ignore[arg-type]
         assert isinstance(self.space, KnobSpace)
         self.knobs: KnobSpace = self.space
         self.candidates = candidates
         self.model = sensor_model_of(self.space) if use_sensors else SensorModel.default()
         self.options = Options(k_factor, neighbors, gabriel_alpha, epsilon, adjust_target, evenness_target,
-                               target_gain, combine, self.trivial)
+                               target_gain, combine, self.trivial, quality, boundary)
         self.encoder = Encoder(self.knobs)
+        self.scaling = constraint_scaling and not self.trivial
+        self.calibration = Calibration()
+        self._predicted: dict[Config, dict[str, float]] = {}  # log P(ok) per constraint when proposed
         self._told_rows: list[tuple[Config, np.ndarray, Result]] = []
         self._all: list[Config] | None = list(self.knobs.enumerate()) if self.knobs.size() <= ENUMERATE_BELOW else None
-        self._members = None if self._all is None else list(self._all)  # untested members
         self._exhausted = False
         self._reference: dict[int, float] = {}
         self._ref_rng = np.random.default_rng(None if self.seed is None else [self.seed, 7001])
 
     # -- Fig. 8 -----------------------------------------------------------------------------
     def _tell(self, candidate: Candidate, result: Result) -> None:
+        m = result.measurement
+        probe = Evidence(self.model, self.encoder, self.direction, self.options)
+        problem = probe.quality_problem(candidate.proposal, m)
+        if problem is not None:
+            raise ConfigError(f"searcher={self.name}: {problem}")
+        predicted = self._predicted.pop(candidate.proposal, None)
+        if predicted is not None and m.status is not Status.INFEASIBLE:
+            self.calibration.record(predicted, probe.verdicts(m))
         self._told_rows.append((candidate.proposal, self.encoder.encode([candidate.proposal])[0], result))
 
-    def _ask(self, n: int) -> Sequence[ProposalLike]:
+    def _evidence(self) -> Evidence:
         evidence = Evidence(self.model, self.encoder, self.direction, self.options)
         for config, x, result in self._told_rows:
             evidence.add(config, x, result.measurement)
+        return evidence
+
+    def quality_prediction(self, configs: Sequence[Config]) -> tuple[Normal | None, float | None]:
+        """The model's predicted quality (high is good) at ``configs`` (in the searcher's view)
+        and the current target (§7.1 adjustment left out): what Fig. 8 line 14 compares."""
+        evidence = self._evidence()
+        query = evidence.query(self.encoder.encode(list(configs)))
+        return evidence.quality(configs, query), evidence.target(None)
+
+    def _ask(self, n: int) -> Sequence[ProposalLike]:
+        evidence = self._evidence()
         for pending in sorted(self.pending.values(), key=lambda c: c.id):
             evidence.add_believer(pending.proposal, self.encoder.encode([pending.proposal])[0])
         chosen: list[Config] = []
@@ -93,8 +131,11 @@ class ProbabilisticSearcher(Searcher):
                 pick = pool[0]  # Fig. 8 line 3: the first test is random
             else:
                 x = self.encoder.encode(pool)
-                scores = evidence.log_scores(pool, x, self._reference_nn(len(evidence.rows)))
-                pick = pool[int(np.argmax(scores))]
+                factors = self.calibration.factors() if self.scaling else None
+                scores = evidence.log_scores(pool, x, self._reference_nn(len(evidence.rows)), factors)
+                best = int(np.argmax(scores))
+                pick = pool[best]
+                self._predicted[pick] = {name: float(t[best]) for name, t in evidence.last_terms.items()}
             chosen.append(pick)
             evidence.add_believer(pick, self.encoder.encode([pick])[0])
         return chosen
@@ -102,14 +143,15 @@ class ProbabilisticSearcher(Searcher):
     def _candidates(self, also_taken: set[Config]) -> list[Config]:
         """Up to ``candidates`` random untested members satisfying the known constraints."""
         taken = lambda c: self.seen(c) or c in also_taken
-        if self._members is not None:
-            self._members = [c for c in self._members if not self.seen(c)]
-            free = [c for c in self._members if c not in also_taken]
-            if len(free) <= self.candidates:
-                order = self.rng.permutation(len(free))
-                return [free[i] for i in order]
-            return [free[i] for i in self.rng.choice(len(free), self.candidates, replace=False)]
         out: list[Config] = []
+        if self._all is not None:  # a random subset of the untested members: walk a random order
+            for i in self.rng.permutation(len(self._all)):
+                config = self._all[i]
+                if not taken(config):
+                    out.append(config)
+                    if len(out) == self.candidates:
+                        break
+            return out
         for _ in range(20 * self.candidates):
             config = self.knobs.sample(self.rng)
             if not taken(config) and config not in out:

@@ -9,8 +9,17 @@ configurations join the series as *believers*: their predicted means (see the se
 :meth:`Evidence.log_scores` is Fig. 8 lines 9-14 for a batch of candidates: regression at
 each candidate for all series (§5), derived features and formulas on the normals (§6),
 P(quality > q_t) with the §7.1 target, P(success) the minimum over constraints (§4), with
-the cutoff region of §4.1 for proxy constraints. Scores are kept in log space, so that
-candidates far in the tails still rank by how far they are.
+the cutoff region of §4.1 for proxy constraints, each constraint's P(ok) calibrated against
+its observed failure rate (§7 constraint scaling, :class:`Calibration`). Scores are kept in
+log space, so that candidates far in the tails still rank by how far they are.
+
+Quality transform (``Options.quality``): ``raw`` is the paper's (the optimisation formula
+itself, high is good: ``-time`` for a run time), predicted from the sensors' predictions by
+§6's arithmetic; ``log`` (``-log time``) and ``inverse`` (``1/time``) regress the
+transformed quality of the tested points directly (§6 allows regressing a derived feature
+directly; a log or reciprocal of a normal is no normal) — a deviation from the paper, which
+ranks on raw quality; with run times spanning orders of magnitude, the raw scale lets the
+slowest configurations dominate slopes and spreads.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from searchlab.records import Config, Direction, Measurement, Status
+from searchlab.searchers._probabilistic_calibration import Calibration, cutoff_region, scale_log_p, transform
 from searchlab.searchers._regression import Encoder, Geometry, manhattan
 from searchlab.sensors import OBJECTIVE, ConstraintSpec, Normal, SensorModel, prob_less
 
@@ -40,6 +50,14 @@ class Options:
     target_gain: float = 1.0
     combine: str = "min"
     trivial: bool = False
+    quality: str = "raw"  # raw (paper) | log | inverse
+    boundary: bool = True  # §7 boundary handling (searchlab.searchers._regression)
+
+
+QUALITIES = ("raw", "log", "inverse")
+__all__ = ["QUALITIES", "Calibration", "Evidence", "Options", "cutoff_region", "mean_nn_distance", "scale_log_p",
+           "transform"]
+TQUALITY = "_tquality"  # the transformed quality (quality != raw)
 
 
 @dataclass
@@ -74,22 +92,40 @@ class Evidence:
         return {**{k: config[k] for k in self.knobs}, **values}
 
     def quality_of(self, config: Config, values: Mapping[str, float]) -> float | None:
-        """Measured quality (high is good, §4 footnote 2) from the objective formula."""
+        """Measured quality (high is good, §4 footnote 2) from the objective formula, transformed."""
         if any(n not in values for n in self.model.raw_names(self.model.objective, self.knobs)):
             return None
         try:
             value = float(self.model.evaluate(self.model.objective, self._env(config, values)))
         except (ArithmeticError, ValueError):
             return None
-        return value if self.direction is Direction.MAXIMIZE else -value
+        return transform(value, self.direction, self.options.quality)
+
+    def quality_problem(self, config: Config, m: Measurement) -> str | None:
+        """Why a successful measurement gives no quality (None: it gives one)."""
+        if m.status is not Status.OK or m.is_subproblem:
+            return None
+        values = self._values(m)
+        missing = sorted(n for n in self.model.raw_names(self.model.objective, self.knobs) if n not in values)
+        if missing:
+            return (f"the sensor model's objective {self.model.objective.text!r} reads {missing}, which the problem's "
+                    f"results do not report (they report {sorted(values)})")
+        if self.quality_of(config, values) is None:
+            return (f"searcher.quality={self.options.quality}: the objective {self.model.objective.text!r} at "
+                    f"{dict(config)} gives no quality (log and inverse need a positive objective)")
+        return None
+
+    @staticmethod
+    def _values(m: Measurement) -> dict[str, float]:
+        values = {k: float(v) for k, v in m.sensors.items() if isinstance(v, (int, float))}
+        if m.status is Status.OK and m.objective is not None:
+            values[OBJECTIVE] = float(m.objective)
+        return values
 
     def add(self, config: Config, x: np.ndarray, m: Measurement) -> None:
         if m.status is Status.INFEASIBLE or m.is_subproblem:
             return  # never tested: known constraints are not evidence about the device
-        values = {k: float(v) for k, v in m.sensors.items() if isinstance(v, (int, float))}
-        if m.status is Status.OK and m.objective is not None:
-            values[OBJECTIVE] = float(m.objective)
-        self.rows.append(_Row(config, x, values, m))
+        self.rows.append(_Row(config, x, self._values(m), m))
         self._changed()
 
     def _changed(self) -> None:
@@ -108,7 +144,9 @@ class Evidence:
         self._changed()
 
     def series_names(self) -> tuple[str, ...]:
-        return (QUALITY,) if self.options.trivial else (*self.raw, UNEXPLAINED)
+        if self.options.trivial:
+            return (QUALITY,)
+        return (*self.raw, UNEXPLAINED) + ((TQUALITY,) if self.options.quality != "raw" else ())
 
     def _value(self, row: _Row, name: str, low: float | None) -> float | None:
         m = row.measurement
@@ -118,6 +156,8 @@ class Evidence:
             return 0.0 if m.status is Status.OK else None if self.model.attributed(m) else 1.0
         if name == QUALITY:
             return self.quality_of(row.config, row.values) if m.status is Status.OK else low
+        if name == TQUALITY:
+            return self.quality_of(row.config, row.values) if m.status is Status.OK else None
         return row.values.get(name)
 
     def has_unexplained(self) -> bool:
@@ -168,7 +208,8 @@ class Evidence:
         if key not in self._geometry:
             o = self.options
             self._geometry[key] = Geometry(np.array([self.rows[i].x for i in idx]), query[1], k=self.k,
-                                           method=o.neighbors, alpha=o.alpha, eps=o.eps)
+                                           method=o.neighbors, alpha=o.alpha, eps=o.eps,
+                                           upper=self.encoder.upper if o.boundary else None)
         mean, std = self._geometry[key].predict(y)
         return Normal(mean, std)
 
@@ -212,20 +253,43 @@ class Evidence:
             (passed if verdict else failed).append(v)
         return cutoff_region(failed, passed)
 
-    def log_scores(self, configs: Sequence[Config], x: np.ndarray, reference_nn: float | None) -> np.ndarray:
-        """log P(quality > q_t) + log P(success) for each candidate (Fig. 8 lines 9-14)."""
-        m, query = len(configs), self.query(x)
+    def quality(self, configs: Sequence[Config], query: tuple[int, np.ndarray],
+                preds: Mapping[str, Normal | None] | None = None) -> Normal | None:
+        """Predicted quality (high is good) at the query points; None: nothing to predict from."""
         if self.options.trivial:
-            quality = self.predict(QUALITY, query)
+            return self.predict(QUALITY, query)
+        if self.options.quality != "raw":
+            return self.predict(TQUALITY, query)
+        if preds is None:
+            preds = {n: self.predict(n, query) for n in self.model.raw_names(self.model.objective, self.knobs)}
+        value = self._formula(self.model.objective, configs, preds)
+        return None if value is None else (value if self.direction is Direction.MAXIMIZE else -value)
+
+    def constraint_terms(self, configs: Sequence[Config], query: tuple[int, np.ndarray],
+                         preds: Mapping[str, Normal | None]) -> dict[str, np.ndarray]:
+        """log P(constraint holds) per constraint (and the catch-all), before scaling."""
+        m = len(configs)
+        terms = {c.name: np.broadcast_to(np.asarray(self._log_p_constraint(c, configs, preds), dtype=float), (m,))
+                 for c in self.model.constraints}
+        unexplained = self.predict(UNEXPLAINED, query) if self.has_unexplained() else None
+        if unexplained is not None:  # the catch-all: failures no declared constraint explains
+            terms[UNEXPLAINED] = np.asarray(prob_less(unexplained, Normal(0.5, 0.0)), dtype=float)
+        return terms
+
+    def log_scores(self, configs: Sequence[Config], x: np.ndarray, reference_nn: float | None,
+                   scaling: Mapping[str, float] | None = None) -> np.ndarray:
+        """log P(quality > q_t) + log P(success) for each candidate (Fig. 8 lines 9-14);
+        ``scaling``: §7's factor on each constraint's failure odds. Leaves the unscaled
+        per-constraint terms in ``self.last_terms``."""
+        m, query = len(configs), self.query(x)
+        self.last_terms: dict[str, np.ndarray] = {}
+        preds = {} if self.options.trivial else {n: self.predict(n, query) for n in self.raw}
+        quality = self.quality(configs, query, preds)
+        if self.options.trivial:
             log_success: Any = np.zeros(m)
         else:
-            preds = {n: self.predict(n, query) for n in self.raw}
-            value = self._formula(self.model.objective, configs, preds)
-            quality = None if value is None else (value if self.direction is Direction.MAXIMIZE else -value)
-            terms = [np.broadcast_to(self._log_p_constraint(c, configs, preds), (m,)) for c in self.model.constraints]
-            unexplained = self.predict(UNEXPLAINED, query) if self.has_unexplained() else None
-            if unexplained is not None:  # the catch-all: failures no declared constraint explains
-                terms.append(prob_less(unexplained, Normal(0.5, 0.0)))
+            self.last_terms = self.constraint_terms(configs, query, preds)
+            terms = [scale_log_p(t, (scaling or {}).get(name, 1.0)) for name, t in self.last_terms.items()]
             combine = np.min if self.options.combine == "min" else np.sum
             log_success = combine(np.array(terms), axis=0) if terms else np.zeros(m)
         target = self.target(reference_nn)
@@ -233,18 +297,18 @@ class Evidence:
             return np.asarray(log_success, dtype=float)
         return prob_less(Normal(np.full(m, target), 0.0), quality) + log_success
 
-
-def cutoff_region(failed: Sequence[float], passed: Sequence[float]) -> Normal | None:
-    """The §4.1 cutoff from failed and successful values of a proxy metric (None: no failure yet)."""
-    if not failed:
-        return None
-    fails = np.sort(np.asarray(failed, dtype=float))
-    high_ok = max(passed) if passed else -np.inf
-    above = fails[fails > high_ok]
-    upper = above[0] if len(above) else fails[-1]
-    values = np.concatenate([fails, np.asarray(passed, dtype=float)])
-    region = values[(values >= fails[0]) & (values <= upper)]
-    return Normal(float(region.mean()), float(region.std()))
+    def verdicts(self, m: Measurement) -> dict[str, bool]:
+        """Per constraint (and the catch-all): held (True) or failed (False); absent: unknown."""
+        out = {}
+        for c in self.model.constraints:
+            verdict = self.model.passed(c, m)
+            if verdict is not None:
+                out[c.name] = verdict
+        if m.status is Status.OK:
+            out[UNEXPLAINED] = True
+        elif not self.model.attributed(m):
+            out[UNEXPLAINED] = False
+        return out
 
 
 def mean_nn_distance(x: np.ndarray) -> float:

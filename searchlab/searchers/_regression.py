@@ -11,9 +11,26 @@ For a candidate ``c`` and one sensor with tested values ``y`` at points ``X``:
   of influence between them, a ball (``alpha = 1``) or an ellipsoid of minor/major axis
   ratio ``alpha`` on the segment ``p-t`` (§7.2, [13]);
 - derivative projection from each neighbour ``n`` (§5.2): ``d = n + eps/dist(c,n) (n - c)``,
-  ``derivative = (y_n - interp(d)) / eps``, ``extrap = y_n + dist(c,n) derivative``;
+  ``extrap = y_n + dist(c,n) derivative``;
 - the prediction (§5.3): weighted mean and variance of ``{(sum w_n, interp(c))} U
   {(w_n, extrap(c, n))}`` with gravitational weights ``w_n = 1 / dist(c, n)^2``.
+
+Deviations from the paper (also in docs/knobs.md):
+
+- *The derivative averages the slopes.* Read literally, ``(y_n - interp(d)) / eps`` with the
+  inverse-distance average of §5.1 is, as ``eps -> 0``, the **sum** of the slopes
+  ``(y_n - y_j) / dist(d, j)`` to the other neighbours ``j`` of ``d`` (``n`` weighs ``1/eps``
+  and swamps the rest): a plane with four neighbours gets three times its slope. We use
+  their **mean**, computed exactly from the same interpolation:
+  ``derivative = (y_n - interp(d)) (1/h + sum_j 1/dist(d, j)) / J`` (``h`` the step, ``J``
+  the number of other neighbours; no other neighbour: slope 0).
+- *Boundary conditions* (§7, named only): a projection point ``d`` that would leave the space
+  (the unit box of the scaled knobs) is clipped to its edge and the slope is taken over the
+  step actually made; a neighbour on the edge facing away from ``c`` gives no slope (its
+  value stands), instead of reading values "beyond" the space that do not exist.
+- *Distance scaling* (§7, "by their impact on program features"): we scale each knob by its
+  rank to [0, 1] (log2 for log knobs), the same for every sensor; the paper scales by
+  impact, which [25] details and we do not have.
 """
 
 from __future__ import annotations
@@ -35,13 +52,14 @@ class Encoder:
         self.space = space
         self._cache: dict[Config, np.ndarray] = {}
         self._maps: list[tuple[str, dict[object, np.ndarray]]] = []
-        dims = 0
+        dims, upper = 0, []
         for knob in space.knobs:
             values = knob.values
             if isinstance(knob, CategoricalKnob):
                 eye = np.eye(len(values)) * 0.5
                 self._maps.append((knob.name, {v: eye[i] for i, v in enumerate(values)}))
                 dims += len(values)
+                upper += [0.5] * len(values)
                 continue
             if isinstance(knob, IntKnob) and knob.log:
                 pos = np.log2(np.asarray(values, dtype=float))
@@ -51,7 +69,9 @@ class Encoder:
             scaled = (pos - pos.min()) / span if span > 0 else np.zeros_like(pos)
             self._maps.append((knob.name, {v: np.array([scaled[i]]) for i, v in enumerate(values)}))
             dims += 1
+            upper.append(1.0 if span > 0 else 0.0)
         self.dims = dims
+        self.upper = np.array(upper)  # the space is the box [0, upper] (boundary handling, §7)
         self.varying = sum(1 for k in space.knobs if len(k.values) > 1)  # "dimensions" for k (§5.1.2)
 
     def encode(self, configs: Sequence[Config]) -> np.ndarray:
@@ -128,19 +148,33 @@ def interp(dist: np.ndarray, mask: np.ndarray, y: np.ndarray) -> np.ndarray:
 class Geometry:
     """Everything §5 needs that depends only on where the tested and query points are —
     neighbourhoods, projection points and their neighbourhoods — shared by every sensor
-    measured at the same tested points."""
+    measured at the same tested points. ``upper``: the space's box is ``[0, upper]`` per
+    coordinate (boundary handling); None: unbounded."""
 
     def __init__(self, x: np.ndarray, c: np.ndarray, *, k: int, method: str = "knn", alpha: float = 1.0,
-                 eps: float = 1e-4) -> None:
+                 eps: float = 1e-4, upper: np.ndarray | None = None) -> None:
         self.x, self.c, self.eps, self.m = np.asarray(x, dtype=float), np.asarray(c, dtype=float), eps, len(c)
         k = max(1, k)
         self.dist = manhattan(self.c, self.x)
         self.mask = neighbour_mask(self.c, self.x, self.dist, k, method, alpha)
         self.ci, self.ni = np.nonzero(self.mask & (self.dist > 1e-15))
         self.r = self.dist[self.ci, self.ni]
-        d = self.x[self.ni] + (eps / self.r)[:, None] * (self.x[self.ni] - self.c[self.ci])  # §5.2: away from c
+        start = self.x[self.ni]
+        d = start + (eps / self.r)[:, None] * (start - self.c[self.ci])  # §5.2: away from c
+        if upper is not None:
+            d = np.clip(d, 0.0, upper)  # boundary: never step outside the space
+        self.h = np.abs(d - start).sum(axis=1)  # the step made: eps, less at an edge
         self.d_dist = manhattan(d, self.x)
         self.d_mask = neighbour_mask(d, self.x, self.d_dist, k, method, alpha)
+        rows = np.arange(len(d))
+        others = self.d_mask.copy()
+        others[rows, self.ni] = False
+        count = others.sum(axis=1)
+        with np.errstate(divide="ignore"):
+            inv = np.where(others, 1.0 / np.maximum(self.d_dist, 1e-300), 0.0).sum(axis=1)
+            # mean slope = (y_n - interp(d)) (1/h + sum 1/dist) / J, 0 without a step or another neighbour
+            self.slope_scale = np.where((self.h > 0) & (count > 0),
+                                        (1.0 / np.maximum(self.h, 1e-300) + inv) / np.maximum(count, 1), 0.0)
         self.w = 1.0 / self.r**2  # gravitational weights (§5.3)
         self.w_avg = np.bincount(self.ci, weights=self.w, minlength=self.m)  # the average weighs as all projections
 
@@ -149,7 +183,7 @@ class Geometry:
         y = np.asarray(y, dtype=float)
         ci, w, w_avg, m = self.ci, self.w, self.w_avg, self.m
         averaged = interp(self.dist, self.mask, y)
-        derivative = (y[self.ni] - interp(self.d_dist, self.d_mask, y)) / self.eps
+        derivative = (y[self.ni] - interp(self.d_dist, self.d_mask, y)) * self.slope_scale
         extrap = y[self.ni] + self.r * derivative
         total = 2.0 * w_avg
         safe = np.where(total > 0, total, 1.0)
@@ -160,6 +194,6 @@ class Geometry:
 
 
 def regress(x: np.ndarray, y: np.ndarray, c: np.ndarray, *, k: int, method: str = "knn", alpha: float = 1.0,
-            eps: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
+            eps: float = 1e-4, upper: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """§5 prediction (mean, std) at ``c`` of the sensor measured as ``y`` at ``x``."""
-    return Geometry(x, c, k=k, method=method, alpha=alpha, eps=eps).predict(y)
+    return Geometry(x, c, k=k, method=method, alpha=alpha, eps=eps, upper=upper).predict(y)

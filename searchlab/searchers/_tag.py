@@ -19,7 +19,6 @@ Growth, Monte-Carlo evaluation, backpropagation, the new-arc rule, in-flight eva
 from __future__ import annotations
 
 import bisect
-import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -35,7 +34,7 @@ def threshold_ascent(losses: Sequence[Sequence[float]], counts: Sequence[int], s
     """h(s_i, n_i) for each arm, from each arm's sorted finite losses (smaller is better)
     and its number of plays n_i (which may exceed its losses: failures, pending plays)."""
     k, n = len(counts), sum(counts)
-    best = list(itertools.islice(heapq.merge(*(arm[:s] for arm in losses)), s))  # the s best, pooled
+    best = sorted(itertools.chain.from_iterable(arm[:s] for arm in losses))[:s]  # the s best, pooled
     alpha = math.log(2 * n * k / delta) if n > 0 else 0.0
     scores = []
     for arm, n_i in zip(losses, counts):
@@ -69,6 +68,8 @@ class TagSearcher(GraphBanditSearcher):
             n_i, arm_losses = self.stats(child) if child in played else (0, [])
             losses.append(arm_losses)
             counts.append(n_i)
+        if 0 in counts:  # an unplayed arm scores +inf and is pulled whatever the others score
+            return [math.inf if n_i == 0 else 0.0 for n_i in counts]
         return threshold_ascent(losses, counts, self.s, self.delta)
 
 

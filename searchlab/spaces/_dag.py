@@ -57,6 +57,11 @@ class DerivationGraph(Space):
         """Arcs of a spanning tree that reaches every sink once (default: all arcs)."""
         return self.children(node)
 
+    def lazy_children(self, node: Node, canonical: bool = False) -> Sequence[Arc]:
+        """:meth:`children` (or :meth:`canonical_children`) as a sequence whose children may
+        be built only when indexed (a random descent needs one); default: the lists."""
+        return self.canonical_children(node) if canonical else self.children(node)
+
     # -- derived operations ------------------------------------------------------------
     def count_sinks(self, node: Node | None = None) -> int:
         """Exact number of distinct words below ``node`` (memoised over canonical arcs)."""

@@ -66,10 +66,14 @@ def _aggregate_only(paths: list[str], args: argparse.Namespace) -> dict[str, obj
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
-    overrides = [i for i in args.items if "=" in i and not Path(i).exists()]
+    # Hydra's override grammar: key=value, +key=value, ++key=value, and ~key (delete: no '=')
+    overrides = [i for i in args.items if ("=" in i or i.startswith("~")) and not Path(i).exists()]
     paths = [i for i in args.items if i not in overrides]
     study = [o for o in overrides if o.split("=", 1)[0] == "study"]
     try:
+        from searchlab.study._collect import find_run_dirs
+
+        find_run_dirs(paths)  # a path that is not there is refused now, not after the whole grid ran
         if study:
             from searchlab.study._config import compose_study
             from searchlab.study._grid import run_study

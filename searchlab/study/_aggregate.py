@@ -24,6 +24,8 @@ from searchlab.errors import ConfigError
 from searchlab.records import Direction, loss
 from searchlab.study import _metrics as M
 from searchlab.study._collect import RunData
+from searchlab.study._compare import comparisons, methodology_columns, run_scores, score_columns
+from searchlab.study._stats import Comparison
 
 ALL = "(all problems)"
 REFERENCES = ("auto", "table", "known", "study")
@@ -41,6 +43,7 @@ class Instance:
     worst_loss: float
     random_best: np.ndarray | None = None  # R(n), n = 1.. (loss)
     random_source: str = ""
+    table_values: np.ndarray | None = None  # a replayed table's objective per configuration (NaN: failed)
 
 
 @dataclass
@@ -53,7 +56,8 @@ class Curves:
     level_percentiles: np.ndarray  # len(LEVEL_GRID) x 3 (30/50/70)
     time_grid: np.ndarray | None = None
     time_fractions: np.ndarray | None = None  # runs x len(time_grid)
-    score: np.ndarray | None = None  # random-normalised score per evaluation
+    score: np.ndarray | None = None  # random-normalised score per evaluation (mean over runs)
+    run_scores: np.ndarray | None = None  # runs x evaluations: each run's score curve
     failures: dict[str, float] = field(default_factory=dict)
 
 
@@ -65,29 +69,46 @@ class StudyData:
     curves: list[Curves]
     notes: list[str]
     validation: dict[str, list[dict[str, Any]]]
+    comparisons: list[Comparison] = field(default_factory=list)
 
 
 def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
-    """Every feasible member's loss when the run replayed a table; None otherwise."""
-    from hydra.utils import get_class
+    """Every member's loss when the run replayed a table (+inf: failed or missing); None otherwise.
 
+    This is the population of the exact random baseline (docs/study.md, "The random baseline"):
+    the members the space's known constraints allow -- what ``random`` samples uniformly,
+    without repeats -- with their recorded outcome, failures included."""
     from searchlab.tables import TableProblem
 
     cfg = run.config.get("problem")
     if not isinstance(cfg, dict) or "_target_" not in cfg:
         return None
+    from searchlab.recompose import UntrustedTargetError, is_registered, recompose, registered_class
+
+    if not is_registered("problem", cfg["_target_"]):  # a record is data: nothing else is imported or built
+        return None
     try:
-        if not issubclass(get_class(str(cfg["_target_"])), TableProblem):
-            return None
         from searchlab.execution import build_problem
 
-        table = build_problem(cfg).table  # type: ignore[attr-defined]
+        if not issubclass(registered_class("problem", cfg["_target_"], f"{run.path}: problem"), TableProblem):
+            return None
+        table = build_problem(recompose("problem", cfg, str(run.path))).table  # type: ignore[attr-defined]
+    except UntrustedTargetError:
+        raise
     except Exception as exc:
         notes.append(f"{run.problem}: the replayed table could not be reopened ({exc}); "
                      "reference and random baseline fall back")
         return None
     space = table.space
-    return np.array([loss(m, run.direction) for c, m in table.rows.items() if space.check(c) is None])
+    # the members random search draws from: every configuration the known constraints allow; one a
+    # partial table lacks replays as a failure (FAILED(invalid)), so it is a failure here too
+    members = [loss(m, run.direction) for c, m in table.rows.items() if space.check(c) is None]
+    meta = table.meta if isinstance(table.meta, dict) else {}
+    missing = meta.get("missing", 0)  # table_from_run: a count; a Kernel Tuner cache: its policy
+    if missing == "invalid" and isinstance(meta.get("product"), int):  # absent members replay as FAILED(invalid)
+        missing = meta["product"] - len(members)
+    missing = missing if isinstance(missing, int) and not isinstance(missing, bool) else 0
+    return np.array(members + [np.inf] * missing)
 
 
 def _instance(key: tuple[str, str], runs: Sequence[RunData], reference: str, notes: list[str]) -> Instance:
@@ -122,6 +143,7 @@ def _instance(key: tuple[str, str], runs: Sequence[RunData], reference: str, not
     budget = max(r.evaluations for r in runs)
     if table is not None:
         inst.random_best, inst.random_source = M.expected_random_best(table, budget), "exact, from the table"
+        inst.table_values = np.where(np.isfinite(table), sign * table, np.nan)
     else:
         randoms = [r for r in runs if r.searcher == "random"]
         if randoms:
@@ -154,28 +176,14 @@ def _run_fraction(run: RunData, inst: Instance, n: int) -> np.ndarray:
     return M.extend(M.fraction_of_peak(M.best_so_far(run.losses), inst.reference_loss, run.direction), n)
 
 
-def _score(runs: Sequence[RunData], instances: dict[tuple[str, str], Instance], n: int) -> np.ndarray | None:
-    """Mean over instances of the random-normalised score curve of these runs."""
-    curves = []
-    by_inst: dict[tuple[str, str], list[RunData]] = defaultdict(list)
-    for run in runs:
-        by_inst[run.instance].append(run)
-    for key, group in by_inst.items():
-        inst = instances[key]
-        if inst.random_best is None:
-            return None
-        best = np.array([M.floor_failures(M.extend(M.best_so_far(r.losses), n), inst.worst_loss) for r in group])
-        curves.append(M.random_normalised_score(best.mean(axis=0), M.extend(inst.random_best, n), inst.reference_loss))
-    with np.errstate(all="ignore"):
-        return np.nanmean(np.array(curves), axis=0) if curves else None
-
-
 def _group(problem: str, searcher: str, runs: Sequence[RunData], instances: dict[tuple[str, str], Instance],
-           n: int, grid: np.ndarray | None, modes: Sequence[str]) -> tuple[dict[str, Any], Curves]:
+           n: int, grid: np.ndarray | None, modes: Sequence[str], notes: list[str]) -> tuple[dict[str, Any], Curves]:
     fractions = np.array([_run_fraction(r, instances[r.instance], n) for r in runs])
     final = fractions[:, -1]
     failures = M.failure_shares([m for r in runs for m in r.modes])
-    score = _score(runs, instances, n)
+    scores = run_scores(runs, instances, n)
+    with np.errstate(all="ignore"):
+        score = np.nanmean(scores, axis=0) if scores is not None else None
     insts = [instances[k] for k in dict.fromkeys(r.instance for r in runs)]
     bests = [r.objective(float(r.losses.min())) for r in runs if np.isfinite(r.losses).any()]
     sign = 1.0 if runs[0].direction is Direction.MINIMIZE else -1.0
@@ -196,17 +204,21 @@ def _group(problem: str, searcher: str, runs: Sequence[RunData], instances: dict
         hits = [M.evaluations_to_level(f, level) for f in fractions]
         for q in M.LEVEL_PERCENTILES:
             row[f"evals_to_{round(level * 100)}_p{round(q)}"] = M.percentile(hits, q)
+    row["infeasible_mean"] = float(np.mean([r.infeasible for r in runs]))  # proposals never measured
+    if row["infeasible_mean"] > 0 and problem != ALL:
+        notes.append(f"{problem} / {searcher}: {row['infeasible_mean']:.3g} known-infeasible proposals per run on "
+                     f"average, not evaluations (never measured); {row['evaluations_mean']:.3g} evaluations per run")
     row["failed_share"] = float(sum(failures.values()))
     for mode in modes:
         row[f"failed_{mode}"] = failures.get(mode, 0.0)
-    with np.errstate(all="ignore"):
-        row["score_final"] = float(score[-1]) if score is not None else math.nan
-        row["score_mean"] = float(np.nanmean(score)) if score is not None and np.isfinite(score).any() else math.nan
+    row.update(score_columns(scores))
+    row.update(methodology_columns(runs, instances, notes))
     row["score_baseline"] = "; ".join(sorted({i.random_source for i in insts})) if score is not None else "none"
     row["charged_s_mean"] = float(np.mean([r.charged.sum() for r in runs]))
     walls = [r.wall_time_s for r in runs if r.wall_time_s is not None]
     row["wall_s_mean"] = float(np.mean(walls)) if walls else math.nan
-    curves = Curves(problem, searcher, fractions, _level_percentiles(fractions), score=score, failures=failures)
+    curves = Curves(problem, searcher, fractions, _level_percentiles(fractions), score=score, run_scores=scores,
+                    failures=failures)
     if grid is not None:
         curves.time_grid = grid
         curves.time_fractions = np.array([
@@ -260,13 +272,16 @@ def aggregate(runs: Sequence[RunData], notes: Sequence[str] = (), reference: str
             notes.append(f"{problem}: no charged time recorded (compile_s + run_s are 0): no time curves")
         for searcher in sorted({r.searcher for r in prob_runs}):
             row, curve = _group(problem, searcher, [r for r in prob_runs if r.searcher == searcher],
-                                instances, n, grid, modes)
+                                instances, n, grid, modes, notes)
             rows.append(row)
             curves.append(curve)
     if len(problems) > 1:
         n = max(r.evaluations for r in runs)
         for searcher in sorted({r.searcher for r in runs}):
-            row, curve = _group(ALL, searcher, [r for r in runs if r.searcher == searcher], instances, n, None, modes)
+            row, curve = _group(ALL, searcher, [r for r in runs if r.searcher == searcher], instances, n, None, modes,
+                                [])
             rows.append(row)
             curves.append(curve)
-    return StudyData(list(runs), instances, rows, curves, notes, _validation(runs))
+    budgets = {p: max(r.evaluations for r in runs if r.problem == p) for p in problems}
+    pairs = comparisons(runs, instances, budgets, ALL if len(problems) > 1 else None)
+    return StudyData(list(runs), instances, rows, curves, notes, _validation(runs), pairs)

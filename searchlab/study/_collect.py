@@ -7,6 +7,13 @@ is an *instance*, normalised on its own, and instances of one problem are pooled
 paper 001 §8.2 pools application/architecture combinations after normalising each).
 Searchers are labelled by name; runs of one searcher name with different options get
 the differing options in their label (``exhaustive[shuffle=True]``).
+
+The evaluations axis counts what a budget counts -- measurements (device runs, table
+look-ups) and cache hits -- in recorded order. Known-infeasible proposals (status
+``infeasible``: a known constraint rejects them, nothing is measured) are left out of it
+and counted apart (``RunData.infeasible``): random search's baseline draws only from the
+members the known constraints allow, so a curve that spent evaluations on rejected
+proposals would not be comparable with it (docs/study.md, "The random baseline").
 """
 
 from __future__ import annotations
@@ -15,14 +22,14 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from searchlab.errors import ConfigError
-from searchlab.records import Direction, Status, loss
+from searchlab.records import Direction, Measurement, Status, loss
 
 SUMMARY = "summary.json"
 
@@ -49,6 +56,7 @@ class RunData:
     modes: tuple[str, ...]  # failure mode of each evaluation ("none" when OK)
     report: Mapping[str, Any] = field(default_factory=dict)  # summary.json's run-end report
     wall_time_s: float | None = None
+    infeasible: int = 0  # known-infeasible proposals recorded (not on the evaluations axis)
 
     @property
     def evaluations(self) -> int:
@@ -77,10 +85,21 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     return list(found)
 
 
+def _recorded_loss(measurement: Measurement, direction: Direction) -> float:
+    """A replay with ``sample_noise`` shows the searcher one recorded sample, but a study scores
+    the configuration at its recorded value (``extra["recorded_objective"]``): the exact random
+    baseline is defined over recorded values, and a lucky draw must not count as progress."""
+    recorded = measurement.extra.get("recorded_objective") if measurement.extra else None
+    if recorded is not None and measurement.status is Status.OK:
+        measurement = replace(measurement, objective=float(recorded))
+    return loss(measurement, direction)
+
+
 def read_run_data(run_dir: Path) -> RunData:
     from searchlab.store import read_run
 
-    info, results = read_run(run_dir)
+    info, recorded = read_run(run_dir)
+    results = [r for r in recorded if r.status is not Status.INFEASIBLE]
     direction = Direction(info["direction"])
     summary: dict[str, Any] = {}
     if (run_dir / SUMMARY).is_file():
@@ -96,11 +115,12 @@ def read_run_data(run_dir: Path) -> RunData:
         config=info.get("config") or {},
         devices=tuple(sorted(str(d.get("name", "")) for d in info.get("devices") or [] if isinstance(d, Mapping))),
         status=str(info["status"]), stop_reason=str(info.get("stop_reason") or ""),
-        losses=np.array([loss(r.measurement, direction) for r in results], dtype=float),
+        losses=np.array([_recorded_loss(r.measurement, direction) for r in results], dtype=float),
         charged=np.array([r.measurement.charged for r in results], dtype=float),
         statuses=tuple(r.status.value for r in results),
         modes=tuple(r.measurement.failure_mode.value if r.status is not Status.OK else "none" for r in results),
         report=summary.get("report") or {}, wall_time_s=summary.get("wall_time_s"),
+        infeasible=len(recorded) - len(results),
     )
 
 

@@ -27,8 +27,10 @@ Conventions, defined once:
   ``R`` the expected best-so-far of random search without replacement at the same budget,
   and ``opt`` the optimum: 0 = as good as random, 1 = the optimum every time, negative =
   worse than random. ``R`` is computed *exactly* from a table (the expected minimum of
-  ``n`` draws without replacement, :func:`expected_random_best`; the methodology's
-  calculated baseline approximates the same by the expected rank), or, without a table,
+  ``n`` draws without replacement, :func:`expected_random_best`, over every member the
+  known constraints allow, failures included -- the population ``random`` samples; the
+  methodology's calculated baseline instead leaves failures out and approximates by the
+  expected rank, see ``_methodology.py`` and docs/study.md), or, without a table,
   estimated by the study's own ``random`` runs. The aggregate score is the mean of the
   curve over the budget (the methodology averages the standardised curve over its range).
   In ``S`` and ``R`` a run with no successful evaluation yet counts the instance's worst

@@ -1,11 +1,13 @@
 """The study's figures (matplotlib, Agg backend), returned as base64 PNGs for a self-contained report.
 
-- anytime curves: mean best-so-far fraction of peak vs evaluations with the 10th-90th
-  percentile band (paper 001 Fig. 11), and the same vs charged time;
+- anytime curves: mean best-so-far fraction of peak vs evaluations, shaded with the seeded
+  bootstrap confidence band of the mean over runs (level in the title, ``_stats.BAND_LEVEL``;
+  the runs' 10th/90th percentiles of paper 001 Fig. 11 are in the tables), and the same vs
+  charged time;
 - tests to level: evaluations needed to reach each fraction of peak, median with the
   30th-70th percentile band (paper 001 Fig. 12); a level not reached by the percentile's
   runs is not drawn;
-- random-normalised score vs evaluations (Kernel Tuner's methodology);
+- random-normalised score vs evaluations with its bootstrap band (Kernel Tuner's methodology);
 - failure shares per searcher and failure mode.
 """
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from searchlab.study import _metrics as M
+from searchlab.study import _stats as S
 from searchlab.study._aggregate import LEVEL_GRID, Curves
 
 
@@ -28,6 +30,7 @@ class Figure:
     problem: str
     title: str
     png_base64: str
+    band: str = ""  # what the shaded band is (its level), repeated under the figure in the report
 
 
 def _png(fig: object) -> str:
@@ -53,31 +56,39 @@ def _axes(title: str, xlabel: str, ylabel: str) -> tuple[object, object]:
     return fig, ax
 
 
+BAND = f"{round(S.BAND_LEVEL * 100)} % bootstrap CI of the mean over runs"
+
+
+def _banded(ax: object, x: np.ndarray, runs: np.ndarray, label: str) -> None:
+    """Mean line and the shaded bootstrap band of the mean (the runs' spread is in the tables:
+    dotted percentile lines of four searchers made the figure unreadable)."""
+    mean, lo, hi = S.bootstrap_band(runs)
+    (line,) = ax.plot(x, mean, label=label, lw=1.6)  # type: ignore[attr-defined]
+    ax.fill_between(x, lo, hi, alpha=0.2, color=line.get_color(), lw=0)  # type: ignore[attr-defined]
+
+
 def _anytime(problem: str, curves: Sequence[Curves]) -> Figure:
-    fig, ax = _axes(f"{problem}: best so far (mean, 10th-90th percentile)", "evaluations", "fraction of peak")
+    fig, ax = _axes(f"{problem}: best so far vs evaluations\nmean; shaded: {BAND}",
+                    "evaluations", "fraction of peak")
     for c in curves:
-        mean, lo, hi = M.band(c.fractions)
-        x = np.arange(1, len(mean) + 1)
-        (line,) = ax.plot(x, mean, label=f"{c.searcher} ({len(c.fractions)} runs)")  # type: ignore[attr-defined]
-        ax.fill_between(x, lo, hi, alpha=0.15, color=line.get_color())  # type: ignore[attr-defined]
+        _banded(ax, np.arange(1, c.fractions.shape[1] + 1), c.fractions, f"{c.searcher} ({len(c.fractions)} runs)")
     ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
     ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
-    return Figure("anytime", problem, "best so far vs evaluations", _png(fig))
+    return Figure("anytime", problem, "best so far vs evaluations", _png(fig), BAND)
 
 
 def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
     timed = [c for c in curves if c.time_grid is not None and c.time_fractions is not None]
     if not timed:
         return None
-    fig, ax = _axes(f"{problem}: best so far vs charged time (mean, 10th-90th)", "charged time (s)", "fraction of peak")
+    fig, ax = _axes(f"{problem}: best so far vs charged time\nmean; shaded: {BAND}",
+                    "charged time (s)", "fraction of peak")
     for c in timed:
-        mean, lo, hi = M.band(c.time_fractions)  # type: ignore[arg-type]
-        (line,) = ax.plot(c.time_grid, mean, label=c.searcher)  # type: ignore[attr-defined]
-        ax.fill_between(c.time_grid, lo, hi, alpha=0.15, color=line.get_color())  # type: ignore[attr-defined]
+        _banded(ax, c.time_grid, c.time_fractions, c.searcher)  # type: ignore[arg-type]
     ax.set_xscale("log")  # type: ignore[attr-defined]
     ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
     ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
-    return Figure("time", problem, "best so far vs charged time", _png(fig))
+    return Figure("time", problem, "best so far vs charged time", _png(fig), BAND)
 
 
 def _levels(problem: str, curves: Sequence[Curves]) -> Figure:
@@ -99,13 +110,19 @@ def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
         return None
     low = min(float(np.nanmin(c.score)) for c in scored)  # type: ignore[arg-type]
     cut = " (axis cut at -1)" if low < -1.0 else ""
-    fig, ax = _axes(f"{problem}: random-normalised score (S - R) / (opt - R){cut}", "evaluations", "score")
+    fig, ax = _axes(f"{problem}: random-normalised score (S - R) / (opt - R){cut}\nmean; shaded: {BAND}",
+                    "evaluations", "score")
     for c in scored:
-        ax.plot(np.arange(1, len(c.score) + 1), c.score, label=c.searcher)  # type: ignore[attr-defined,arg-type]
+        x = np.arange(1, len(c.score) + 1)  # type: ignore[arg-type]
+        if c.run_scores is not None and np.isfinite(c.run_scores).all(axis=0).any():
+            ok = np.isfinite(c.run_scores).all(axis=0)
+            _banded(ax, x[ok], c.run_scores[:, ok], c.searcher)
+        else:
+            ax.plot(x, c.score, label=c.searcher)  # type: ignore[attr-defined]
     ax.axhline(0.0, color="grey", lw=0.8)  # type: ignore[attr-defined]
     ax.set_ylim(max(-1.0, low - 0.05), 1.05)  # type: ignore[attr-defined]
     ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
-    return Figure("score", problem, "random-normalised score", _png(fig))
+    return Figure("score", problem, "random-normalised score", _png(fig), BAND)
 
 
 def _failures(curves: Sequence[Curves]) -> Figure | None:

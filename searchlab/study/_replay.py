@@ -35,7 +35,11 @@ def _cores() -> int:
 
 
 def _start_ray(workers: int | None, address: str | None) -> bool:
-    """Start Ray unless it runs; True if this call started it."""
+    """Start Ray unless it runs; True if this call started it (loopback only, token auth on)."""
+    from searchlab.execution._ray import LOOPBACK, local_ray_environment
+
+    if not address:
+        local_ray_environment()
     import ray
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -49,7 +53,8 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
             raise ConfigError(f"study.workers={workers}: must be a positive integer or null")
         # address="local": a new instance even when `ray start` left a cluster on this machine
         # (a bare ray.init() would join it, and refuses num_cpus there)
-        ray.init(address="local", num_cpus=workers or _cores(), object_store_memory=128 * 1024**2, **kwargs)
+        ray.init(address="local", num_cpus=workers or _cores(), object_store_memory=128 * 1024**2,
+                 _node_ip_address=LOOPBACK, **kwargs)
     return True
 
 

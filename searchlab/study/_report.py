@@ -1,6 +1,7 @@
 """Write a study's outputs: report.html (self-contained), summary.md, metrics.csv and Parquet files.
 
 - ``metrics.csv`` / ``metrics.parquet``: one row per (problem, searcher), every metric;
+- ``pairwise.csv``: every paired comparison (Wilcoxon, Holm, rank-biserial; ``_stats.py``);
 - ``evaluations.parquet``: one row per recorded evaluation of every run (long form, with
   best-so-far and fraction of peak), for analyses the report does not make;
 - ``report.html``: tables and figures (base64 PNG), readable offline from one file;
@@ -19,18 +20,28 @@ from typing import Any
 import numpy as np
 
 from searchlab.study import _metrics as M
+from searchlab.study import _report_pairs as P
 from searchlab.study._aggregate import StudyData
+from searchlab.study._stats import BAND_LEVEL
 
 DEFINITIONS = [
     ("fraction of peak", "minimised objective: optimum / value; maximised: value / optimum; 0 before the first "
      "success. The optimum (reference) per problem is shown in the table."),
-    ("best so far", "mean over runs with the 10th-90th percentile band (paper 001 Fig. 11); failed and sub-problem "
-     "evaluations never count as a best."),
+    ("best so far", f"mean over runs; shaded: the {round(BAND_LEVEL * 100)} % percentile-bootstrap confidence band of "
+     "the mean (runs resampled whole, 2000 resamples, fixed seed); the runs' spread (10th-90th percentile, paper 001 "
+     "Fig. 11) is in the 'fraction' column. Failed and sub-problem evaluations never count as a best; known-infeasible "
+     "proposals (never measured) are not evaluations."),
     ("evals to L %", "evaluations until the best so far reaches L % of peak: median [30th-70th percentile] over runs "
      "(paper 001 Fig. 12); 'not reached' when that percentile's runs never got there."),
     ("success", "share of runs that reached the optimum (within 1e-9) by the end of their budget."),
-    ("score", "random-normalised score (S - R) / (opt - R) of the Kernel Tuner methodology (Willemsen et al., FGCS "
-     "2024): 0 = random search, 1 = optimum; 'final' at the full budget, 'mean' averaged over the budget."),
+    ("score", "random-normalised score (S - R) / (opt - R) (Willemsen et al., FGCS 2024) with R the exact expected "
+     "best of random search without repeats over the table's configurations (failures count as the worst success): "
+     "0 = random search, 1 = optimum; 'final' at the full budget, 'mean' averaged over the budget; "
+     f"[brackets]: {round(BAND_LEVEL * 100)} % bootstrap interval over runs."),
+    ("KT score", "the performance score as the autotuning-methodology package computes it on the evaluations axis: "
+     "R = the rank approximation over valid configurations only, S = the median-rank curve, averaged over the "
+     "evaluations until random search is expected to reach 95 % of the way from the median to the optimum "
+     "(the range is shown). See docs/study.md for every difference from 'score'."),
     ("failed", "share of all evaluations that failed (any mode; the figure splits by mode)."),
 ]
 
@@ -57,10 +68,13 @@ def display_rows(rows: Sequence[Mapping[str, Any]], problem: str) -> list[dict[s
              "success": _fmt(r["success_optimum"])}
         for level in M.LEVELS:
             k = f"evals_to_{round(level * 100)}"
-            d[f"evals to {round(level * 100)} %"] = (f"{_fmt(r[k + '_p50'])} [{_fmt(r[k + '_p30'])}, "
+            d[f"evals to {round(level * 100)} %"] = ("not reached" if math.isinf(r[k + "_p50"]) else
+                                                     f"{_fmt(r[k + '_p50'])} [{_fmt(r[k + '_p30'])}, "
                                                      f"{_fmt(r[k + '_p70'])}]")
         d["failed"] = _fmt(r["failed_share"])
-        d["score final / mean"] = f"{_fmt(r['score_final'])} / {_fmt(r['score_mean'])}"
+        d["score final [CI]"] = f"{_fmt(r['score_final'], 2)} [{_fmt(r['score_final_lo'], 2)}, {_fmt(r['score_final_hi'], 2)}]"
+        d["score mean [CI]"] = f"{_fmt(r['score_mean'], 2)} [{_fmt(r['score_mean_lo'], 2)}, {_fmt(r['score_mean_hi'], 2)}]"
+        d["KT score (range)"] = f"{_fmt(r['kt_score'])} ({r['kt_range'] or '-'})"
         d["best value"] = _fmt(r["best_value"], 6)
         out.append(d)
     return out
@@ -97,7 +111,7 @@ def _references(data: StudyData) -> list[dict[str, Any]]:
 
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:0.5em 0}
 td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;text-align:left}th{background:#f0f0f0}
-img{display:block;margin:0.5em 0;max-width:100%}.notes li{color:#7a4b00}"""
+img{display:block;margin:0.5em 0;max-width:100%}.notes li{color:#7a4b00}""" + P.STYLE
 
 _CHECK = """<script>window.addEventListener('load',function(){var imgs=document.querySelectorAll('img.figure');
 var ok=0;imgs.forEach(function(i){if(i.complete&&i.naturalWidth>0){ok++;}});
@@ -125,8 +139,13 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
         parts.append(_html_table(display_rows(data.rows, problem)))
         for fig in figures:
             if fig.problem == problem:
-                parts.append(f"<img class='figure' data-kind='{fig.kind}' alt='{html.escape(fig.title)}: "
-                             f"{html.escape(problem)}' src='data:image/png;base64,{fig.png_base64}'>")
+                parts.append(f"<figure><img class='figure' data-kind='{fig.kind}' data-band='{html.escape(fig.band)}' "
+                             f"alt='{html.escape(fig.title)}: {html.escape(problem)}' "
+                             f"src='data:image/png;base64,{fig.png_base64}'>")
+                if fig.band:
+                    parts.append(f"<figcaption>Line: mean over runs. Shaded: {html.escape(fig.band)} (seeded).</figcaption>")
+                parts.append("</figure>")
+    parts.append(P.html_tables(data.comparisons))
     for fig in figures:
         if fig.problem == "":
             parts.append(f"<h2>{html.escape(fig.title)}</h2><img class='figure' data-kind='{fig.kind}' "
@@ -155,6 +174,7 @@ def render_markdown(data: StudyData, meta: Mapping[str, Any]) -> str:
     lines += ["", "## References", "", _md_table(_references(data))]
     for problem in dict.fromkeys(r["problem"] for r in data.rows):
         lines += [f"## {problem}", "", _md_table(display_rows(data.rows, problem))]
+    lines += P.markdown(data.comparisons)
     for problem, vrows in data.validation.items():
         lines += [f"## Validation: {problem}", "", _md_table(vrows)]
     lines += ["## Definitions", ""] + [f"- **{k}**: {v}" for k, v in DEFINITIONS]
@@ -193,10 +213,11 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
     figures = make_figures(data.curves)
     paths = {"html": out / "report.html", "markdown": out / "summary.md", "csv": out / "metrics.csv",
              "parquet": out / "metrics.parquet", "evaluations": out / "evaluations.parquet",
-             "json": out / "study.json"}
+             "json": out / "study.json", "pairwise": out / "pairwise.csv"}
     metrics = pd.DataFrame(data.rows)
     metrics.to_csv(paths["csv"], index=False)
     metrics.to_parquet(paths["parquet"], index=False)
+    P.frame(data.comparisons).to_csv(paths["pairwise"], index=False)  # type: ignore[attr-defined]
     evaluations_frame(data).to_parquet(paths["evaluations"], index=False)
     paths["html"].write_text(render_html(data, figures, meta))
     paths["markdown"].write_text(render_markdown(data, meta))

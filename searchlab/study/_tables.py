@@ -135,7 +135,9 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
     problem_cfg = (info.get("config") or {}).get("problem")
     if not isinstance(problem_cfg, dict) or "_target_" not in problem_cfg:
         raise ConfigError(f"table {str(run_dir)!r}: the run stores no problem config to rebuild its space from")
-    space = build_problem(problem_cfg).space
+    from searchlab.recompose import recompose  # a record is data: only a registered problem is rebuilt
+
+    space = build_problem(recompose("problem", problem_cfg, f"table {str(run_dir)!r}")).space
     rows, subproblems = _rows(results)
     members, missing, example, counted = _coverage(space, rows)
     if missing and (not counted or (members - missing) / members < min_coverage):

@@ -108,3 +108,78 @@ def finalize_run(problem: FutharkProgram, ctx: FinalizeContext) -> dict[str, Any
         "code_versions": problem.code_versions,
         "report_text": text,
     }
+
+
+def format_interval_table(name: str, rows: Mapping[str, Mapping[str, Mapping[str, Any]]], datasets: list[str],
+                          tuning_s: float, runs: int) -> str:
+    """Table 6.2 with each cell ``median [95 % interval]`` in milliseconds."""
+    lines = [f"{name}: validation run time, ms, median [95 % interval of the median]"]
+    cells = {label: [f"{t[d]['median'] * 1e3:.3f} [{t[d]['ci95'][0] * 1e3:.3f}, {t[d]['ci95'][1] * 1e3:.3f}]"
+                     for d in datasets] for label, t in rows.items()}
+    width = max([24, *(len(d) + 2 for d in datasets), *(len(c) + 2 for cs in cells.values() for c in cs)])
+    lines.append(f"{'':<12}" + "".join(f"{d:>{width}}" for d in datasets) + f"{'tuning s':>10}{'runs':>6}")
+    for label, cs in cells.items():
+        tail = f"{tuning_s:>10.1f}{runs:>6d}" if label == "tuned" else ""
+        lines.append(f"{label:<12}" + "".join(f"{c:>{width}}" for c in cs) + tail)
+    return "\n".join(lines)
+
+
+def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
+    """``.tuning`` (accepted by ``futhark bench --tuning``), comparison log, validation table."""
+    run_dir = Path(ctx.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    best = tuned_result(ctx)
+    if best is None:
+        return {"report_text": f"{problem.name}: no successful evaluation, no .tuning file written"}
+    tuned = {k: int(v) for k, v in best.config.items()}  # type: ignore[arg-type]
+    tuning = run_dir / f"{problem.source.name}.tuning"
+    write_tuning(tuning, tuned)
+    log = run_dir / f"{problem.source.stem}.comparisons.log"
+    log.write_text("".join(line + "\n" for line in best.measurement.log))
+    spec = write_spec(problem, run_dir)
+    space = problem.space
+    configs: dict[str, Mapping[str, int]] = {
+        "untuned": {k: int(v) for k, v in space.default_config().items()},
+        "all-false": {k: int(v) for k, v in space.all_false().items()},
+        "tuned": tuned,
+    }
+    if problem.reference_tuning:
+        reference = read_tuning(problem.reference_tuning)
+        space.validate(Config({**configs["untuned"], **reference}))
+        configs["reference"] = {**configs["untuned"], **reference}
+    validation = [d.name for d in space.validation_datasets()]
+    rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
+    ran, tuning_runs = benchmark_runs(ctx.results)
+    text = (format_interval_table(problem.name, rows, validation, ctx.wall_time_s, tuning_runs) if rows
+            else f"{problem.name}: no validation datasets")
+    (run_dir / f"{problem.source.stem}.validation.txt").write_text(text + "\n")
+    return {
+        "tuning_file": str(tuning),
+        "comparison_log": str(log),
+        "spec_file": str(spec),
+        "tuned": tuned,
+        "validation": {label: {d: {"median_ms": v["median"] * 1e3, "ci95_ms": [x * 1e3 for x in v["ci95"]],
+                                   "cv": v["cv"]} for d, v in times.items()} for label, times in rows.items()},
+        "benchmark_runs": ran,
+        "tuning_runs": tuning_runs,
+        "tuning_time_s": ctx.wall_time_s,
+        "code_versions": problem.code_versions,
+        "report_text": text,
+    }
+
+
+def write_spec(problem: Any, run_dir: Path) -> Path:
+    """A ``--spec-file`` naming the exact data files of this run, so that
+    ``futhark bench --spec-file=F --tuning`` (and ``futhark autotune``) see the same datasets."""
+    lines = ["=="]
+    entries = sorted({d.entry for d in problem.data.values()})
+    for entry in entries:
+        lines.append(f"entry: {entry}")
+        for data in problem.data.values():
+            if data.entry == entry:
+                lines.append(f"input @ {data.input}")
+                if data.expected_path is not None:
+                    lines.append(f"output @ {data.expected_path}")
+    path = run_dir / f"{problem.source.stem}.spec"
+    path.write_text("\n".join(lines) + "\n")
+    return path

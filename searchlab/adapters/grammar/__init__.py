@@ -1,10 +1,10 @@
-"""Grammar problems (paper 002): any acyclic grammar as a derivation DAG, and the DFT
-Cooley-Tukey breakdown grammar on executable numpy FFT plans."""
+"""Grammar problems (paper 002): any acyclic grammar as a derivation DAG, and the grammar
+of our adaptive C DFT library (generated codelets, recursive executor, timed in C)."""
 
 from searchlab.adapters.grammar._grammar import Grammar, Production, load_grammar, word_counts
 from searchlab.adapters.grammar._strings import StringGraph
 from searchlab.adapters.grammar._tree import TreeGraph
-from searchlab.adapters.grammar.dft import DftConfig, DftProblem, dft_grammar
+from searchlab.adapters.grammar.dft import DftConfig, DftProblem, dft_grammar, ruletree
 from searchlab.adapters.grammar.problem import GrammarProblem, GrammarProblemConfig, Word
 
 SCHEMAS: dict[str, type] = {
@@ -25,5 +25,6 @@ __all__ = [
     "Word",
     "dft_grammar",
     "load_grammar",
+    "ruletree",
     "word_counts",
 ]

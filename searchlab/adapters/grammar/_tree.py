@@ -14,9 +14,13 @@ from any node and never enumerates.
 
 from __future__ import annotations
 
+import bisect
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Union
+
+import numpy as np
 
 from searchlab.adapters.grammar._grammar import Grammar, word_counts
 from searchlab.errors import ConfigError, InvalidConfigError
@@ -46,6 +50,9 @@ class TreeGraph(DerivationGraph):
         self.subwords = subwords
         self._words = word_counts(grammar)
         self._labels = {a: {self._label(a, rhs): rhs for rhs in grammar.alternatives(a)} for a in grammar.nonterminals}
+        self._rules = {a: list(labels.items()) for a, labels in self._labels.items()}
+        self._leaves: dict[Node, list[tuple[Path, str]]] = {}  # open leaves of recently built forms
+        self._built: dict[str, Tree] = {}  # key -> form, for forms this graph built and named
 
     @staticmethod
     def _label(symbol: str, rhs: tuple[str, ...]) -> str:
@@ -57,7 +64,11 @@ class TreeGraph(DerivationGraph):
         return self.grammar.start
 
     def open_leaves(self, node: Node) -> list[tuple[Path, str]]:
-        """Open (nonterminal) leaves, left to right, with their child-index paths."""
+        """Open (nonterminal) leaves, left to right, with their child-index paths (memoised:
+        a form built by :meth:`lazy_children` gets its leaves from its parent's)."""
+        known = self._leaves.get(node)
+        if known is not None:
+            return known
         out: list[tuple[Path, str]] = []
         stack: list[tuple[Path, Tree]] = [((), node)]  # type: ignore[list-item]
         while stack:
@@ -67,7 +78,13 @@ class TreeGraph(DerivationGraph):
                     out.append((path, tree))
                 continue
             stack.extend(((*path, i), kid) for i, kid in reversed(list(enumerate(tree[1]))))
+        self._remember(node, out)
         return out
+
+    def _remember(self, node: Node, leaves: list[tuple[Path, str]]) -> None:
+        if len(self._leaves) > 200_000:  # bounded: a long search builds millions of forms
+            self._leaves.clear()
+        self._leaves[node] = leaves
 
     def _expand(self, node: Tree, path: Path, symbol: str, rhs: tuple[str, ...]) -> Tree:
         if not path:
@@ -91,6 +108,13 @@ class TreeGraph(DerivationGraph):
     def canonical_children(self, node: Node) -> Sequence[Arc]:
         return self._arcs(node, self.open_leaves(node)[:1])
 
+    def lazy_children(self, node: Node, canonical: bool = False) -> Sequence[Arc]:
+        """The arcs of :meth:`children` (or :meth:`canonical_children`) in the same order,
+        each child built only when indexed: a random descent builds one form per step
+        instead of every rewrite of every open leaf."""
+        leaves = self.open_leaves(node)
+        return _LazyArcs(self, node, leaves[:1] if canonical else leaves)
+
     def is_word(self, node: Node) -> bool:
         return not self.open_leaves(node)
 
@@ -100,19 +124,41 @@ class TreeGraph(DerivationGraph):
             count *= self._words[symbol]
         return count
 
+    def uniform_word(self, rng: np.random.Generator, node: Node | None = None) -> tuple[list[str], Node]:
+        """A word uniformly at random below ``node``: rewrite the leftmost open leaf by a rule
+        drawn with weight = the number of words it leads to (a product of word counts), and
+        build only the child drawn (same distribution as the base class, far less work)."""
+        current = self.root if node is None else node
+        if self.count_sinks(current) == 0:
+            raise ConfigError(f"node {self.key(current)!r} derives no word")
+        path: list[str] = []
+        while True:
+            leaves = self.open_leaves(current)
+            if not leaves:
+                return path, current
+            rules = self._rules[leaves[0][1]]
+            weights = np.array([float(math.prod(self._words[s] for s in rhs)) for _, rhs in rules])
+            i = int(rng.choice(len(rules), p=weights / weights.sum()))
+            label, current = self.lazy_children(current, canonical=True)[i]
+            path.append(label)
+
     def key(self, node: Node) -> str:
-        tree: Tree = node  # type: ignore[assignment]
-        if isinstance(tree, str):
-            return tree
-        return f"{tree[0]}({','.join(self.key(kid) for kid in tree[1])})"
+        """``A(x,B(y))``; remembered (bounded), so :meth:`node` of a key just made is a lookup."""
+        key = _key(node)  # type: ignore[arg-type]
+        if len(self._built) > 100_000:
+            self._built.clear()
+        self._built[key] = node  # type: ignore[assignment]
+        return key
 
     def node(self, key: str) -> Tree:
-        tree = self.parse(key)
+        known = self._built.get(key)
+        tree = self.parse(key) if known is None else known
         top = symbol_of(tree)
         if top != self.root and not (self.subwords and self.grammar.is_nonterminal(top)):
             allowed = "a nonterminal" if self.subwords else f"the start symbol {self.root!r}"
             raise InvalidConfigError(f"{key!r} is not a form of this grammar: its root must be {allowed}")
-        self._check(tree, key)
+        if known is None:  # a form this graph built is made of its rules already
+            self._check(tree, key)
         return tree
 
     # -- parsing and checking -----------------------------------------------------------
@@ -185,6 +231,39 @@ class TreeGraph(DerivationGraph):
 
     def subproblem_of(self, key: str) -> str:
         return symbol_of(self.parse(key))
+
+
+def _key(tree: Tree) -> str:
+    if isinstance(tree, str):
+        return tree
+    return f"{tree[0]}({','.join(_key(kid) for kid in tree[1])})"
+
+
+class _LazyArcs(Sequence[Arc]):
+    def __init__(self, graph: TreeGraph, node: Node, leaves: list[tuple[Path, str]]) -> None:
+        self.graph, self.node, self.leaves = graph, node, leaves
+        self.all_leaves = graph.open_leaves(node)
+        self.offsets = [0]
+        for _, symbol in leaves:
+            self.offsets.append(self.offsets[-1] + len(graph._rules[symbol]))
+
+    def __len__(self) -> int:
+        return self.offsets[-1]
+
+    def __iter__(self) -> Iterator[Arc]:
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, i: int) -> Arc:  # type: ignore[override]
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        j = bisect.bisect_right(self.offsets, i) - 1
+        path, symbol = self.leaves[j]
+        label, rhs = self.graph._rules[symbol][i - self.offsets[j]]
+        child = self.graph._expand(self.node, path, symbol, rhs)  # type: ignore[arg-type]
+        g = self.graph.grammar
+        new = [((*path, k), s) for k, s in enumerate(rhs) if g.is_nonterminal(s)]
+        self.graph._remember(child, [*self.all_leaves[:j], *new, *self.all_leaves[j + 1:]])
+        return f"{'.'.join(map(str, path))}:{label}", child
 
 
 def _postorder(g: Grammar) -> list[str]:

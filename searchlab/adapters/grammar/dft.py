@@ -1,71 +1,109 @@
-"""``problem=dft``: the Cooley-Tukey breakdown grammar of paper 002 §4.3 on real FFT plans.
+"""``problem=dft``: DFT ruletrees of our C library (paper 002 §4.1-§4.3, §5), timed in C.
 
-Grammar for n = 2^t: nonterminals DFT_m (m | n), terminals codelet_m (m <= max_codelet),
-rules DFT_m -> DFT_k DFT_{m/k} for every power of two 1 < k < m, and DFT_m -> codelet_m.
-A word is a ruletree; it is compiled into a numpy four-step plan (:mod:`._fft`), checked
-against ``numpy.fft.fft`` (relative error < ``tolerance``, else FAILED(wrong_output)),
-then timed: objective = pseudo-Mflop/s = 5·n·log2(n)/time (§5), the median of ``repeats``
-samples after ``warmup`` calls, maximised; all samples are kept.
+A word of the library's grammar (:mod:`._dftgrammar`) is planned into C nodes
+(:mod:`._clib`, microseconds once its twiddle tables exist), run once and checked against
+``numpy.fft`` (relative error < ``tolerance``, else FAILED(wrong_output)), then timed by
+the shared protocol (:func:`searchlab.measure.measure`): each run is one C call that times
+a batch of back-to-back executions lasting about ``batch_s`` with its own clock, so no
+Python call is inside a timed region. Objective: pseudo-Mflop/s = 5·n·log2(n)/median time
+(§5), maximised; every batch's value is kept as a sample. Timing pins the process to its
+first allowed core (the OpenMP helper thread to the second), restored afterwards. The
+clock is the timing thread's CPU time by default (``clock=cpu``: on a machine shared by
+several jobs, elapsed time mostly measures the scheduler); OpenMP plans (``threads=2``)
+need ``clock=wall``.
 
-Sub-problems (capability ``subproblems``, for dynamic programming): the word of a DFT_m
-ruletree (e.g. ``DFT_8(codelet_8)``) is accepted by the space and measured alone at size m,
-with ``extra={"subproblem": "DFT_m"}`` so the run never takes it for its best.
+Sub-problems (capability ``subproblems``, for DP as FFTW/Spiral do it, §4.2) are measured
+in the context a parent split gives them (``subproblem_context=strided``, default):
+
+- DFT_m, m < n: the inner stage I_{n/m} ⊗ DFT_m of a top split, i.e. n/m transforms
+  reading at stride n/m over the whole n-point input (FFTW times sub-problems with their
+  strides); ``standalone``: one DFT_m on m contiguous points (Spiral's DP).
+- TW_k: the in-place stage (DFT_k ⊗ I_{n/k})·T^n_{n/k} over n points (``standalone``:
+  over 2k points); its pseudo-flops are 5·n·log2(k). The stage grows its data by up to k
+  per run, so its input starts at 1e-150 and a batch is capped at 250/log10(k) runs
+  (data reset between batches, outside the timing).
+
+Each such measurement is an evaluation (counted, and its time charged) with
+``extra={"subproblem": name}``, so a run never takes it for its best.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
+import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
-from searchlab.adapters.grammar import _fft
-from searchlab.adapters.grammar._grammar import Grammar, Production
-from searchlab.adapters.grammar._tree import Tree, TreeGraph, symbol_of
+from searchlab.adapters.grammar import _clib, _fft
+from searchlab.adapters.grammar._dftgrammar import dft_grammar, ruletree
+from searchlab.adapters.grammar._tree import TreeGraph
 from searchlab.errors import ConfigError, EvaluationError
+from searchlab.measure import MeasurementProtocol, measure
 from searchlab.problem import DeviceInfo, Problem
 from searchlab.records import Config, Direction, FailureMode, Measurement
+
+__all__ = ["DftConfig", "DftProblem", "dft_grammar", "ruletree"]
 
 
 @dataclass
 class DftConfig:
     _target_: str = "searchlab.adapters.grammar.DftProblem"
-    size: int = 1024  # n, a power of two
-    max_codelet: int = 32  # largest leaf DFT (a dense batched DFT_m); every size up to it is a codelet
-    repeats: int = 7  # timed samples (median is the objective)
-    warmup: int = 2
-    min_sample_s: float = 0.0005  # each sample averages back-to-back calls lasting at least this
-    batch: int = 1  # transforms per call
+    size: int = 1024  # n, a power of two, 2 .. 2^22
+    max_codelet: int = 32  # largest generated codelet (every power of two up to it)
+    threads: int = 1  # 2: the top split may also run over 2 OpenMP threads (rule DFT_n -> omp ...; needs clock=wall)
+    clock: str = "cpu"  # cpu: the timing thread's CPU time (robust to a shared machine); wall: elapsed time
+    subproblem_context: str = "strided"  # DP's sub-problems: strided (in a parent's context) or standalone
+    min_runs: int = 5  # measurement protocol (searchlab.measure): runs of a batch each
+    max_runs: int = 30
+    min_time_s: float = 0.01
+    target_rel_ci: float = 0.02
+    warmup: int = 1
+    batch_s: float = 0.001  # each run times back-to-back executions lasting about this long, in C
+    pin: bool = True  # pin to one core while timing (the OpenMP helper to a second)
     tolerance: float = 1e-10  # relative error against numpy.fft (complex128)
     seed: int = 0  # input data
 
 
-def _power_of_two(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 2 or value & (value - 1):
-        raise ConfigError(f"problem.{name}={value!r}: must be a power of two >= 2")
+def _power_of_two(value: int, name: str, top: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2 or value & (value - 1) or value > top:
+        raise ConfigError(f"problem.{name}={value!r}: must be a power of two in [2, {top}]")
     return value
 
 
-def dft_grammar(n: int, max_codelet: int) -> Grammar:
-    """The breakdown grammar of DFT_n (§4.3): start DFT_n, one nonterminal per size m | n."""
-    sizes = [2**j for j in range(1, int(math.log2(n)) + 1)]
-    codelets = [m for m in sizes if m <= max_codelet]
-    rules = [Production((f"DFT_{m}",), (f"codelet_{m}",)) for m in codelets]
-    rules += [Production((f"DFT_{m}",), (f"DFT_{k}", f"DFT_{m // k}")) for m in sizes for k in sizes if 1 < k < m]
-    return Grammar(tuple(f"codelet_{m}" for m in codelets), tuple(f"DFT_{m}" for m in sizes),
-                   tuple(rules), f"DFT_{n}")
+BUFFERS = 10  # complex128 arrays of size·batch alive at once: inputs and references of every sub-size, plan temporaries
 
 
-def ruletree(tree: Tree) -> _fft.Spec:
-    """The plan spec of a complete DFT derivation tree."""
-    if isinstance(tree, str):
-        raise EvaluationError(FailureMode.INVALID, f"{tree!r} is not expanded")
-    kids = tree[1]
-    if len(kids) == 1:
-        return int(symbol_of(kids[0]).split("_")[1])
-    return (ruletree(kids[0]), ruletree(kids[1]))
+def machine_memory() -> int:
+    """Bytes of memory this process may use: physical memory, or the cgroup's limit if lower."""
+    import os
+
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    try:
+        limit = open("/sys/fs/cgroup/memory.max").read().strip()
+        if limit.isdigit():
+            total = min(total, int(limit))
+    except OSError:
+        pass
+    return int(total)
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.3g} GB"
+
+
+def check_memory(n: int, batch: int, memory: int | None = None) -> None:
+    """Refuse sizes whose buffers cannot fit the machine (issue 10, item 3): without this,
+    ``problem.size=2**40`` grows until the kernel kills the process."""
+    memory = machine_memory() if memory is None else memory
+    need = BUFFERS * 16 * n * batch
+    if need > memory:
+        largest = 2 ** max(1, int(math.log2(max(2, memory // (BUFFERS * 16 * batch)))))
+        raise ConfigError(f"problem.size={n} with problem.batch={batch} needs about {_gb(need)} for its buffers "
+                          f"({BUFFERS} complex128 arrays of size x batch); this machine has {_gb(memory)} of memory: "
+                          f"choose problem.size <= {largest}")
 
 
 class DftProblem(Problem):
@@ -73,22 +111,35 @@ class DftProblem(Problem):
     direction = Direction.MAXIMIZE
     objective_name = "pseudo_mflops"
     capabilities = frozenset({"subproblems"})
-    code_version = "1"
+    code_version = "2"
 
-    def __init__(self, size: int = 1024, max_codelet: int = 32, repeats: int = 7, warmup: int = 2,
-                 min_sample_s: float = 0.0005, batch: int = 1, tolerance: float = 1e-10, seed: int = 0) -> None:
-        self.n = _power_of_two(size, "size")
-        self.max_codelet = _power_of_two(max_codelet, "max_codelet")
-        if repeats < 1 or warmup < 0 or batch < 1 or min_sample_s < 0 or not 0 < tolerance < 1:
-            raise ConfigError(f"problem: need repeats >= 1, warmup >= 0, batch >= 1, min_sample_s >= 0 and "
-                              f"0 < tolerance < 1; got repeats={repeats}, warmup={warmup}, batch={batch}, "
-                              f"min_sample_s={min_sample_s}, tolerance={tolerance}")
-        super().__init__(size=size, max_codelet=max_codelet, repeats=repeats, warmup=warmup,
-                         min_sample_s=min_sample_s, batch=batch, tolerance=tolerance, seed=seed)
-        self.repeats, self.warmup, self.min_sample_s = repeats, warmup, min_sample_s
-        self.batch, self.tolerance, self.seed = batch, tolerance, seed
-        self.graph = TreeGraph(dft_grammar(self.n, self.max_codelet), subwords=True)
-        self._data: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    def __init__(self, size: int = 1024, max_codelet: int = 32, threads: int = 1, clock: str = "cpu",
+                 subproblem_context: str = "strided", min_runs: int = 5, max_runs: int = 30,
+                 min_time_s: float = 0.01, target_rel_ci: float = 0.02, warmup: int = 1, batch_s: float = 0.001,
+                 pin: bool = True, tolerance: float = 1e-10, seed: int = 0) -> None:
+        self.n = _power_of_two(size, "size", 2**22)
+        check_memory(self.n, 1)
+        self.max_codelet = _power_of_two(max_codelet, "max_codelet", 64)
+        if subproblem_context not in ("strided", "standalone"):
+            raise ConfigError(f"problem.subproblem_context={subproblem_context!r}: must be 'strided' or 'standalone'")
+        if clock not in ("cpu", "wall"):
+            raise ConfigError(f"problem.clock={clock!r}: must be 'cpu' (thread CPU time) or 'wall'")
+        if threads > 1 and clock != "wall":
+            raise ConfigError(f"problem.threads={threads} needs problem.clock=wall: one thread's CPU time cannot "
+                              "time a plan that runs on two")
+        if not (isinstance(threads, int) and threads >= 1 and batch_s >= 0 and 0 < tolerance < 1):
+            raise ConfigError(f"problem: need threads >= 1, batch_s >= 0 and 0 < tolerance < 1; got threads={threads}, "
+                              f"batch_s={batch_s}, tolerance={tolerance}")
+        self.protocol = MeasurementProtocol(min_runs, max_runs, min_time_s, target_rel_ci, warmup)
+        super().__init__(size=size, max_codelet=max_codelet, threads=threads, clock=clock, subproblem_context=subproblem_context,
+                         min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s, target_rel_ci=target_rel_ci,
+                         warmup=warmup, batch_s=batch_s, pin=pin, tolerance=tolerance, seed=seed)
+        self.context, self.batch_s, self.pin, self.clock = subproblem_context, batch_s, pin, clock
+        self.tolerance, self.seed = tolerance, seed
+        self.graph = TreeGraph(dft_grammar(self.n, self.max_codelet, threads), subwords=True)
+        self.twiddles = _clib.Twiddles()
+        self._inputs: dict[int, np.ndarray] = {}
+        self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 
     @property
     def space(self) -> TreeGraph:
@@ -96,40 +147,112 @@ class DftProblem(Problem):
 
     def setup(self, device: DeviceInfo) -> None:
         super().setup(device)
+        _clib.load(self.max_codelet)  # compile (or load the cached build) once per worker
         self._data.clear()
+        self._inputs.clear()
 
-    def _inputs(self, m: int) -> tuple[np.ndarray, np.ndarray]:
-        if m not in self._data:
-            x = _fft.random_input(m, self.batch, self.seed)
-            self._data[m] = (x, np.fft.fft(x, axis=-1))
-        return self._data[m]
-
-    def spec(self, config: Config) -> _fft.Spec:
+    def spec(self, config: Config) -> _fft.Spec | _fft.TwSpec:
         return ruletree(self.graph.word_of(config))  # type: ignore[arg-type]
+
+    # -- contexts: where a (sub-)plan runs, its input and numpy's answer ---------------------
+    def _extent(self, spec: _fft.Spec | _fft.TwSpec) -> int:
+        """Points the context touches: n in the strided context, else the plan's own size."""
+        size = spec.size
+        if size == self.n or self.context == "strided":
+            return self.n
+        return 2 * size if isinstance(spec, _fft.Twiddle) else size
+
+    def _reference(self, spec: _fft.Spec | _fft.TwSpec, extent: int) -> tuple[np.ndarray, np.ndarray]:
+        """Input (one per extent) and numpy's answer for a plan in its context; answers are
+        kept least-recently-used up to 512 MB (at 2^20 each is 16 MB)."""
+        kind = "tw" if isinstance(spec, _fft.Twiddle) else "dft"
+        key = (f"{kind}{spec.size}", extent)
+        if extent not in self._inputs:
+            self._inputs[extent] = _fft.random_input(extent, 1, self.seed)[0]
+        x = self._inputs[extent]
+        if key in self._data:
+            self._data.move_to_end(key)
+            return x, self._data[key]
+        k = spec.size
+        if kind == "dft":  # I_v ⊗ DFT_k on x read at stride v = extent/k: ref[l·k + j]
+            ref = np.fft.fft(x.reshape(k, extent // k).T, axis=1).ravel()
+        else:  # (DFT_k ⊗ I_m) T^extent_m in place: column j of the k x m view, scaled, transformed
+            m = extent // k
+            scale = np.exp(-2j * np.pi * np.outer(np.arange(k), np.arange(m)) / extent)
+            ref = np.fft.fft(x.reshape(k, m) * scale, axis=0).ravel()
+        self._data[key] = ref
+        while sum(r.nbytes for r in self._data.values()) > 512 << 20 and len(self._data) > 1:
+            self._data.popitem(last=False)
+        return x, ref
+
+    def _runner(self, plan: _clib.Plan, spec: _fft.Spec | _fft.TwSpec, extent: int, x: np.ndarray,
+                y: np.ndarray) -> tuple[object, int]:
+        """A function (reps, data) -> seconds running the plan in its context, and the most
+        runs a batch may hold."""
+        k = spec.size
+        if isinstance(spec, _fft.Twiddle):
+            table = self.twiddles(extent, k)
+            return (lambda reps, src: plan.run_stage(y, src, table, k, reps)), max(1, int(250 / math.log10(max(k, 2))))
+        v = extent // k
+        return (lambda reps, src: plan.run_dft(src, y, (v, 1), (v, 1, k), reps)), 1 << 40
+
+    def _check(self, run: object, x: np.ndarray, y: np.ndarray, ref: np.ndarray, label: str) -> float:
+        run(1, x)  # type: ignore[operator]
+        error = float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+        if not error < self.tolerance:
+            raise EvaluationError(FailureMode.WRONG_OUTPUT, f"{label}: relative error {error:.3g} >= tolerance "
+                                                            f"{self.tolerance:g} against numpy.fft")
+        return error
 
     def evaluate(self, config: Config) -> Measurement:
         start = time.perf_counter()
         spec = self.spec(config)
-        m = _fft.spec_size(spec)
-        plan = _fft.build(spec)
-        x, reference = self._inputs(m)
-        error = _fft.relative_error(plan, x, reference)
-        if not error < self.tolerance:
-            raise EvaluationError(FailureMode.WRONG_OUTPUT,
-                                  f"{_fft.describe(spec)}: relative error {error:.3g} >= tolerance {self.tolerance:g}")
-        built = time.perf_counter()
-        seconds = _fft.time_plan(plan, x, self.repeats, self.warmup, self.min_sample_s)
-        median = statistics.median(seconds)
-        extra: dict[str, object] = {"ruletree": _fft.describe(spec), "size": m}
-        if m != self.n:
-            extra["subproblem"] = f"DFT_{m}"
+        label = _fft.describe(spec)
+        plan = _clib.Plan(_clib.load(self.max_codelet), spec, self.twiddles)
+        planned = time.perf_counter()
+        extent = self._extent(spec)
+        x, ref = self._reference(spec, extent)
+        y = np.zeros_like(x)
+        run, cap = self._runner(plan, spec, extent, x, y)
+        plan.lib.fl_set_clock(int(self.clock == "cpu"))
+        with _Pinned(plan.lib, self.pin):
+            error = self._check(run, x, y, ref, label)
+            data = x * 1e-150 if isinstance(spec, _fft.Twiddle) else x
+            per_run = max(run(1, data), 1e-9)  # type: ignore[operator]
+            reps = int(min(cap, max(1, math.ceil(self.batch_s / per_run))))
+            samples = measure(lambda: run(reps, data) / reps, self.protocol)  # type: ignore[operator]
+        plan.close()
+        flops = 5.0 * extent * math.log2(spec.size)
+        extra: dict[str, object] = {"ruletree": label, "size": spec.size, "batch": reps}
+        symbol = str(config["word"]).split("(", 1)[0]
+        if symbol != self.graph.root:
+            extra |= {"subproblem": symbol, "context": self.context}
         return Measurement.ok(
-            _fft.pseudo_mflops(m, self.batch, median),
-            samples=tuple(_fft.pseudo_mflops(m, self.batch, s) for s in seconds),
-            sensors={"time_median_s": median, "time_min_s": min(seconds), "relative_error": error,
-                     "cv": statistics.pstdev(seconds) / statistics.fmean(seconds)},
-            compile_s=built - start, run_s=time.perf_counter() - built, extra=extra)
+            flops / samples.median / 1e6, samples=tuple(flops / s / 1e6 for s in samples.values),
+            sensors={**samples.sensors(), "time_median_s": samples.median, "relative_error": error,
+                     "plan_s": planned - start},
+            compile_s=planned - start, run_s=time.perf_counter() - planned, extra=extra)
 
     def describe_config(self, config: Config) -> str:
         spec = self.spec(config)
-        return f"DFT_{_fft.spec_size(spec)} = {_fft.describe(spec)}"
+        return f"{str(config['word']).split('(', 1)[0]} = {_fft.describe(spec)}"
+
+
+class _Pinned:
+    """Pin this thread to its first allowed core (OpenMP's second thread to the next one)."""
+
+    def __init__(self, lib: object, enabled: bool) -> None:
+        self.lib, self.enabled = lib, enabled and hasattr(os, "sched_setaffinity")
+        self.saved: set[int] = set()
+
+    def __enter__(self) -> None:
+        if not self.enabled:
+            return
+        self.saved = set(os.sched_getaffinity(0))
+        cores = sorted(self.saved)
+        os.sched_setaffinity(0, {cores[0]})
+        self.lib.fl_set_cpus(cores[0], cores[1] if len(cores) > 1 else cores[0])  # type: ignore[attr-defined]
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            os.sched_setaffinity(0, self.saved)

@@ -35,7 +35,7 @@ MODEL: dict[str, Any] = {
         {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
         {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
         {"name": "code_size", "formula": "code_bytes <= code_limit", "modes": ["resources"]},
-        {"name": "compile_time", "proxy": "code_bytes", "modes": ["compile"]},
+        {"name": "compile_time", "formula": "compile_s <= compile_limit_s", "modes": ["compile"]},
     ],
     "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],
 }

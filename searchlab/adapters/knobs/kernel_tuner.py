@@ -6,7 +6,9 @@ joined with commas). Here its parameters become ordinal knobs, and each entry a 
 
 - a number in the objective field (``time``, ms): OK, with the recorded ``times`` as
   samples (every one kept: ``problem.sample_noise=true`` replays one of them per evaluation,
-  searchlab.tables) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``);
+  searchlab.tables) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``), the
+  objective field included, so a sensor model's objective formula (default: ``time``)
+  reads the measured objective (paper 001 §4: the quality is predicted from sensors);
 - ``"CompilationFailedConfig"``: FAILED(compile); ``"RuntimeFailedConfig"`` (the kernel
   failed to launch or run, typically too many resources requested for the launch):
   FAILED(launch); ``"InvalidConfig"``: FAILED(invalid);
@@ -86,24 +88,29 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
             data = json.load(fh)
     except (OSError, ValueError, EOFError) as exc:
         raise ConfigError(f"Kernel Tuner cache {str(path)!r} is not readable JSON: {exc}") from None
-    for key in ("tune_params", "cache"):
-        if key not in data:
-            raise ConfigError(f"Kernel Tuner cache {str(path)!r} has no {key!r}: not a Kernel Tuner cache file")
+    _check_shape(data, path)
     params: Mapping[str, list[Any]] = data["tune_params"]
-    names = list(data.get("tune_params_keys") or params)
+    names = [str(n) for n in (data.get("tune_params_keys") or params)]
     objective = str(data.get("objective") or "time")
-    knobs = tuple(OrdinalKnob(n, tuple(params[n])) for n in names)
+    try:
+        knobs = tuple(OrdinalKnob(n, tuple(params[n])) for n in names)
+    except (KeyError, TypeError, ValueError, ConfigError) as exc:
+        raise ConfigError(f"Kernel Tuner cache {str(path)!r}: tune_params/tune_params_keys are not usable ({exc})") from None
     rows = {}
     for entry in data["cache"].values():
         try:
             config = Config({n: entry[n] for n in names})
-        except KeyError as exc:
+        except (KeyError, TypeError) as exc:
             raise ConfigError(f"Kernel Tuner cache {str(path)!r}: an entry lacks parameter {exc}") from None
-        rows[config] = _entry_measurement(entry, objective, set(names) | {"times", "timestamp", objective})
+        rows[config] = _entry_measurement(entry, objective, set(names) | {"times", "timestamp"})
+    if not any(m.objective is not None for m in rows.values()):
+        raise ConfigError(f"Kernel Tuner cache {str(path)!r}: none of its {len(rows)} entries has a numeric "
+                          f"{objective!r} (all failed or unusable): nothing to tune")
     higher = bool(data.get("objective_higher_is_better", False))
     direction = Direction.MAXIMIZE if higher else Direction.MINIMIZE
-    spec = dict(model or {}) or {**MODEL, "objective": objective, "direction": direction.value,
-                                 "sensors": sorted({objective, "compile_time"})}
+    sensed = _sensor_name(objective)  # the objective is a sensor too, under its sanitised name
+    spec = dict(model or {}) or {**MODEL, "objective": sensed, "direction": direction.value,
+                                 "sensors": sorted({sensed, "compile_time"})}
     sensor_model = model_from_spec(spec, knobs=names)
     space: KnobSpace
     if missing == "constraint":
@@ -115,6 +122,20 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
     unit = "ms" if objective == "time" else ""
     return Table(space, rows, direction, f"{objective}_{unit}" if unit else objective, source=str(path),
                  device=str(data.get("device_name") or ""), meta=meta)
+
+
+def _check_shape(data: Any, path: Path) -> None:
+    """Refuse at load what would otherwise fail every evaluation or stall the searcher (issue 10, item 8)."""
+    where = f"Kernel Tuner cache {str(path)!r}"
+    if not isinstance(data, dict) or "tune_params" not in data or "cache" not in data:
+        raise ConfigError(f"{where} has no 'tune_params' and 'cache': not a Kernel Tuner cache file")
+    params, cache = data["tune_params"], data["cache"]
+    if not isinstance(params, dict) or not params or not all(isinstance(v, list) and v for v in params.values()):
+        raise ConfigError(f"{where}: 'tune_params' must map each parameter to a non-empty list of values")
+    if not isinstance(cache, dict) or not cache:
+        raise ConfigError(f"{where}: 'cache' holds no entry: nothing was recorded")
+    if not all(isinstance(e, dict) for e in cache.values()):
+        raise ConfigError(f"{where}: every 'cache' entry must be a mapping of parameter values and results")
 
 
 @dataclass

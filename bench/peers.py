@@ -1,0 +1,203 @@
+"""Kernel Tuner's strategies beside searchlab's searchers on the shared Kernel Tuner tables (issue 16).
+
+Both sides replay the same four cache files (``../shared/data/kernel_tuner``) and are counted
+the same way: **distinct configurations looked up in the table**. Repeats and configurations
+the table's restrictions exclude are not counted.
+
+- Kernel Tuner 1.5.0 (the ``bench`` extra) runs in its simulation mode through
+  ``kernel_tuner.interface.tune_cache``: restrictions are inferred from the cache (table
+  membership), ``strategy_options={"max_fevals": B}``; its budget counts distinct cached
+  configurations visited, which is our count. A strategy stops when that budget is spent or
+  when it converges on its own (then its curve stays flat to B).
+- searchlab searchers replay ``problem=kernel_tuner_cache`` with ``Budget(evaluations=B)``;
+  ``budget.evaluations`` counts measurements (table look-ups), never known-infeasible
+  proposals (docs/measurement.md).
+
+Reported per searcher: mean and median fraction of the optimum at 20/40/55/100/220 with a
+95 % bootstrap interval of the mean over (table, seed) runs, and the Kernel Tuner
+methodology score (searchlab/study/_methodology.py) per table.
+
+    .venv/bin/python bench/peers.py [--seeds 10] [--budget 220] [--only kt|ours] [--searchers a,b] [--out STEM]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+TABLES = sorted((ROOT.parent / "shared" / "data" / "kernel_tuner").glob("*.json.gz"))
+OUT = ROOT / "bench" / "results"
+CHECKPOINTS = (20, 40, 55, 100, 220)
+KT_STRATEGIES = ("random_sample", "genetic_algorithm", "pso", "simulated_annealing", "dual_annealing", "diff_evo",
+                 "greedy_ils", "bayes_opt")
+OURS = ("random", "optuna_tpe", "optuna_cmaes", "optuna_qmc", "dual_annealing", "greedy_ils", "simulated_annealing",
+        "genetic", "portfolio", "probabilistic", "tag", "mc", "uct")
+
+
+def _kt_run(args: tuple[str, str, int, int]) -> list[float]:
+    """Best-so-far objective after each distinct cached configuration Kernel Tuner looked up."""
+    table, strategy, seed, budget = args
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from kernel_tuner.interface import tune_cache
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cache.json"
+        with gzip.open(table, "rt") as src:
+            path.write_text(src.read())
+        names = json.loads(path.read_text())["tune_params_keys"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results, _ = tune_cache(str(path), strategy=strategy, strategy_options={"max_fevals": budget},
+                                    quiet=True, seed=seed)
+    seen: set[tuple[object, ...]] = set()
+    best, curve = np.inf, []
+    for r in results:
+        key = tuple(r[n] for n in names)
+        if key in seen:
+            continue
+        seen.add(key)
+        value = r.get("time")
+        if isinstance(value, (int, float)) and np.isfinite(value):
+            best = min(best, float(value))
+        curve.append(best)
+    return curve[:budget]
+
+
+def _ours_run(args: tuple[str, str, int, int]) -> list[float]:
+    table, name, seed, budget = args
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from searchlab import registry
+    from searchlab.adapters.knobs import KernelTunerCache
+    from searchlab.api import optimize
+    from searchlab.loop import Budget
+
+    problem = KernelTunerCache(path=table)
+    searcher = registry.searcher_class(name)(problem.space, direction=problem.direction, seed=seed)
+    outcome = optimize(problem, searcher, Budget(evaluations=budget))
+    best, curve = np.inf, []
+    for r in outcome.results:
+        if r.measurement.status.value == "infeasible":
+            continue
+        if r.ok and r.measurement.objective is not None:
+            best = min(best, float(r.measurement.objective))
+        curve.append(best)
+    return curve[:budget]
+
+
+def _table_values(table: Path) -> tuple[np.ndarray, float]:
+    with gzip.open(table, "rt") as fh:
+        data = json.load(fh)
+    times = [e.get("time") for e in data["cache"].values()]
+    values = np.array([t if isinstance(t, (int, float)) else np.nan for t in times], dtype=float)
+    return values, float(np.nanmin(values))
+
+
+def _pad(curve: list[float], budget: int) -> np.ndarray:
+    out = np.full(budget, np.inf)
+    out[:len(curve)] = curve
+    if curve:
+        out[len(curve):] = curve[-1]  # converged or exhausted: its best stays
+    return out
+
+
+def _stats(fractions: np.ndarray, rng: np.random.Generator) -> dict[str, float]:
+    means = [float(np.mean(rng.choice(fractions, len(fractions)))) for _ in range(2000)]
+    return {"mean": float(np.mean(fractions)), "median": float(np.median(fractions)),
+            "ci95": [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]}
+
+
+def _run_all(side: str, names: tuple[str, ...], seeds: int, budget: int, workers: int) -> dict[str, dict[str, np.ndarray]]:
+    fn: Callable[[tuple[str, str, int, int]], list[float]] = _kt_run if side == "kt" else _ours_run
+    jobs = [(str(t), n, s, budget) for t in TABLES for n in names for s in range(seeds)]
+    with ProcessPoolExecutor(workers) as pool:
+        curves = list(pool.map(fn, jobs, chunksize=1))
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for (table, name, _seed, _), curve in zip(jobs, curves):
+        out.setdefault(f"{side}:{name}", {}).setdefault(Path(table).name, []).append(_pad(curve, budget))  # type: ignore[attr-defined]
+    return {k: {t: np.array(v) for t, v in d.items()} for k, d in out.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--budget", type=int, default=220)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--only", choices=("kt", "ours"), default=None)
+    parser.add_argument("--searchers", default="", help="comma-separated searchlab searchers (default: all of OURS)")
+    parser.add_argument("--out", default="peers", help="file stem under bench/results/")
+    args = parser.parse_args()
+    if not TABLES:
+        sys.exit("bench/peers.py: no Kernel Tuner tables in ../shared/data/kernel_tuner")
+    start = time.time()
+    curves: dict[str, dict[str, np.ndarray]] = {}
+    if args.only in (None, "kt"):
+        curves.update(_run_all("kt", KT_STRATEGIES, args.seeds, args.budget, args.workers))
+    if args.only in (None, "ours"):
+        ours = tuple(n for n in args.searchers.split(",") if n) or OURS
+        curves.update(_run_all("ours", ours, args.seeds, args.budget, args.workers))
+    report(curves, args, time.time() - start)
+
+
+def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, wall: float) -> None:
+    from searchlab.study._methodology import methodology_score
+
+    rng = np.random.default_rng(0)
+    rows: dict[str, dict[str, object]] = {}
+    for name, per_table in sorted(curves.items()):
+        fractions = []
+        scores = {}
+        for table, runs in per_table.items():
+            values, optimum = _table_values(ROOT.parent / "shared" / "data" / "kernel_tuner" / table)
+            fractions.append(optimum / runs)
+            best = np.where(np.isfinite(runs), runs, np.nan)
+            scores[table] = methodology_score(values, True, best)[0]
+        frac = np.vstack(fractions)
+        rows[name] = {f"@{c}": _stats(frac[:, c - 1], rng) for c in CHECKPOINTS if c <= args.budget}
+        rows[name]["methodology_score"] = scores
+    meta = {"seeds": args.seeds, "budget": args.budget, "tables": [t.name for t in TABLES], "wall_s": round(wall, 1),
+            "load_average": os.getloadavg(), "counting": "distinct configurations looked up; restricted and repeats not counted",
+            "note": "replays: no timing in these numbers; other sessions shared the 2-core machine"}
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{args.out}.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=1))
+    _plot(curves, OUT / f"{args.out}.png")
+    for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["@40"]["mean"]):  # type: ignore[index]
+        cells = "  ".join(f"{k} {v['mean']:.3f} [{v['ci95'][0]:.3f},{v['ci95'][1]:.3f}]"  # type: ignore[index]
+                          for k, v in row.items() if k.startswith("@"))
+        print(f"{name:28s} {cells}")
+
+
+def _plot(curves: dict[str, dict[str, np.ndarray]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for name, per_table in sorted(curves.items()):
+        frac = np.vstack([_table_values(ROOT.parent / "shared" / "data" / "kernel_tuner" / t)[1] / runs
+                          for t, runs in per_table.items()])
+        ax.plot(np.arange(1, frac.shape[1] + 1), frac.mean(0), label=name, ls="--" if name.startswith("kt:") else "-")
+    ax.set_xlabel("distinct configurations looked up")
+    ax.set_ylabel("mean fraction of optimum (4 tables x seeds)")
+    ax.set_ylim(0.3, 1.0)
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title("Kernel Tuner strategies (dashed) and searchlab searchers on the shared tables")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,332 @@
+"""``problem=futhark``: tune the thresholds of a real Futhark program (paper 003, docs/futhark.md).
+
+The program is compiled by the real compiler with ``--server`` once per (source, compiler
+version, backend) and driven through the ``futhark-server`` package. The space is the
+program's own threshold tree (``tuning_params`` / ``tuning_param_class``) with the E_par
+values its datasets (``-- ==`` stanzas, ``notune`` = validation) compare against, read from
+the ``-L`` log of dry runs (:mod:`searchlab.adapters.futhark._discover`, cached on disk next to the
+executable, since the driver and every worker build the problem).
+
+An evaluation runs every training dataset as ``futhark bench`` does: a discarded warm-up
+run (here on a second server started with ``-L``, which gives the comparison log and the
+output that is checked against ``output``/``auto output``), then timed runs on a server
+without logging, repeated under the shared measurement protocol (``searchlab.measure``;
+``futhark bench``'s own initial phase is 10 runs or 0.5 s). Run time is the server's
+``runtime:`` line. The objective is the sum of the per-dataset medians (§2.1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import MISSING
+
+from searchlab.adapters.futhark import _discover as disc
+from searchlab.adapters.futhark._data import DataSet, materialise, outputs_match
+from searchlab.adapters.futhark._server import ProgramServer
+from searchlab.adapters.futhark._stanzas import parse_cases
+from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked
+from searchlab.errors import ConfigError, EvaluationError
+from searchlab.measure import MeasurementProtocol, measure
+from searchlab.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
+from searchlab.records import Config, FailureMode, Measurement
+from searchlab.spaces import ThresholdDataset, ThresholdTree
+
+
+class FutharkServerProblem(Problem):
+    name = "futhark"
+    device_need = DeviceNeed.OPENCL
+    capabilities = frozenset({"instrumentation", "datasets", "validation"})
+    objective_name = "time_s"
+    code_version = "1"
+    default_program: Path | None = None
+    default_validation: tuple[str, ...] = ()
+
+    def __init__(self, program: str = "", backend: str = "opencl", runs: int = 10, max_runs: int = 50,
+                 min_time_s: float = 0.05, target_rel_ci: float = 0.02, validation_runs: int = 10,
+                 check: str = "first", log: bool = True, reference_tuning: str | None = None, seed: int = 0,
+                 rtol: float = 1e-3, atol: float = 1e-3, validation: Any = None) -> None:
+        if not program and self.default_program is not None:
+            program = str(self.default_program)
+        if not program:
+            raise ConfigError("problem.program: give the .fut file to tune (problem.program=PATH.fut)")
+        source = Path(program).expanduser().resolve()
+        if source.suffix != ".fut" or not source.is_file():
+            raise ConfigError(f"problem.program={program}: must be an existing .fut file")
+        if backend not in BACKENDS:
+            raise ConfigError(f"problem.backend={backend!r}: must be one of {list(BACKENDS)}")
+        if check not in ("first", "always"):
+            raise ConfigError(f"problem.check={check!r}: must be 'first' (per dataset and code path) or 'always'")
+        if isinstance(validation_runs, bool) or not isinstance(validation_runs, int) or validation_runs < 1:
+            raise ConfigError(f"problem.validation_runs={validation_runs!r}: must be a positive integer")
+        if validation is None:
+            validation = self.default_validation
+        validation = tuple(str(v) for v in validation)
+        self.protocol = MeasurementProtocol(min_runs=runs, max_runs=max_runs, min_time_s=min_time_s,
+                                            target_rel_ci=target_rel_ci, warmup=1)
+        super().__init__(program=str(source), backend=backend, runs=runs, max_runs=max_runs, min_time_s=min_time_s,
+                         target_rel_ci=target_rel_ci, validation_runs=validation_runs, check=check, log=log,
+                         reference_tuning=reference_tuning, seed=seed, rtol=rtol, atol=atol,
+                         validation=list(validation))
+        self.source, self.backend, self.seed = source, backend, seed
+        self.check, self.keep_log, self.reference_tuning = check, log, reference_tuning
+        self.validation_runs, self.rtol, self.atol = validation_runs, rtol, atol
+        self.binary = futhark_binary()
+        self.cases = parse_cases(source.read_text(), str(program), validation)
+        self.exe = compile_server(source, backend, self.binary)
+        self.data = {c.name: materialise(c, source, self.exe.parent, self.binary, seed, i)
+                     for i, c in enumerate(self.cases)}
+        self._space = self._discover()
+        self._timing: ProgramServer | None = None
+        self._logging: ProgramServer | None = None
+        self._inputs: dict[tuple[int, str], list[str]] = {}
+        self._verified: set[tuple[str, tuple[tuple[str, bool], ...]]] = set()
+
+    # -- space ------------------------------------------------------------------------------
+    @property
+    def space(self) -> ThresholdTree:
+        return self._space
+
+    @property
+    def code_versions(self) -> int:
+        """Leaves of the threshold forest: the code versions the thresholds choose between."""
+        return len(self._space.thresholds) + len(self._space.children(None))
+
+    def _server_opts(self, log: bool) -> list[str]:
+        opts = ["--cache-file", str(self.exe.with_suffix(".cache"))] if self.backend == "opencl" else []
+        return [*opts, "-L"] if log else opts
+
+    def _discover(self) -> ThresholdTree:
+        split = hashlib.sha256(repr(sorted(c.name for c in self.cases if not c.train)).encode()).hexdigest()[:8]
+        cache = self.exe.parent / f"tree-{self.seed}-{split}.json"
+        with locked(self.exe.parent):
+            if not cache.exists():
+                cache.write_text(json.dumps(self._dry_runs()))
+        spec = json.loads(cache.read_text())
+        from searchlab.spaces import Threshold
+
+        thresholds = tuple(Threshold(**t) for t in spec["thresholds"])
+        if not thresholds:
+            raise ConfigError(f"problem.program={self.source.name}: the compiled program has no thresholds to tune")
+        self.classes = dict(spec["classes"])
+        for data in self.data.values():
+            entry = spec["entries"][data.entry]
+            data.input_types = tuple(t.lstrip("*") for t in entry["inputs"])
+            data.consumes = any(t.startswith("*") for t in entry["inputs"])
+            data.n_outputs = int(entry["outputs"])
+        datasets = tuple(ThresholdDataset(d["name"], d["values"], d["train"]) for d in spec["datasets"])
+        return ThresholdTree(thresholds, datasets)
+
+    def _dry_runs(self) -> dict[str, Any]:
+        server = ProgramServer(self.exe, *self._server_opts(True))
+        try:
+            params = server.cmd_tuning_params(self.cases[0].entry)
+            classes = [c for c in (disc.parse_class(p, server.cmd_tuning_param_class(p)) for p in params) if c]
+            default = int(server.header().get("threshold", "32768"))
+            thresholds = disc.build_tree(classes, default)
+            by_name = {c.name: c for c in classes}
+            entries = {}
+            for entry in {c.entry for c in self.cases}:
+                inputs = [t.strip() for t in server.cmd_inputs(entry)]
+                entries[entry] = {"inputs": inputs, "outputs": len(server.cmd("outputs", entry))}
+                for data in self.data.values():
+                    if data.entry == entry:
+                        data.input_types = tuple(t.lstrip("*") for t in inputs)
+                        data.n_outputs = entries[entry]["outputs"]  # type: ignore[assignment]
+            datasets = []
+            for case in self.cases:
+                data = self.data[case.name]
+
+                def run(assign: dict[str, int], data: DataSet = data) -> list[str]:
+                    server.set_params(assign)
+                    inputs = server.restore(data.input, data.input_types)
+                    _, outs, log = server.call(data.entry, inputs, data.n_outputs)
+                    server.drop([*outs, *inputs])
+                    return log
+
+                values = disc.epar_values(thresholds, by_name, run)
+                datasets.append({"name": case.name, "values": values, "train": case.train})
+        finally:
+            server.close()
+        return {"thresholds": [t.__dict__ for t in thresholds], "entries": entries,
+                "classes": {c.name: server_class(c) for c in classes}, "datasets": datasets}
+
+    def print_params(self) -> list[str]:
+        return [f"{name} ({text})" for name, text in self.classes.items()]
+
+    def fingerprint_params(self) -> Mapping[str, Any]:
+        keep = {k: v for k, v in self.params.items() if k not in ("log", "reference_tuning", "validation_runs")}
+        return {**keep, "executable": self.exe.parent.name}
+
+    # -- device -----------------------------------------------------------------------------
+    def setup(self, device: DeviceInfo) -> None:
+        super().setup(device)
+        self._timing = ProgramServer(self.exe, *self._server_opts(False))
+        self._logging = ProgramServer(self.exe, *self._server_opts(True))
+
+    def teardown(self) -> None:
+        for server in (self._timing, self._logging):
+            if server is not None:
+                server.close()
+        self._timing = self._logging = None
+        self._inputs.clear()
+
+    def _servers(self) -> tuple[ProgramServer, ProgramServer]:
+        if self._timing is None or self._logging is None:
+            self.setup(self.device)
+        assert self._timing is not None and self._logging is not None
+        return self._timing, self._logging
+
+    def _input(self, server: ProgramServer, data: DataSet) -> list[str]:
+        """Input variables on a server: restored once, or before every run if the entry consumes them."""
+        key = (id(server), data.name)
+        if data.consumes or key not in self._inputs:
+            self._inputs[key] = server.restore(data.input, data.input_types)
+        return self._inputs[key]
+
+    def _run_once(self, server: ProgramServer, data: DataSet) -> float:
+        seconds, outs, _ = server.call(data.entry, self._input(server, data), data.n_outputs)
+        server.drop(outs)
+        return seconds
+
+    def _logged_run(self, data: DataSet, params: dict[str, int], force_check: bool) -> list[str]:
+        """futhark bench's warm-up run, on the -L server: the comparison log; output checked."""
+        _, logging = self._servers()
+        logging.set_params(params)
+        _, outs, log = logging.call(data.entry, self._input(logging, data), data.n_outputs)
+        path = tuple((n, b) for n, _, b in disc.comparisons(log))
+        if data.expected is not None and (force_check or self.check == "always"
+                                          or (data.name, path) not in self._verified):
+            problem = outputs_match(logging.fetch(outs), data.expected, self.rtol, self.atol)
+            if problem is not None:
+                logging.drop(outs)
+                raise EvaluationError(FailureMode.WRONG_OUTPUT, f"dataset {data.name}: {problem}")
+            self._verified.add((data.name, path))
+        logging.drop(outs)
+        return log
+
+    def run_dataset(self, params: dict[str, int], name: str, protocol: MeasurementProtocol,
+                    force_check: bool = False) -> tuple[Any, list[str]]:
+        data = self.data[name]
+        log = self._logged_run(data, params, force_check)
+        timing, _ = self._servers()
+        timing.set_params(params)
+        return measure(lambda: self._run_once(timing, data), protocol), log
+
+    def evaluate(self, config: Config) -> Measurement:
+        self._space.validate(config)
+        start = time.time()
+        params = {k: int(v) for k, v in config.items()}  # type: ignore[arg-type]
+        try:
+            runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self._space.train_datasets()}
+        except EvaluationError as exc:
+            if exc.mode in (FailureMode.CRASH, FailureMode.RUNTIME):
+                self.teardown()  # a dead or failed server: the next evaluation starts fresh ones
+            raise
+        medians = {d: s.median for d, (s, _) in runs.items()}
+        log: list[str] = []
+        if self.keep_log:
+            for d, (_, lines) in runs.items():
+                log.extend([f"# dataset {d}", *lines])
+        n = min(len(s.values) for s, _ in runs.values())
+        totals = [sum(s.values[i] for s, _ in runs.values()) for i in range(n)]
+        sensors = {"runs": float(sum(len(s.values) for s, _ in runs.values())),
+                   "cv": max(s.cv for s, _ in runs.values())}
+        extra = {"dataset_samples": {d: list(s.values) for d, (s, _) in runs.items()},
+                 "dataset_ci95": {d: list(s.ci95) for d, (s, _) in runs.items()},
+                 "dataset_cv": {d: s.cv for d, (s, _) in runs.items()}}
+        return Measurement.ok(sum(medians.values()), samples=totals, datasets=medians, log=tuple(log),
+                              sensors=sensors, extra=extra, run_s=time.time() - start)
+
+    def validation_times(self, config: Mapping[str, int], names: list[str] | None = None) -> dict[str, Any]:
+        """Median and 95 % interval per validation dataset (outputs always checked); an
+        empty mapping means the default: the thresholds left unset (untuned)."""
+        params = {k: int(v) for k, v in config.items()}
+        protocol = MeasurementProtocol(min_runs=self.validation_runs, max_runs=self.validation_runs,
+                                       min_time_s=0.0, target_rel_ci=0.0, warmup=1)
+        names = names if names is not None else [d.name for d in self._space.validation_datasets()]
+        out = {}
+        for name in names:
+            samples, _ = self.run_dataset(params, name, protocol, force_check=True)
+            out[name] = {"median": samples.median, "ci95": list(samples.ci95), "cv": samples.cv}
+        return out
+
+    def finalize(self, ctx: FinalizeContext) -> Mapping[str, Any]:
+        from searchlab.adapters.futhark._report import finalize_server_run
+
+        return finalize_server_run(self, ctx)
+
+
+def server_class(c: disc.ParamClass) -> str:
+    path = " ".join(name if outcome else f"!{name}" for name, outcome in c.path)
+    return f"threshold({c.default}, {path})"
+
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+@dataclass
+class FutharkConfig:
+    _target_: str = "searchlab.adapters.futhark.FutharkServerProblem"
+    program: str = MISSING  # the .fut file; its `-- ==` blocks give the datasets
+    backend: str = "opencl"  # opencl | c | multicore
+    runs: int = 10  # minimum timed runs per dataset (futhark bench -r), after one warm-up
+    max_runs: int = 50  # cap of the measurement protocol
+    min_time_s: float = 0.05  # measured time per dataset before stopping (futhark bench: 0.5)
+    target_rel_ci: float = 0.02  # stop when the median's 95 % interval is within this (0: off)
+    validation_runs: int = 10  # timed runs per validation dataset (report)
+    check: str = "first"  # check outputs once per dataset and code path, or always
+    log: bool = True  # keep the -L comparison log in the records
+    reference_tuning: str | None = None  # .tuning file of a reference (e.g. futhark autotune's) for the report
+    seed: int = 0  # random input data (futhark dataset --seed)
+    rtol: float = 1e-3  # output check tolerance
+    atol: float = 1e-3
+    validation: list[str] | None = None  # validation dataset names (paper 003 Listing 4.1); the rest train
+
+
+class FutharkLud(FutharkServerProblem):
+    """``problem=lud``: our Rodinia-style blocked LUD (programs/lud.fut), paper 003 §4.3."""
+
+    name = "lud"
+    default_program = PROGRAMS / "lud.fut"
+    default_validation = ("[64][64]f32", "[96][96]f32")
+
+
+class FutharkMatmul(FutharkServerProblem):
+    """``problem=matmul``: batched matrix multiplication (programs/matmul.fut), Fig. 1.6."""
+
+    name = "matmul"
+    default_program = PROGRAMS / "matmul.fut"
+    default_validation = ("[8][64][64]f32 [8][64][64]f32", "[512][8][8]f32 [512][8][8]f32")
+
+
+class FutharkLoopmm(FutharkServerProblem):
+    """``problem=loopmm``: products in a shrinking loop (programs/loopmm.fut), Listing 1.6."""
+
+    name = "loopmm"
+    default_program = PROGRAMS / "loopmm.fut"
+    default_validation = ("[128][128]f32", "[192][192]f32")
+
+
+@dataclass
+class LudConfig(FutharkConfig):
+    _target_: str = "searchlab.adapters.futhark.FutharkLud"
+    program: str = ""  # our program (searchlab/adapters/futhark/programs/)
+
+
+@dataclass
+class MatmulConfig(FutharkConfig):
+    _target_: str = "searchlab.adapters.futhark.FutharkMatmul"
+    program: str = ""  # our program (searchlab/adapters/futhark/programs/)
+
+
+@dataclass
+class LoopmmConfig(FutharkConfig):
+    _target_: str = "searchlab.adapters.futhark.FutharkLoopmm"
+    program: str = ""  # our program (searchlab/adapters/futhark/programs/)

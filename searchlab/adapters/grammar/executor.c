@@ -1,0 +1,179 @@
+/* The recursive DFT executor (paper 002 §4.1, Fig. 6(b)/(c)); appended to the generated codelets.
+ *
+ * A plan is a tree of nodes, built by the planner in adapters/grammar/_clib.py from a
+ * ruletree. Two mutually recursive functions execute it, as in an FFTW 2.x library:
+ *
+ *   dft(node, x, y, is, os, v, ivs, ovs)  -- v out-of-place DFT_n, x stride is -> y stride os
+ *   tws(node, y, W, wstride, stride, count, dist)
+ *                                        -- in place: (DFT_k ⊗ I_count) T, twiddles fused
+ *
+ * DFT_n = (DFT_k ⊗ I_m) T^n_m (I_k ⊗ DFT_m) L^n_k (equation 1) runs as
+ *   dft(right = DFT_m, x, y, is*k, os, k, is, m*os)   L^n_k folded into the input stride
+ *   tws(left = TW_k, y, W, m, m*os, m, os)           T^n_m fused into the DFT_k stage
+ * so no pass permutes or scales the data on its own. TW_k is a twiddle codelet (scalar or
+ * vector) or, beyond the codelets, "buffered": each strided vector is gathered and scaled
+ * into a contiguous buffer and a DFT_k plan writes it back at the vector's stride.
+ * The top split may run both stages over 2 OpenMP threads (split loops, one barrier).
+ */
+#include <stdlib.h>
+#include <time.h>
+#include <omp.h>
+#include <sched.h>
+
+enum { K_N1 = 0, K_N1V = 1, K_CT = 2, K_T1 = 10, K_T1V = 11, K_BUF = 12 };
+
+typedef struct node node;
+struct node {
+    int kind;
+    int parallel;          /* K_CT: OpenMP over the two stages */
+    long n;                /* transform size */
+    long k, m;             /* K_CT: n = k * m */
+    n1_fn n1;              /* K_N1 / K_N1V */
+    t1_fn t1;              /* K_T1 / K_T1V */
+    node *left, *right;    /* K_CT: TW_k, DFT_m; K_BUF: left = DFT_k */
+    const double *tw;      /* K_CT: twiddles W[(i-1)*m + j] = w_n^{ij}, owned by Python */
+    double *buf;           /* K_BUF: 2 threads x k complex */
+};
+
+static int cpu_for_thread[2] = {-1, -1};
+static int cpu_generation = 0;
+
+static n1_fn find_n1(int vector, long size) {
+    for (int i = 0; (vector ? TABLE_n1v : TABLE_n1)[i].size; ++i)
+        if ((vector ? TABLE_n1v : TABLE_n1)[i].size == size) return (vector ? TABLE_n1v : TABLE_n1)[i].f;
+    return 0;
+}
+
+static t1_fn find_t1(int vector, long size) {
+    for (int i = 0; (vector ? TABLE_t1v : TABLE_t1)[i].size; ++i)
+        if ((vector ? TABLE_t1v : TABLE_t1)[i].size == size) return (vector ? TABLE_t1v : TABLE_t1)[i].f;
+    return 0;
+}
+
+static void dft(const node *p, const double *x, double *y, long is, long os, long v, long ivs, long ovs, int t);
+
+static void tws(const node *p, double *y, const double *W, long wstride, long stride, long count, long dist, int t) {
+    if (p->kind != K_BUF) {
+        p->t1(y, W, wstride, stride, count, dist);
+        return;
+    }
+    long k = p->n;
+    double *b = p->buf + 2 * k * t;
+    for (long j = 0; j < count; ++j) {
+        const double *src = y + 2 * j * dist;
+        b[0] = src[0]; b[1] = src[1];
+        for (long i = 1; i < k; ++i) {   /* gather the strided vector, fused with T */
+            const double *a = src + 2 * i * stride, *w = W + 2 * ((i - 1) * wstride + j);
+            b[2 * i] = a[0] * w[0] - a[1] * w[1];
+            b[2 * i + 1] = a[0] * w[1] + a[1] * w[0];
+        }
+        dft(p->left, b, y + 2 * j * dist, 1, stride, 1, 0, 0, t);
+    }
+}
+
+static void pin_thread(int t) {
+    static __thread int applied = 0;
+    if (applied == cpu_generation || cpu_for_thread[t] < 0) return;
+    cpu_set_t set; CPU_ZERO(&set); CPU_SET(cpu_for_thread[t], &set);
+    sched_setaffinity(0, sizeof set, &set);
+    applied = cpu_generation;
+}
+
+static void ct_parallel(const node *p, const double *x, double *y, long is, long os) {
+    long k = p->k, m = p->m;
+    #pragma omp parallel num_threads(2)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        pin_thread(t);
+        long i0 = k * t / nt, i1 = k * (t + 1) / nt;
+        dft(p->right, x + 2 * i0 * is, y + 2 * i0 * m * os, is * k, os, i1 - i0, is, m * os, t);
+        #pragma omp barrier
+        long j0 = m * t / nt, j1 = m * (t + 1) / nt;
+        tws(p->left, y + 2 * j0 * os, p->tw + 2 * j0, m, m * os, j1 - j0, os, t);
+    }
+}
+
+static void dft(const node *p, const double *x, double *y, long is, long os, long v, long ivs, long ovs, int t) {
+    if (p->kind != K_CT) {
+        p->n1(x, y, is, os, v, ivs, ovs);
+        return;
+    }
+    long k = p->k, m = p->m;
+    for (long l = 0; l < v; ++l) {
+        const double *xl = x + 2 * l * ivs;
+        double *yl = y + 2 * l * ovs;
+        if (p->parallel) { ct_parallel(p, xl, yl, is, os); continue; }
+        dft(p->right, xl, yl, is * k, os, k, is, m * os, t);
+        tws(p->left, yl, p->tw, m, m * os, m, os, t);
+    }
+}
+
+/* -- the planner's constructors (called through ctypes) ------------------------------ */
+node *fl_leaf(int kind, long n) {
+    n1_fn f = find_n1(kind == K_N1V, n);
+    t1_fn g = find_t1(kind == K_T1V, n);
+    if ((kind == K_N1 || kind == K_N1V) ? !f : !g) return 0;
+    node *p = calloc(1, sizeof *p);
+    p->kind = kind; p->n = n; p->n1 = f; p->t1 = g;
+    return p;
+}
+
+node *fl_buffered(node *child) {
+    node *p = calloc(1, sizeof *p);
+    p->kind = K_BUF; p->n = child->n; p->left = child;
+    p->buf = aligned_alloc(64, (size_t)(2 * 2 * child->n * sizeof(double) + 63) / 64 * 64);
+    return p;
+}
+
+node *fl_split(node *tw, node *right, const double *W, int parallel) {
+    node *p = calloc(1, sizeof *p);
+    p->kind = K_CT; p->parallel = parallel; p->k = tw->n; p->m = right->n; p->n = tw->n * right->n;
+    p->left = tw; p->right = right; p->tw = W;
+    return p;
+}
+
+void fl_destroy(node *p) {
+    if (!p) return;
+    fl_destroy(p->left);
+    fl_destroy(p->right);
+    free(p->buf);
+    free(p);
+}
+
+void fl_set_cpus(int cpu0, int cpu1) {
+    cpu_for_thread[0] = cpu0; cpu_for_thread[1] = cpu1; ++cpu_generation;
+}
+
+/* -- timing: the loop is here, not in Python ------------------------------------------- */
+static int cpu_clock = 1;  /* 1: this thread's CPU time (robust to time-slicing), 0: wall clock */
+
+void fl_set_clock(int cpu) { cpu_clock = cpu; }
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* reps runs of v transforms DFT_n (x stride is, y stride os); seconds in all. */
+double fl_run_dft(const node *p, const double *x, double *y, long is, long os, long v, long ivs, long ovs, long reps) {
+    double start = now();
+    for (long r = 0; r < reps; ++r) dft(p, x, y, is, os, v, ivs, ovs, 0);
+    return now() - start;
+}
+
+/* reps runs of the in-place stage TW_k on y (reset from src first, outside the timing). */
+double fl_run_tws(const node *p, double *y, const double *src, long doubles, const double *W, long wstride,
+                  long stride, long count, long dist, long reps) {
+    memcpy(y, src, doubles * sizeof(double));
+    double start = now();
+    for (long r = 0; r < reps; ++r) tws(p, y, W, wstride, stride, count, dist, 0);
+    return now() - start;
+}
+
+/* reps calls of an outside routine (FFTW's fftw_execute) timed by the same clock. */
+double fl_run_fn(void (*fn)(void *), void *arg, long reps) {
+    double start = now();
+    for (long r = 0; r < reps; ++r) fn(arg);
+    return now() - start;
+}

@@ -1,0 +1,124 @@
+"""Configs read from files are data: rebuild them through the registered schemas only.
+
+Why (issue 10, docs/security.md): Hydra's ``instantiate`` follows every ``_target_`` it
+meets, nested ones included, so a crafted ``results.db`` (``resume=``, ``problem=table``,
+``python -m searchlab.study``) could name any callable -- ``pathlib.Path.write_text``
+wrote files through all three. The rule here is the project's: nothing read from a file
+is instantiated unless it names a registered problem, searcher or executor class.
+
+- :func:`registered_class`: the class of a ``_target_`` that one of the registered schemas
+  (``conf/<group>/NAME.yaml`` over ``SCHEMAS``) names; any other target is refused with one
+  line, and nothing is imported for it.
+- :func:`recompose`: a stored config re-validated through its registered schema (unknown
+  keys and wrong types are refused as at composition); a nested ``_target_`` (the grammar
+  problem's objective) is accepted from a file only where it equals the schema's default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from searchlab.errors import ConfigError
+
+GROUPS = ("problem", "searcher", "executor")
+
+
+class UntrustedTargetError(ConfigError):
+    """A config names a ``_target_`` that is not a registered class (or a schema default)."""
+
+
+def registered(group: str) -> dict[str, type]:
+    """Registered name -> schema dataclass, for ``problem``, ``searcher`` or ``executor``:
+    exactly what :mod:`searchlab.registry` lists (built-ins and plugins' entry points)."""
+    from searchlab import registry
+
+    if group not in registry.KINDS:
+        raise ValueError(group)
+    return registry.schemas(group)
+
+
+def _schema_target(schema: type) -> str:
+    for f in dataclasses.fields(schema):  # type: ignore[arg-type]
+        if f.name == "_target_":
+            return str(f.default)
+    return ""
+
+
+def _by_target(group: str) -> dict[str, str]:
+    return {_schema_target(s): name for name, s in registered(group).items()}
+
+
+def is_registered(group: str, target: object) -> bool:
+    return isinstance(target, str) and target in _by_target(group)
+
+
+def registered_name(group: str, target: object, where: str) -> str:
+    """The registered name whose schema has ``_target_ == target``; UntrustedTargetError otherwise."""
+    by_target = _by_target(group)
+    if not isinstance(target, str) or target not in by_target:
+        raise UntrustedTargetError(f"{where}._target_={target!r} is not a registered {group} class "
+                          f"(only the classes of conf/{group}/*.yaml are built; see python -m searchlab --help)")
+    return by_target[target]
+
+
+def registered_class(group: str, target: object, where: str) -> type:
+    """The class a registered schema names (imported only after the check)."""
+    registered_name(group, target, where)
+    module, _, attr = str(target).rpartition(".")
+    cls = getattr(importlib.import_module(module), attr)
+    assert isinstance(cls, type)
+    return cls
+
+
+def _nested_targets(value: Any, path: str) -> list[tuple[str, Any]]:
+    """(dotted path, value) of every mapping holding ``_target_`` below the top level."""
+    found: list[tuple[str, Any]] = []
+    if isinstance(value, Mapping):
+        if "_target_" in value and path:
+            found.append((path, value))
+        for key, item in value.items():
+            found += _nested_targets(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found += _nested_targets(item, f"{path}.{i}" if path else str(i))
+    return found
+
+
+def _at(value: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+def recompose(group: str, stored: object, where: str) -> dict[str, Any]:
+    """Plain values of a config read from a file, rebuilt through its registered schema."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    if not isinstance(stored, Mapping):
+        raise ConfigError(f"{where}: the stored {group} config is {type(stored).__name__}, not a mapping")
+    name = registered_name(group, stored.get("_target_"), where)
+    schema = registered(group)[name]
+    values = {k: v for k, v in stored.items() if k != "_target_"}
+    defaults = OmegaConf.to_container(OmegaConf.structured(schema), resolve=False)
+    for path, node_value in _nested_targets(values, ""):
+        if node_value != _at(defaults, path):
+            raise UntrustedTargetError(f"{where}: {group}.{path}._target_={node_value.get('_target_')!r} read from a "
+                                       f"file is refused: records are data, and only registered {group} classes "
+                                       f"and their schema defaults are built from them")
+    try:
+        node = OmegaConf.merge(OmegaConf.structured(schema), OmegaConf.create(values))
+        plain = OmegaConf.to_container(node, resolve=False)
+    except (OmegaConfBaseException, ValueError, TypeError) as exc:
+        raise ConfigError(f"{where}: the stored {group} config does not fit {group}={name}: "
+                          f"{str(exc).splitlines()[0]}") from None
+    assert isinstance(plain, dict)
+    return {str(k): v for k, v in plain.items()}
