@@ -124,9 +124,9 @@ def _run_all(side: str, names: tuple[str, ...], seeds: int, budget: int, workers
     jobs = [(str(t), n, s, budget) for t in TABLES for n in names for s in range(seeds)]
     with ProcessPoolExecutor(workers) as pool:
         curves = list(pool.map(fn, jobs, chunksize=1))
-    out: dict[str, dict[str, np.ndarray]] = {}
+    out: dict[str, dict[str, list[np.ndarray]]] = {}
     for (table, name, _seed, _), curve in zip(jobs, curves):
-        out.setdefault(f"{side}:{name}", {}).setdefault(Path(table).name, []).append(_pad(curve, budget))  # type: ignore[attr-defined]
+        out.setdefault(f"{side}:{name}", {}).setdefault(Path(table).name, []).append(_pad(curve, budget))
     return {k: {t: np.array(v) for t, v in d.items()} for k, d in out.items()}
 
 
