@@ -8,6 +8,7 @@ searcher added here is found by :mod:`searchlab.registry` with no other change; 
 """
 
 from searchlab.searchers._active import ActiveConfig, ActiveSearcher
+from searchlab.searchers._auto import AutoConfig, AutoSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._binary import BinaryConfig, BinarySearcher
 from searchlab.searchers._cma_index import CmaIndexConfig, CmaIndexSearcher
@@ -47,6 +48,7 @@ from searchlab.searchers._tag import TagConfig, TagSearcher
 from searchlab.searchers._uct import UctConfig, UctSearcher
 
 SCHEMAS: dict[str, type] = {
+    "auto": AutoConfig,
     "random": RandomConfig,
     "exhaustive": ExhaustiveConfig,
     "dual_annealing": DualAnnealingConfig,
@@ -76,6 +78,7 @@ SCHEMAS: dict[str, type] = {
 __all__ = [
     "SCHEMAS",
     "ActiveSearcher",
+    "AutoSearcher",
     "BinarySearcher",
     "CmaIndexSearcher",
     "DpSearcher",

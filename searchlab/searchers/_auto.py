@@ -1,0 +1,121 @@
+"""``searcher=auto``: the searcher we recommend when you do not want to study searchers.
+
+- **Knob spaces** (OpenCL/CUDA kernels, Kernel Tuner tables, user programs): model-based
+  search over the valid configurations (``_auto_knobs.py``: GP on log time x feasibility
+  model, space-filling start, kriging believer for evaluations in flight, local finish).
+  Measured against Kernel Tuner's strategies and every searchlab searcher in
+  ``bench/peers.py`` (docs/baselines.md, "auto"): best mean fraction of optimum at 20-100
+  evaluations on the shared tables, but inside the noise of the best peers, and level with
+  them at 220 -- not (yet) ahead of every peer.
+- **Threshold trees** (Futhark programs): ``binary`` (paper 003 Alg. 5), the tuner with the
+  best benchmark-runs-to-quality trade-off in ``bench/thresholds.py`` that needs no problem
+  capability (``instrumented`` is cheaper but needs instrumentation).
+- **Derivation DAGs** (grammars, DFT): ``tag`` (paper 002 §3), the only DAG searcher that
+  needs no sub-problem capability and is not dominated by MC in ``bench/dag_search.py``.
+
+The delegate for thresholds and DAGs is an ordinary searcher driven through its public
+ask/tell; its candidates are mapped to ours one to one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from searchlab.errors import ConfigError
+from searchlab.records import Candidate, Config, Result
+from searchlab.searchers._auto_knobs import KnobModel
+from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._schema import searcher_config
+from searchlab.spaces import KnobSpace, Space, ThresholdTree
+
+
+def _delegate_class(name: str, option: str) -> type[Searcher]:
+    from searchlab import registry
+
+    if name in ("auto", "portfolio") or name not in registry.searchers():
+        raise ConfigError(f"searcher.{option}={name!r}: must name a registered searcher other than auto/portfolio")
+    cls: type[Searcher] = registry.searcher_class(name)
+    return cls
+
+
+class AutoSearcher(Searcher):
+    name = "auto"
+    space_kinds = (Space,)  # every kind as itself: the knob model, or a delegate for its kind
+
+    # initial: space-filling proposals before the model takes over; candidates: valid configurations
+    # considered (all when fewer); local_every: every k-th model step searches the incumbent's one-knob
+    # neighbours (0: never); refit_every: after 40 observations, refit the GP every k steps;
+    # thresholds / dag: the delegate on threshold trees / derivation DAGs.
+    def __init__(self, space: Space, *, initial: int = 10, candidates: int = 20000, local_every: int = 3,
+                 refit_every: int = 5, thresholds: str = "binary", dag: str = "tag", **kwargs: Any) -> None:
+        for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
+                                   ("refit_every", refit_every, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"searcher.{option}={value!r}: must be an integer >= {low}")
+        super().__init__(space, **kwargs)
+        self._inner: Searcher | None = None
+        self._model: KnobModel | None = None
+        if isinstance(self.space, KnobSpace):
+            self._model = KnobModel(self.space, self.direction, self.rng, initial=initial, candidates=candidates,
+                                    local_every=local_every, refit_every=refit_every)
+        else:
+            name, option = (thresholds, "thresholds") if isinstance(self.space, ThresholdTree) else (dag, "dag")
+            self._inner = _delegate_class(name, option)(self.space, direction=self.direction, seed=self.seed)
+
+    @classmethod
+    def _check_space(cls, space: Space) -> str | None:
+        return None
+
+    @classmethod
+    def incompatibility(cls, space: Space, capabilities: Iterable[str] | None = None) -> str | None:
+        reason = super().incompatibility(space, capabilities)
+        if reason is None and not isinstance(space, KnobSpace):
+            delegate = _delegate_class("binary" if isinstance(space, ThresholdTree) else "tag", "delegate")
+            reason = delegate.incompatibility(space, capabilities)
+        return reason
+
+    @property
+    def delegate(self) -> str:
+        """What ``auto`` runs on this space (shown in summaries and docs)."""
+        return "model-based (GP x feasibility, valid set)" if self._inner is None else self._inner.name
+
+    def _ask(self, n: int) -> Sequence[ProposalLike]:
+        if self._inner is not None:
+            out: list[ProposalLike] = []
+            for cand in self._inner.ask(n):
+                out.append(Proposal(cand.config, {**cand.meta, "delegate_id": cand.id}))
+            return out
+        assert self._model is not None
+        pending = [self._model.row[c.proposal] for c in self.pending.values() if c.proposal in self._model.row]
+        picks: list[ProposalLike] = []
+        for _ in range(n):
+            row = self._model.next_row(pending)
+            if row is None:
+                break
+            self._model.used[row] = True
+            pending.append(row)
+            picks.append(self._model.pool[row])
+        return picks
+
+    def _tell(self, candidate: Candidate, result: Result) -> None:
+        if self._model is not None:
+            self._model.observe(candidate.proposal, result)
+            return
+        assert self._inner is not None
+        inner_id = candidate.meta.get("delegate_id")
+        if isinstance(inner_id, int) and inner_id in self._inner.pending:
+            inner = self._inner.pending[inner_id]
+            self._inner.tell(Result(inner, result.measurement, result.worker, result.device,
+                                    result.t_submit, result.t_start, result.t_end, result.cache_hit))
+        else:  # a replayed result (resume): the delegate learns it as its own history
+            self._inner.replay(Result(Candidate(candidate.id, candidate.config, Config(), {}), result.measurement))
+
+    def _done(self) -> bool:
+        if self._inner is not None:
+            return self._inner.done
+        assert self._model is not None
+        return self._model.exhausted
+
+
+AutoConfig = searcher_config(AutoSearcher)
