@@ -62,6 +62,11 @@ CASES: dict[str, Case] = {
     "bad grammar": lambda t: (["seed=["], "seed=["),
     "unknown problem": lambda t: (["problem=nope"], "nope"),
     "bad progress": lambda t: (["progress=sometimes"], "progress=sometimes"),
+    "auto without a start": lambda t: (["problem=synthetic_knobs", "searcher=auto", "searcher.initial=0"],
+                                       "searcher.initial=0"),
+    "auto delegating to itself": lambda t: (["problem=synthetic_dag", "searcher=auto", "searcher.dag=auto"],
+                                            "searcher.dag='auto'"),
+    "confirm k negative": lambda t: (["confirm.k=-1"], "confirm.k=-1"),
     # item 1: only registered classes
     "foreign target": lambda t: (["problem._target_=os.system"], "os.system"),
     # item 3: DoS
