@@ -16,8 +16,6 @@ is instantiated unless it names a registered problem, searcher or executor class
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,8 +29,7 @@ class UntrustedTargetError(ConfigError):
 
 
 def registered(group: str) -> dict[str, type]:
-    """Registered name -> schema dataclass, for ``problem``, ``searcher`` or ``executor``:
-    exactly what :mod:`searchlab.registry` lists (built-ins and plugins' entry points)."""
+    """Registered name -> schema dataclass, for ``problem``, ``searcher`` or ``executor``."""
     from searchlab import registry
 
     if group not in registry.KINDS:
@@ -40,37 +37,30 @@ def registered(group: str) -> dict[str, type]:
     return registry.schemas(group)
 
 
-def _schema_target(schema: type) -> str:
-    for f in dataclasses.fields(schema):  # type: ignore[arg-type]
-        if f.name == "_target_":
-            return str(f.default)
-    return ""
-
-
-def _by_target(group: str) -> dict[str, str]:
-    return {_schema_target(s): name for name, s in registered(group).items()}
-
-
 def is_registered(group: str, target: object) -> bool:
-    return isinstance(target, str) and target in _by_target(group)
+    from searchlab import registry
+
+    return registry.is_registered_target(target, group)
 
 
 def registered_name(group: str, target: object, where: str) -> str:
-    """The registered name whose schema has ``_target_ == target``; UntrustedTargetError otherwise."""
-    by_target = _by_target(group)
-    if not isinstance(target, str) or target not in by_target:
+    """The registered name of ``target``; UntrustedTargetError otherwise. The gate is the registry's
+    (:func:`searchlab.registry.name_of_target`): one answer to "is this registered?" everywhere."""
+    from searchlab import registry
+
+    name = registry.name_of_target(target, group)
+    if name is None:
         raise UntrustedTargetError(f"{where}._target_={target!r} is not a registered {group} class "
-                          f"(only the classes of conf/{group}/*.yaml are built; see python -m searchlab --help)")
-    return by_target[target]
+                                   f"(registered: {', '.join(sorted(registry.entries(group)))}; "
+                                   "see python -m searchlab --help)")
+    return name
 
 
 def registered_class(group: str, target: object, where: str) -> type:
-    """The class a registered schema names (imported only after the check)."""
-    registered_name(group, target, where)
-    module, _, attr = str(target).rpartition(".")
-    cls = getattr(importlib.import_module(module), attr)
-    assert isinstance(cls, type)
-    return cls
+    """The class a registered target names (imported only after the check)."""
+    from searchlab import registry
+
+    return registry.load_class(group, registered_name(group, target, where))
 
 
 def _nested_targets(value: Any, path: str) -> list[tuple[str, Any]]:

@@ -46,12 +46,14 @@ class InterruptingCacheConfig(KernelTunerCacheConfig):
 
 @pytest.fixture
 def registered_double(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only registered classes are built from a config (searchlab.recompose): register the test double."""
-    from searchlab import recompose
+    """Only registered classes are built from a config (searchlab.registry): register the test double."""
+    from searchlab import registry
 
-    real = recompose.registered
-    monkeypatch.setattr(recompose, "registered", lambda group: {
-        **real(group), **({"interrupting_cache": InterruptingCacheConfig} if group == "problem" else {})})
+    real = registry.entries
+    double = registry.Entry("problem", "interrupting_cache", InterruptingCacheConfig, InterruptingCacheConfig._target_,
+                            "tests/test_confirm.py")
+    monkeypatch.setattr(registry, "entries", lambda kind: {**real(kind), **({double.name: double} if kind == "problem"
+                                                                               else {})})
 
 
 def _run(run_dir: Path, *overrides: str, target: str | None = None) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -32,7 +32,7 @@ import numpy as np
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
-from searchlab.measure import MeasurementProtocol, measure, protocol_from
+from searchlab.measure import MeasurementProtocol, Samples, measure, protocol_from
 from searchlab.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.sensors import SensedKnobSpace, model_from_spec
@@ -216,47 +216,79 @@ class OpenCLKnobProblem(Problem):
             "preferred_multiple": float(kernel.get_work_group_info(info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, dev)),
         }
 
-    def evaluate(self, config: Config) -> Measurement:
+    # -- steps every OpenCL problem's evaluate shares (the built-ins and user kernels) ------
+    def _build_or_failure(self, text: str) -> _Built | Measurement:
         import pyopencl as cl
 
-        assert self._cl is not None, "setup() first"
-        text = self.source(config)
         try:
-            built = self._build(text)
+            return self._build(text)
         except cl.Error as exc:
             return failed(FailureMode.COMPILE, "build", f"build failed: {str(exc)[:400]}", {"code_bytes": len(text)})
-        kernel = built.kernel
-        global_size, local_size = self.shape(config)
-        sensors = self._static_sensors(text, built, local_size)
+
+    def _resource_failure(self, sensors: Mapping[str, float]) -> Measurement | None:
+        """Static limits checked before any launch: the device's own caps are never exceeded
+        (pocl aborts the process), then the target architecture's (paper 001 §8)."""
+        assert self._cl is not None, "setup() first"
         device_arch = Arch(self._cl.max_work_group_size, self._cl.local_mem_size, 1 << 40, 1e9)
-        for arch in (device_arch, self.arch):  # the device's own caps are never exceeded (pocl aborts)
+        for arch in (device_arch, self.arch):
             violation = static_violation(sensors, arch)
             if violation:
                 return failed(FailureMode.RESOURCES, violation[0], violation[1], sensors)
-        queue, args = self._cl.queue, self.arguments()
-        self.clear(queue)
+        return None
+
+    def _first_launch(self, text: str, built: _Built, launch: Callable[[], Any],
+                      sensors: dict[str, float]) -> Measurement | None:
+        """The first launch also JIT-compiles the work-group function (pocl): the CPU time it takes
+        beyond the kernel's own run is compile time, kept once per source; then the compile limit."""
+        import pyopencl as cl
+
         try:
-            with pocl_cache(built.jit_s is not None):  # pocl compiles the work-group function here
+            with pocl_cache(built.jit_s is not None):
                 start = time.process_time()
-                event = kernel(queue, global_size, local_size, *args)
+                event = launch()
                 event.wait()
                 first_cpu = time.process_time() - start
         except cl.Error as exc:
             return failed(FailureMode.LAUNCH, "launch", f"enqueue failed: {str(exc)[:400]}", sensors)
-        first_run = (event.profile.end - event.profile.start) * 1e-9
         if built.jit_s is None:
-            built.jit_s = max(0.0, first_cpu - first_run)
+            built.jit_s = max(0.0, first_cpu - (event.profile.end - event.profile.start) * 1e-9)
             self._times.put(text, {"build_s": built.build_s, "jit_s": built.jit_s})
         sensors["compile_s"] = built.build_s + built.jit_s
         violation = compile_violation(sensors, self.arch)
         if violation:
             return failed(FailureMode.COMPILE, violation[0], violation[1], sensors, compile_s=sensors["compile_s"])
+        return None
+
+    def _timed(self, launch: Callable[[], Any]) -> Samples:
+        """The shared protocol (searchlab.measure) over profiled launches."""
         def run_once() -> float:
-            event = kernel(queue, global_size, local_size, *args)
+            event = launch()
             event.wait()
             return float((event.profile.end - event.profile.start) * 1e-9)
 
-        samples = measure(run_once, self.protocol)
+        return measure(run_once, self.protocol)
+
+    def evaluate(self, config: Config) -> Measurement:
+        assert self._cl is not None, "setup() first"
+        text = self.source(config)
+        built = self._build_or_failure(text)
+        if isinstance(built, Measurement):
+            return built
+        global_size, local_size = self.shape(config)
+        sensors = self._static_sensors(text, built, local_size)
+        refused = self._resource_failure(sensors)
+        if refused:
+            return refused
+        queue, args, kernel = self._cl.queue, self.arguments(), built.kernel
+        self.clear(queue)
+
+        def launch() -> Any:
+            return kernel(queue, global_size, local_size, *args)
+
+        refused = self._first_launch(text, built, launch, sensors)
+        if refused:
+            return refused
+        samples = self._timed(launch)
         times, objective = samples.values, samples.median
         sensors.update(samples.sensors(), time_s=objective)
         got, want = self.output(queue), self.reference()

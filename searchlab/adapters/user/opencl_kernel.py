@@ -20,7 +20,6 @@ fresh data, before timing) -> timing (a failed timed launch is RUNTIME).
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +27,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from searchlab.adapters.knobs._compile_cache import pocl_cache
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, compile_violation, failed, static_violation
+from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, failed
 from searchlab.adapters.user import _data
 from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._t1 import KernelSpec, check_names, read_t1
 from searchlab.errors import ConfigError
-from searchlab.measure import MeasurementProtocol, measure, protocol_from
+from searchlab.measure import MeasurementProtocol, protocol_from
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import CategoricalKnob, Knob, OrdinalKnob
 
@@ -239,10 +237,9 @@ class OpenCLKernel(OpenCLKnobProblem):
 
         assert self._cl is not None, "setup() first"
         text = self.source(config)
-        try:
-            built = self._build(text)
-        except cl.Error as exc:
-            return failed(FailureMode.COMPILE, "build", f"build failed: {str(exc)[:400]}", {"code_bytes": len(text)})
+        built = self._build_or_failure(text)
+        if isinstance(built, Measurement):
+            return built
         try:
             global_size, local_size = self.shape(config)
             args = self._launch_args(self._env(config), self._bufs)
@@ -252,39 +249,23 @@ class OpenCLKernel(OpenCLKnobProblem):
             self._static[text] = self._static_sensors(text, built, local_size)
         sensors = {**self._static[text], "wg_size": float(np.prod(local_size))}
         sensors["local_mem_bytes"] += sum(a.size for a in args if isinstance(a, cl.LocalMemory))
-        device_arch = Arch(self._cl.max_work_group_size, self._cl.local_mem_size, 1 << 40, 1e9)
-        for arch in (device_arch, self.arch):
-            violation = static_violation(sensors, arch)
-            if violation:
-                return failed(FailureMode.RESOURCES, violation[0], violation[1], sensors)
+        refused = self._resource_failure(sensors)
+        if refused:
+            return refused
         queue, kernel = self._cl.queue, built.kernel
         self.clear(queue)
-        try:
-            with pocl_cache(built.jit_s is not None):
-                start = time.process_time()
-                event = kernel(queue, global_size, local_size, *args)
-                event.wait()
-                first_cpu = time.process_time() - start
-        except cl.Error as exc:
-            return failed(FailureMode.LAUNCH, "launch", f"enqueue failed: {str(exc)[:400]}", sensors)
-        if built.jit_s is None:
-            built.jit_s = max(0.0, first_cpu - (event.profile.end - event.profile.start) * 1e-9)
-            self._times.put(text, {"build_s": built.build_s, "jit_s": built.jit_s})
-        sensors["compile_s"] = built.build_s + built.jit_s
-        violation = compile_violation(sensors, self.arch)
-        if violation:
-            return failed(FailureMode.COMPILE, violation[0], violation[1], sensors, compile_s=sensors["compile_s"])
-        wrong = self._wrong_output(queue)
+
+        def launch() -> Any:
+            return kernel(queue, global_size, local_size, *args)
+
+        refused = self._first_launch(text, built, launch, sensors)
+        if refused:
+            return refused
+        wrong = self._wrong_output(queue)  # checked on the first launch, before any timing
         if wrong:
             return failed(FailureMode.WRONG_OUTPUT, "output", wrong, sensors, compile_s=sensors["compile_s"])
-
-        def run_once() -> float:
-            ev = kernel(queue, global_size, local_size, *args)
-            ev.wait()
-            return float((ev.profile.end - ev.profile.start) * 1e-9)
-
         try:
-            samples = measure(run_once, self.protocol)
+            samples = self._timed(launch)
         except cl.Error as exc:
             return failed(FailureMode.RUNTIME, "run", f"timed launch failed: {str(exc)[:400]}", sensors)
         sensors.update(samples.sensors(), time_s=samples.median)
