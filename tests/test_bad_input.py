@@ -67,6 +67,9 @@ CASES: dict[str, Case] = {
     "auto delegating to itself": lambda t: (["problem=synthetic_dag", "searcher=auto", "searcher.dag=auto"],
                                             "searcher.dag='auto'"),
     "confirm k negative": lambda t: (["confirm.k=-1"], "confirm.k=-1"),
+    "futhark without program": lambda t: (["problem=futhark"], "problem.program"),
+    "futhark program missing": lambda t: (["problem=futhark", f"problem.program={t / 'x.fut'}"], "x.fut"),
+    "futhark program not .fut": lambda t: (["problem=futhark", f"problem.program={_file(t, 'x.txt', b'hi')}"], "x.txt"),
     # item 1: only registered classes
     "foreign target": lambda t: (["problem._target_=os.system"], "os.system"),
     # item 3: DoS
