@@ -17,7 +17,15 @@ Reported per searcher: mean and median fraction of the optimum at 20/40/55/100/2
 95 % bootstrap interval of the mean over (table, seed) runs, and the Kernel Tuner
 methodology score (searchlab/study/_methodology.py) per table.
 
+Every row keeps its per-run fractions at the checkpoints and its mean curve, so a later run
+can be merged with a stored one (``--merge STEM``) instead of replaying every peer again.
+With ``--reference NAME`` (e.g. ``ours:auto``) the report compares NAME with every other
+row at each checkpoint on the (table, seed) pairs both have: mean difference with a
+paired-bootstrap 95 % interval, the Wilcoxon signed-rank p-value with Holm's correction over
+the peers (``searchlab.study._stats``), and whether NAME's mean is the highest.
+
     .venv/bin/python bench/peers.py [--seeds 10] [--budget 220] [--only kt|ours] [--searchers a,b] [--out STEM]
+                                    [--merge STEM] [--reference NAME]
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +52,7 @@ OUT = ROOT / "bench" / "results"
 CHECKPOINTS = (20, 40, 55, 100, 220)
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "pso", "simulated_annealing", "dual_annealing", "diff_evo",
                  "greedy_ils", "bayes_opt")
-OURS = ("random", "optuna_tpe", "optuna_cmaes", "optuna_qmc", "dual_annealing", "greedy_ils", "simulated_annealing",
+OURS = ("auto", "random", "optuna_tpe", "optuna_cmaes", "optuna_qmc", "dual_annealing", "greedy_ils", "simulated_annealing",
         "genetic", "portfolio", "probabilistic", "tag", "mc", "uct")
 
 
@@ -135,9 +144,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--budget", type=int, default=220)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", choices=("kt", "ours"), default=None)
+    parser.add_argument("--only", choices=("kt", "ours", "merge"), default=None,
+                        help="run one side only; 'merge': run nothing, report the --merge rows")
     parser.add_argument("--searchers", default="", help="comma-separated searchlab searchers (default: all of OURS)")
     parser.add_argument("--out", default="peers", help="file stem under bench/results/")
+    parser.add_argument("--merge", default="", help="comma-separated stems under bench/results/ whose rows to add")
+    parser.add_argument("--reference", default="", help="row to compare with every other (e.g. ours:auto)")
     args = parser.parse_args()
     if not TABLES:
         sys.exit("bench/peers.py: no Kernel Tuner tables in ../shared/data/kernel_tuner")
@@ -151,45 +163,104 @@ def main() -> None:
     report(curves, args, time.time() - start)
 
 
-def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, wall: float) -> None:
+def _rows(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace) -> dict[str, dict[str, object]]:
     from searchlab.study._methodology import methodology_score
 
     rng = np.random.default_rng(0)
     rows: dict[str, dict[str, object]] = {}
     for name, per_table in sorted(curves.items()):
-        fractions = []
-        scores = {}
-        for table, runs in per_table.items():
+        fractions, scores, runs = [], {}, {}
+        for table, tries in per_table.items():
             values, optimum = _table_values(ROOT.parent / "shared" / "data" / "kernel_tuner" / table)
-            fractions.append(optimum / runs)
-            best = np.where(np.isfinite(runs), runs, np.nan)
+            fractions.append(optimum / tries)
+            best = np.where(np.isfinite(tries), tries, np.nan)
             scores[table] = methodology_score(values, True, best)[0]
+            runs[table] = [[round(float(f), 6) for f in row[[c - 1 for c in CHECKPOINTS if c <= args.budget]]]
+                           for row in optimum / tries]
         frac = np.vstack(fractions)
         rows[name] = {f"@{c}": _stats(frac[:, c - 1], rng) for c in CHECKPOINTS if c <= args.budget}
         rows[name]["methodology_score"] = scores
+        rows[name]["runs"] = runs
+        rows[name]["mean_curve"] = [round(float(v), 6) for v in frac.mean(0)]
+    return rows
+
+
+def _pairs(row: dict[str, object], at: int) -> dict[tuple[str, int], float]:
+    runs = row.get("runs", {})
+    assert isinstance(runs, dict)
+    return {(table, seed): values[at] for table, per_seed in runs.items() for seed, values in enumerate(per_seed)}
+
+
+def compare(rows: dict[str, dict[str, object]], reference: str, budget: int) -> dict[str, object]:
+    """NAME against every other row at each checkpoint (paired on (table, seed); see the module doc)."""
+    from searchlab.study._stats import holm, wilcoxon_pair
+
+    rng = np.random.default_rng(1)
+    out: dict[str, object] = {}
+    for at, c in enumerate(c for c in CHECKPOINTS if c <= budget):
+        ref = _pairs(rows[reference], at)
+        raw = []
+        for name, row in rows.items():
+            other = _pairs(row, at)
+            keys = sorted(k for k in ref if k in other)
+            if name == reference or not keys:
+                continue
+            d = np.array([ref[k] - other[k] for k in keys])
+            boot = [float(d[rng.integers(0, len(d), len(d))].mean()) for _ in range(2000)]
+            raw.append((name, d, [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))],
+                        wilcoxon_pair(d, np.zeros_like(d))[1]))
+        adjusted = holm([p for *_, p in raw])
+        peers: dict[str, dict[str, Any]] = {
+            name: {"pairs": len(d), "mean_difference": float(d.mean()), "ci95": ci, "p": p, "p_holm": q,
+                        "verdict": ("ahead" if d.mean() > 0 else "behind") if q < 0.05 else "no difference"}
+                 for (name, d, ci, p), q in zip(raw, adjusted)}
+        best_peer = max(peers, key=lambda n: rows[n][f"@{c}"]["mean"])  # type: ignore[index]
+        out[f"@{c}"] = {"best_peer": best_peer, "highest_mean": all(v["mean_difference"] > 0 for v in peers.values()),
+                        "against_best_peer": peers[best_peer], "peers": peers}
+    return out
+
+
+def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, wall: float) -> None:
+    rows = _rows(curves, args)
+    merged = []
+    for stem in (s for s in args.merge.split(",") if s):
+        stored = json.loads((OUT / f"{stem}.json").read_text())
+        merged.append(stem)
+        rows = {**{k: v for k, v in stored["results"].items() if k not in rows}, **rows}
     meta = {"seeds": args.seeds, "budget": args.budget, "tables": [t.name for t in TABLES], "wall_s": round(wall, 1),
             "load_average": os.getloadavg(), "counting": "distinct configurations looked up; restricted and repeats not counted",
-            "note": "replays: no timing in these numbers; other sessions shared the 2-core machine"}
+            "merged_from": merged, "note": "replays: no timing in these numbers; other sessions shared the 2-core machine"}
+    result: dict[str, Any] = {"meta": meta, "results": rows}
+    if args.reference:
+        if args.reference not in rows:
+            sys.exit(f"bench/peers.py: --reference {args.reference!r} is not among the rows {sorted(rows)}")
+        result["comparison"] = {"reference": args.reference, **compare(rows, args.reference, args.budget)}
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{args.out}.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=1))
-    _plot(curves, OUT / f"{args.out}.png")
+    (OUT / f"{args.out}.json").write_text(json.dumps(result, indent=1))
+    _plot(rows, OUT / f"{args.out}.png")
     for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["@40"]["mean"]):  # type: ignore[index]
         cells = "  ".join(f"{k} {v['mean']:.3f} [{v['ci95'][0]:.3f},{v['ci95'][1]:.3f}]"  # type: ignore[index]
                           for k, v in row.items() if k.startswith("@"))
         print(f"{name:28s} {cells}")
+    for at, cmp in result.get("comparison", {}).items():
+        if at.startswith("@"):
+            best = cmp["against_best_peer"]
+            print(f"{args.reference} {at}: vs best peer {cmp['best_peer']}: {best['mean_difference']:+.3f} "
+                  f"[{best['ci95'][0]:+.3f}, {best['ci95'][1]:+.3f}], Holm p={best['p_holm']:.3g} ({best['verdict']})")
 
 
-def _plot(curves: dict[str, dict[str, np.ndarray]], path: Path) -> None:
+def _plot(rows: dict[str, dict[str, object]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    for name, per_table in sorted(curves.items()):
-        frac = np.vstack([_table_values(ROOT.parent / "shared" / "data" / "kernel_tuner" / t)[1] / runs
-                          for t, runs in per_table.items()])
-        ax.plot(np.arange(1, frac.shape[1] + 1), frac.mean(0), label=name, ls="--" if name.startswith("kt:") else "-")
+    for name, row in sorted(rows.items()):
+        curve = row.get("mean_curve")
+        if isinstance(curve, list):
+            ax.plot(np.arange(1, len(curve) + 1), curve, label=name, ls="--" if name.startswith("kt:") else "-",
+                    lw=2.5 if name == "ours:auto" else 1.2)
     ax.set_xlabel("distinct configurations looked up")
     ax.set_ylabel("mean fraction of optimum (4 tables x seeds)")
     ax.set_ylim(0.3, 1.0)

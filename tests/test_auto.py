@@ -12,6 +12,7 @@ from searchlab.loop import Budget
 from searchlab.problem import Problem
 from searchlab.records import Config, Measurement
 from searchlab.searchers import AutoSearcher, RandomSearcher
+from searchlab.searchers._auto_knobs import _two_adic
 from searchlab.searchers._gp import GaussianProcess
 from searchlab.spaces import IntKnob, KnobSpace
 from tests.contract import SearcherContract
@@ -67,3 +68,32 @@ def test_model_homes_in_where_random_search_cannot() -> None:
         rand = optimize(problem, RandomSearcher(problem.space, seed=seed), Budget(evaluations=30))
         assert rand.best is not None and rand.best.measurement.objective is not None
         assert rand.best.measurement.objective > 1.0
+
+
+def test_alignment_feature_marks_power_of_two_multiples() -> None:
+    """block_size_x = 16, 32, ..., 256 (the shared tables): 256 > 128 > 64 = 192 > 32 = 96 > 48 > others."""
+    twos = _two_adic(list(range(16, 257, 16)))
+    assert twos is not None
+    by_value = dict(zip(range(16, 257, 16), twos))
+    assert by_value[256] == 1.0 and by_value[16] == by_value[48] == 0.0
+    assert by_value[128] > by_value[64] == by_value[192] > by_value[32] == by_value[96] > by_value[48]
+    assert _two_adic([1, 2, 4, 8, 16]) is None  # all powers of two: the index already says it
+    assert _two_adic(["a", "b", "c"]) is None and _two_adic([3, 5]) is None
+
+
+def test_length_scale_prior_gradient_and_effect() -> None:
+    """The MAP objective's analytic gradient matches finite differences, and on pure noise the prior
+    keeps the length scales off the lower bound that maximum likelihood runs to (to interpolate)."""
+    rng = np.random.default_rng(3)
+    x, y = rng.random((30, 4)), rng.standard_normal(30)
+    gp = GaussianProcess(prior=(0.0, 1.0))
+    theta = np.array([-1.0, -0.5, 0.2, 0.7, 0.1, -3.0])
+    _, grad = gp._neg_log_likelihood(theta, x, y)
+    eps = 1e-6
+    numeric = [(gp._neg_log_likelihood(theta + eps * e, x, y)[0] - gp._neg_log_likelihood(theta - eps * e, x, y)[0])
+               / (2 * eps) for e in np.eye(len(theta))]
+    assert np.allclose(grad, numeric, rtol=1e-4, atol=1e-5)
+    ml = GaussianProcess().fit(x, y)
+    gp.fit(x, y)
+    assert ml.lengths is not None and gp.lengths is not None
+    assert np.median(np.log(gp.lengths)) > np.median(np.log(ml.lengths)) + 0.5

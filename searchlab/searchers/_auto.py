@@ -2,11 +2,10 @@
 
 - **Knob spaces** (OpenCL/CUDA kernels, Kernel Tuner tables, user programs): model-based
   search over the valid configurations (``_auto_knobs.py``: GP on log time x feasibility
-  model, space-filling start, kriging believer for evaluations in flight, local finish).
-  Measured against Kernel Tuner's strategies and every searchlab searcher in
-  ``bench/peers.py`` (docs/baselines.md, "auto"): best mean fraction of optimum at 20-100
-  evaluations on the shared tables, but inside the noise of the best peers, and level with
-  them at 220 -- not (yet) ahead of every peer.
+  model, space-filling start, kriging believer for evaluations in flight, local finish,
+  alignment feature for integer sizes, a prior on the length scales). Measured against
+  Kernel Tuner's strategies and every searchlab searcher in ``bench/peers.py``
+  (docs/baselines.md, "auto"), with the margin to the best peer at each budget.
 - **Threshold trees** (Futhark programs): ``binary`` (paper 003 Alg. 5), the tuner with the
   best benchmark-runs-to-quality trade-off in ``bench/thresholds.py`` that needs no problem
   capability (``instrumented`` is cheaper but needs instrumentation).
@@ -48,17 +47,23 @@ class AutoSearcher(Searcher):
     # neighbours (0: never); refit_every: after 40 observations, refit the GP every k steps;
     # thresholds / dag: the delegate on threshold trees / derivation DAGs.
     def __init__(self, space: Space, *, initial: int = 10, candidates: int = 20000, local_every: int = 3,
-                 refit_every: int = 5, thresholds: str = "binary", dag: str = "tag", **kwargs: Any) -> None:
+                 refit_every: int = 5, alignment: bool = True, prior: float = 1.0, thresholds: str = "binary", dag: str = "tag", **kwargs: Any) -> None:
         for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
                                    ("refit_every", refit_every, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"searcher.{option}={value!r}: must be an integer >= {low}")
+        if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 <= prior < 1e6:
+            raise ConfigError(f"searcher.prior={prior!r}: must be a number >= 0 (the prior's median length scale; "
+                              "0 = no prior)")
+        if not isinstance(alignment, bool):
+            raise ConfigError(f"searcher.alignment={alignment!r}: must be true or false")
         super().__init__(space, **kwargs)
         self._inner: Searcher | None = None
         self._model: KnobModel | None = None
         if isinstance(self.space, KnobSpace):
             self._model = KnobModel(self.space, self.direction, self.rng, initial=initial, candidates=candidates,
-                                    local_every=local_every, refit_every=refit_every)
+                                    local_every=local_every, refit_every=refit_every, alignment=alignment,
+                                    prior=prior)
         else:
             name, option = (thresholds, "thresholds") if isinstance(self.space, ThresholdTree) else (dag, "dag")
             self._inner = _delegate_class(name, option)(self.space, direction=self.direction, seed=self.seed)

@@ -53,14 +53,33 @@ def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[C
     return list(pool)
 
 
-def encode(space: KnobSpace, configs: Sequence[Config]) -> tuple[np.ndarray, np.ndarray]:
-    """Model inputs (ordered knobs: normalised index; categorical: one-hot) and value indices."""
+def _two_adic(values: Sequence[object]) -> np.ndarray | None:
+    """Per value, how many times 2 divides it (normalised), for knobs of >= 3 positive integers
+    that are not all powers of two; else None. GPU run times jump with the alignment of sizes
+    to warps, wavefronts and memory transactions (on the shared tables block_size_x = 32, 64,
+    128, 256 are the good ones and 48, 80, 96 ... are not), which a smooth kernel over the value
+    index cannot express."""
+    if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+        return None
+    ints = [int(v) for v in values]  # type: ignore[call-overload]
+    twos = np.array([min((v & -v).bit_length() - 1, 10) for v in ints], dtype=float)
+    if all(v & (v - 1) == 0 for v in ints) or twos.max() == twos.min():
+        return None  # all powers of two: the index already orders them by alignment
+    return (twos - twos.min()) / (twos.max() - twos.min())
+
+
+def encode(space: KnobSpace, configs: Sequence[Config], alignment: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Model inputs (ordered knobs: normalised index, plus the 2-adic alignment feature with
+    ``alignment``; categorical: one-hot) and value indices."""
     index = np.array([[k.values.index(c[k.name]) for k in space.knobs] for c in configs], dtype=np.int64)
     columns: list[np.ndarray] = []
     for j, knob in enumerate(space.knobs):
         size = len(knob.values)
         if knob.ordered:
             columns.append((index[:, j] / max(size - 1, 1))[:, None])
+            twos = _two_adic(knob.values) if alignment else None
+            if twos is not None:
+                columns.append(twos[index[:, j]][:, None])
         else:
             columns.append(np.eye(size)[index[:, j]])
     return np.hstack(columns).astype(float), index
@@ -70,15 +89,15 @@ class KnobModel:
     """The surrogate state of one run: pool, encodings, observations; picks the next row."""
 
     def __init__(self, space: KnobSpace, direction: Direction, rng: np.random.Generator, *, initial: int,
-                 candidates: int, local_every: int, refit_every: int) -> None:
+                 candidates: int, local_every: int, refit_every: int, alignment: bool, prior: float) -> None:
         self.direction, self.rng = direction, rng
         self.initial, self.local_every, self.refit_every = initial, local_every, refit_every
         self.pool = valid_pool(space, candidates, rng)
         self.row = {c: i for i, c in enumerate(self.pool)}
-        self.x, self.index = encode(space, self.pool)
+        self.x, self.index = encode(space, self.pool, alignment)
         self.used = np.zeros(len(self.pool), dtype=bool)  # proposed (pending or told)
         self.told: dict[int, float | None] = {}  # row -> transformed objective, None when it failed
-        self.gp = GaussianProcess()
+        self.gp = GaussianProcess(prior=(math.log(prior), 1.0) if prior > 0 else None)
         self._fits = 0
         self._model_steps = 0
 
@@ -109,6 +128,18 @@ class KnobModel:
 
     # -- proposals ----------------------------------------------------------------------
     def next_row(self, pending: Sequence[int]) -> int | None:
+        """The next pool row to propose, or None when every row is used.
+
+        BLAS runs on one thread here: the matrices are at most a few hundred rows, where
+        threads only add synchronisation, and OpenBLAS's spinning threads slowed a 220 x 220
+        Cholesky factorisation from 0.4 ms to 260 ms when other processes shared the cores
+        (measured on the 2-core CI machine type; docs/searchers.md, "auto")."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1, user_api="blas"):
+            return self._next_row(pending)
+
+    def _next_row(self, pending: Sequence[int]) -> int | None:
         free = np.flatnonzero(~self.used)
         if len(free) == 0:
             return None
@@ -128,8 +159,7 @@ class KnobModel:
     def _model_step(self, free: np.ndarray, good: list[tuple[int, float]], pending: Sequence[int]) -> int:
         rows = np.array([r for r, _ in good])
         y = np.array([v for _, v in good])
-        mu, sd = y.mean(), y.std() or 1.0
-        ys = (y - mu) / sd
+        ys = (y - y.mean()) / (y.std() or 1.0)
         # Hyperparameters move a lot while data is scarce, little later: refit every step early on.
         optimise = len(good) < 40 or self._fits % self.refit_every == 0 or self.gp.lengths is None
         self._fits += 1

@@ -41,6 +41,7 @@ class GaussianProcess:
     lengths: np.ndarray | None = None
     signal: float = 1.0
     noise: float = 1e-3
+    prior: tuple[float, float] | None = None  # (mean, sd) of a normal prior on each log length scale
 
     def _unpack(self, theta: np.ndarray, dims: int) -> tuple[np.ndarray, float, float]:
         return np.exp(theta[:dims]), float(np.exp(theta[dims])), float(np.exp(theta[dims + 1]))
@@ -66,6 +67,11 @@ class GaussianProcess:
         grad[:dims] = -0.5 * np.einsum("ij,ijk->k", w * radial, diff2)
         grad[dims] = -0.5 * float((w * signal * base).sum())
         grad[dims + 1] = -0.5 * float(np.trace(w)) * noise
+        if self.prior is not None:  # MAP: the negative log prior of the log length scales
+            mean, sd = self.prior
+            z = (theta[:dims] - mean) / sd
+            nll += 0.5 * float(z @ z)
+            grad[:dims] += z / sd
         return nll, grad
 
     def fit(self, x: np.ndarray, y: np.ndarray, *, optimise: bool = True, max_iter: int = 60) -> GaussianProcess:
