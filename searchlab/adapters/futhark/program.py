@@ -13,6 +13,10 @@ output that is checked against ``output``/``auto output``), then timed runs on a
 without logging, repeated under the shared measurement protocol (``searchlab.measure``;
 ``futhark bench``'s own initial phase is 10 runs or 0.5 s). Run time is the server's
 ``runtime:`` line. The objective is the sum of the per-dataset medians (§2.1).
+
+With ``sizes=true`` the program's block and tile sizes are knobs too
+(:mod:`searchlab.adapters.futhark._sizes`): the space is then a knob space, thresholds are
+still set live on the servers, and each size assignment runs on its own pair of servers.
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ from omegaconf import MISSING
 from searchlab.adapters.futhark import _discover as disc
 from searchlab.adapters.futhark._data import DataSet, materialise, outputs_match
 from searchlab.adapters.futhark._server import ProgramServer
+from searchlab.adapters.futhark._sizes import ServerPool, SizeParam, Sizes, ThresholdSizeSpace, cache_tag, size_params
 from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.measure import MeasurementProtocol, measure
 from searchlab.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.records import Config, FailureMode, Measurement
-from searchlab.spaces import ThresholdDataset, ThresholdTree
+from searchlab.spaces import Space, ThresholdDataset, ThresholdTree
 
 
 class FutharkServerProblem(Problem):
@@ -51,7 +56,7 @@ class FutharkServerProblem(Problem):
     def __init__(self, program: str = "", backend: str = "opencl", runs: int = 10, max_runs: int = 50,
                  min_time_s: float = 0.05, target_rel_ci: float = 0.02, validation_runs: int = 10,
                  check: str = "first", log: bool = True, reference_tuning: str | None = None, seed: int = 0,
-                 rtol: float = 1e-3, atol: float = 1e-3, validation: Any = None) -> None:
+                 rtol: float = 1e-3, atol: float = 1e-3, validation: Any = None, sizes: bool = False) -> None:
         if not program and self.default_program is not None:
             program = str(self.default_program)
         if not program:
@@ -65,6 +70,8 @@ class FutharkServerProblem(Problem):
             raise ConfigError(f"problem.check={check!r}: must be 'first' (per dataset and code path) or 'always'")
         if isinstance(validation_runs, bool) or not isinstance(validation_runs, int) or validation_runs < 1:
             raise ConfigError(f"problem.validation_runs={validation_runs!r}: must be a positive integer")
+        if not isinstance(sizes, bool):
+            raise ConfigError(f"problem.sizes={sizes!r}: must be true (tune block/tile sizes too) or false")
         if validation is None:
             validation = self.default_validation
         validation = tuple(str(v) for v in validation)
@@ -73,7 +80,7 @@ class FutharkServerProblem(Problem):
         super().__init__(program=str(source), backend=backend, runs=runs, max_runs=max_runs, min_time_s=min_time_s,
                          target_rel_ci=target_rel_ci, validation_runs=validation_runs, check=check, log=log,
                          reference_tuning=reference_tuning, seed=seed, rtol=rtol, atol=atol,
-                         validation=list(validation))
+                         validation=list(validation), sizes=sizes)
         self.source, self.backend, self.seed = source, backend, seed
         self.check, self.keep_log, self.reference_tuning = check, log, reference_tuning
         self.validation_runs, self.rtol, self.atol = validation_runs, rtol, atol
@@ -82,29 +89,51 @@ class FutharkServerProblem(Problem):
         self.exe = compile_server(source, backend, self.binary)
         self.data = {c.name: materialise(c, source, self.exe.parent, self.binary, seed, i)
                      for i, c in enumerate(self.cases)}
-        self._space = self._discover()
-        self._timing: ProgramServer | None = None
-        self._logging: ProgramServer | None = None
-        self._inputs: dict[tuple[int, str], list[str]] = {}
-        self._verified: set[tuple[str, tuple[tuple[str, bool], ...]]] = set()
+        self.tree = self._discover()
+        self._space: Space = self.tree
+        if sizes:
+            if not self.size_params:
+                raise ConfigError(f"problem.sizes=true: {source.name} compiled for {backend} has no block or tile "
+                                  "size parameters to tune")
+            self._space = ThresholdSizeSpace.build(self.tree, self.size_params)
+        self._pool = ServerPool(self._start_server)
+        self._verified: set[tuple[str, Sizes, tuple[tuple[str, bool], ...]]] = set()
 
     # -- space ------------------------------------------------------------------------------
     @property
-    def space(self) -> ThresholdTree:
+    def space(self) -> Space:
+        """The threshold tree, or with ``sizes=true`` thresholds and sizes as one knob space."""
         return self._space
 
     @property
     def code_versions(self) -> int:
         """Leaves of the threshold forest: the code versions the thresholds choose between."""
-        return len(self._space.thresholds) + len(self._space.children(None))
+        return len(self.tree.thresholds) + len(self.tree.children(None))
 
-    def _server_opts(self, log: bool) -> list[str]:
-        opts = ["--cache-file", str(self.exe.with_suffix(".cache"))] if self.backend == "opencl" else []
+    def _server_opts(self, log: bool, sizes: Sizes = ()) -> list[str]:
+        """Options of one server: its OpenCL cache file (one per size assignment: a file holds
+        one build) and the sizes, fixed when the server builds its kernels."""
+        opts = [f"--param={name}={value}" for name, value in sizes]
+        if self.backend == "opencl":
+            cache = self.exe.with_suffix(".cache") if not sizes else \
+                self.exe.parent / "sizes" / f"{self.exe.stem}-{cache_tag(sizes)}.cache"
+            cache.parent.mkdir(exist_ok=True)
+            opts += ["--cache-file", str(cache)]
         return [*opts, "-L"] if log else opts
+
+    def _start_server(self, sizes: Sizes, log: bool) -> ProgramServer:
+        return ProgramServer(self.exe, *self._server_opts(log, sizes))
+
+    def split(self, params: Mapping[str, int]) -> tuple[dict[str, int], Sizes]:
+        """A configuration as (thresholds, the sizes that differ from the device's default)."""
+        thresholds = {k: int(v) for k, v in params.items() if k not in self._size_by_name}
+        sizes = tuple(sorted((name, int(params[name])) for name, p in self._size_by_name.items()
+                             if name in params and int(params[name]) != p.default))
+        return thresholds, sizes
 
     def _discover(self) -> ThresholdTree:
         split = hashlib.sha256(repr(sorted(c.name for c in self.cases if not c.train)).encode()).hexdigest()[:8]
-        cache = self.exe.parent / f"tree-{self.seed}-{split}.json"
+        cache = self.exe.parent / f"space-{self.seed}-{split}.json"
         with locked(self.exe.parent):
             if not cache.exists():
                 cache.write_text(json.dumps(self._dry_runs()))
@@ -115,6 +144,9 @@ class FutharkServerProblem(Problem):
         if not thresholds:
             raise ConfigError(f"problem.program={self.source.name}: the compiled program has no thresholds to tune")
         self.classes = dict(spec["classes"])
+        info = spec["sizes"]
+        self.size_params: tuple[SizeParam, ...] = size_params(info["classes"], info["defaults"], info["limits"])
+        self._size_by_name = {p.name: p for p in self.size_params}
         for data in self.data.values():
             entry = spec["entries"][data.entry]
             data.input_types = tuple(t.lstrip("*") for t in entry["inputs"])
@@ -127,7 +159,10 @@ class FutharkServerProblem(Problem):
         server = ProgramServer(self.exe, *self._server_opts(True))
         try:
             params = server.cmd_tuning_params(self.cases[0].entry)
-            classes = [c for c in (disc.parse_class(p, server.cmd_tuning_param_class(p)) for p in params) if c]
+            texts = {p: str(server.cmd_tuning_param_class(p)).strip() for p in params}
+            classes = [c for c in (disc.parse_class(p, texts[p]) for p in params) if c]
+            sizes = {"classes": {p: t for p, t in texts.items() if not t.startswith("threshold(")},
+                     "defaults": server.header(), "limits": server.header("Max ")}
             default = int(server.header().get("threshold", "32768"))
             thresholds = disc.build_tree(classes, default)
             by_name = {c.name: c for c in classes}
@@ -155,7 +190,7 @@ class FutharkServerProblem(Problem):
         finally:
             server.close()
         return {"thresholds": [t.__dict__ for t in thresholds], "entries": entries,
-                "classes": {c.name: server_class(c) for c in classes}, "datasets": datasets}
+                "classes": {c.name: server_class(c) for c in classes}, "datasets": datasets, "sizes": sizes}
 
     def print_params(self) -> list[str]:
         return [f"{name} ({text})" for name, text in self.classes.items()]
@@ -167,68 +202,61 @@ class FutharkServerProblem(Problem):
     # -- device -----------------------------------------------------------------------------
     def setup(self, device: DeviceInfo) -> None:
         super().setup(device)
-        self._timing = ProgramServer(self.exe, *self._server_opts(False))
-        self._logging = ProgramServer(self.exe, *self._server_opts(True))
+        self._pool.get(())  # the default sizes' servers: a program that cannot start fails here
 
     def teardown(self) -> None:
-        for server in (self._timing, self._logging):
-            if server is not None:
-                server.close()
-        self._timing = self._logging = None
-        self._inputs.clear()
-
-    def _servers(self) -> tuple[ProgramServer, ProgramServer]:
-        if self._timing is None or self._logging is None:
-            self.setup(self.device)
-        assert self._timing is not None and self._logging is not None
-        return self._timing, self._logging
+        self._pool.close()
 
     def _input(self, server: ProgramServer, data: DataSet) -> list[str]:
         """Input variables on a server: restored once, or before every run if the entry consumes them."""
-        key = (id(server), data.name)
-        if data.consumes or key not in self._inputs:
-            self._inputs[key] = server.restore(data.input, data.input_types)
-        return self._inputs[key]
+        if data.consumes or data.name not in server.inputs:
+            server.inputs[data.name] = server.restore(data.input, data.input_types)
+        return server.inputs[data.name]
 
     def _run_once(self, server: ProgramServer, data: DataSet) -> float:
         seconds, outs, _ = server.call(data.entry, self._input(server, data), data.n_outputs)
         server.drop(outs)
         return seconds
 
-    def _logged_run(self, data: DataSet, params: dict[str, int], force_check: bool) -> list[str]:
-        """futhark bench's warm-up run, on the -L server: the comparison log; output checked."""
-        _, logging = self._servers()
+    def _logged_run(self, data: DataSet, params: dict[str, int], sizes: Sizes, force_check: bool) -> list[str]:
+        """futhark bench's warm-up run, on the -L server: the comparison log; output checked
+        (once per dataset, size assignment and code path)."""
+        _, logging = self._pool.get(sizes)
         logging.set_params(params)
         _, outs, log = logging.call(data.entry, self._input(logging, data), data.n_outputs)
         path = tuple((n, b) for n, _, b in disc.comparisons(log))
         if data.expected is not None and (force_check or self.check == "always"
-                                          or (data.name, path) not in self._verified):
+                                          or (data.name, sizes, path) not in self._verified):
             problem = outputs_match(logging.fetch(outs), data.expected, self.rtol, self.atol)
             if problem is not None:
                 logging.drop(outs)
                 raise EvaluationError(FailureMode.WRONG_OUTPUT, f"dataset {data.name}: {problem}")
-            self._verified.add((data.name, path))
+            self._verified.add((data.name, sizes, path))
         logging.drop(outs)
         return log
 
-    def run_dataset(self, params: dict[str, int], name: str, protocol: MeasurementProtocol,
+    def run_dataset(self, params: Mapping[str, int], name: str, protocol: MeasurementProtocol,
                     force_check: bool = False) -> tuple[Any, list[str]]:
+        """Thresholds are set on the running servers; sizes choose the servers."""
         data = self.data[name]
-        log = self._logged_run(data, params, force_check)
-        timing, _ = self._servers()
-        timing.set_params(params)
-        return measure(lambda: self._run_once(timing, data), protocol), log
+        thresholds, sizes = self.split(params)
+        try:
+            log = self._logged_run(data, thresholds, sizes, force_check)
+            timing, _ = self._pool.get(sizes)
+            timing.set_params(thresholds)
+            return measure(lambda: self._run_once(timing, data), protocol), log
+        except EvaluationError as exc:
+            if exc.mode in (FailureMode.CRASH, FailureMode.RUNTIME, FailureMode.LAUNCH):
+                self.teardown()  # a dead or failed server: the next evaluation starts fresh ones
+            if sizes and exc.mode is not FailureMode.WRONG_OUTPUT:
+                raise EvaluationError(exc.mode, f"with sizes {dict(sizes)}: {exc.message}") from None
+            raise
 
     def evaluate(self, config: Config) -> Measurement:
         self._space.validate(config)
         start = time.time()
         params = {k: int(v) for k, v in config.items()}  # type: ignore[arg-type]
-        try:
-            runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self._space.train_datasets()}
-        except EvaluationError as exc:
-            if exc.mode in (FailureMode.CRASH, FailureMode.RUNTIME):
-                self.teardown()  # a dead or failed server: the next evaluation starts fresh ones
-            raise
+        runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self.tree.train_datasets()}
         medians = {d: s.median for d, (s, _) in runs.items()}
         log: list[str] = []
         if self.keep_log:
@@ -245,12 +273,12 @@ class FutharkServerProblem(Problem):
                               sensors=sensors, extra=extra, run_s=time.time() - start)
 
     def validation_times(self, config: Mapping[str, int], names: list[str] | None = None) -> dict[str, Any]:
-        """Median and 95 % interval per validation dataset (outputs always checked); an
-        empty mapping means the default: the thresholds left unset (untuned)."""
+        """Median and 95 % interval per validation dataset (outputs always checked); what the
+        mapping leaves out stays at its default (empty: untuned)."""
         params = {k: int(v) for k, v in config.items()}
         protocol = MeasurementProtocol(min_runs=self.validation_runs, max_runs=self.validation_runs,
                                        min_time_s=0.0, target_rel_ci=0.0, warmup=1)
-        names = names if names is not None else [d.name for d in self._space.validation_datasets()]
+        names = names if names is not None else [d.name for d in self.tree.validation_datasets()]
         out = {}
         for name in names:
             samples, _ = self.run_dataset(params, name, protocol, force_check=True)
@@ -288,6 +316,7 @@ class FutharkConfig:
     rtol: float = 1e-3  # output check tolerance
     atol: float = 1e-3
     validation: list[str] | None = None  # validation dataset names (paper 003 Listing 4.1); the rest train
+    sizes: bool = False  # also tune the block/tile sizes (a knob space; one server pair per size setting)
 
 
 class FutharkLud(FutharkServerProblem):
