@@ -137,36 +137,31 @@ def cache_tag(sizes: Sizes) -> str:
 
 
 class ServerPool:
-    """(timing, logging) server pairs, one per size assignment, least recently used closed
-    first (at most ``capacity`` assignments live)."""
+    """Servers per size assignment (a timing and a logging one, each started when first
+    needed, so the second finds the OpenCL build the first left in the cache file); the
+    least recently used assignment is closed first (at most ``capacity`` live)."""
 
     def __init__(self, start: Callable[[Sizes, bool], Any], capacity: int = LIVE_SETTINGS) -> None:
         self._start = start
         self.capacity = capacity
-        self._live: OrderedDict[Sizes, tuple[Any, Any]] = OrderedDict()
-        self.started = 0  # size settings started (each one may build the OpenCL program)
+        self._live: OrderedDict[Sizes, dict[bool, Any]] = OrderedDict()
 
-    def get(self, sizes: Sizes) -> tuple[Any, Any]:
-        if sizes in self._live:
-            self._live.move_to_end(sizes)
-            return self._live[sizes]
-        while len(self._live) >= self.capacity:
-            _, pair = self._live.popitem(last=False)
-            for server in pair:
-                server.close()
-        timing = self._start(sizes, False)
-        try:
-            logging = self._start(sizes, True)
-        except Exception:
-            timing.close()
-            raise
-        self._live[sizes] = (timing, logging)
-        self.started += 1
-        return timing, logging
+    def get(self, sizes: Sizes, log: bool) -> Any:
+        if sizes not in self._live:
+            while len(self._live) >= self.capacity:
+                _, old = self._live.popitem(last=False)
+                for server in old.values():
+                    server.close()
+            self._live[sizes] = {}
+        self._live.move_to_end(sizes)
+        servers = self._live[sizes]
+        if log not in servers:
+            servers[log] = self._start(sizes, log)
+        return servers[log]
 
     def servers(self) -> Iterator[Any]:
-        for pair in self._live.values():
-            yield from pair
+        for servers in self._live.values():
+            yield from servers.values()
 
     def close(self) -> None:
         for server in self.servers():

@@ -202,7 +202,7 @@ class FutharkServerProblem(Problem):
     # -- device -----------------------------------------------------------------------------
     def setup(self, device: DeviceInfo) -> None:
         super().setup(device)
-        self._pool.get(())  # the default sizes' servers: a program that cannot start fails here
+        self._pool.get((), True)  # a program whose server cannot start fails here
 
     def teardown(self) -> None:
         self._pool.close()
@@ -221,7 +221,7 @@ class FutharkServerProblem(Problem):
     def _logged_run(self, data: DataSet, params: dict[str, int], sizes: Sizes, force_check: bool) -> list[str]:
         """futhark bench's warm-up run, on the -L server: the comparison log; output checked
         (once per dataset, size assignment and code path)."""
-        _, logging = self._pool.get(sizes)
+        logging = self._pool.get(sizes, True)
         logging.set_params(params)
         _, outs, log = logging.call(data.entry, self._input(logging, data), data.n_outputs)
         path = tuple((n, b) for n, _, b in disc.comparisons(log))
@@ -242,7 +242,7 @@ class FutharkServerProblem(Problem):
         thresholds, sizes = self.split(params)
         try:
             log = self._logged_run(data, thresholds, sizes, force_check)
-            timing, _ = self._pool.get(sizes)
+            timing = self._pool.get(sizes, False)
             timing.set_params(thresholds)
             return measure(lambda: self._run_once(timing, data), protocol), log
         except EvaluationError as exc:
