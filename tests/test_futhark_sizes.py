@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,7 +59,7 @@ def mm() -> Iterator[tuple[FutharkServerProblem, SerialExecutor]]:
         os.environ["PATH"] = old
 
 
-def evaluate(executor: SerialExecutor, config: dict[str, int]) -> Measurement:
+def evaluate(executor: SerialExecutor, config: dict[str, Any]) -> Measurement:
     executor.submit(Candidate(0, Config(config), Config(config), {}))
     return executor.collect(None)[0].measurement
 
@@ -132,7 +133,7 @@ def test_search_end_to_end_and_tuning_file_in_futhark_bench(mm: tuple[FutharkSer
                                                              tmp_path: Path) -> None:
     problem = mm[0]
     run = tmp_path / "run"
-    proc = cli("searcher=random", "budget.evaluations=3", "seed=3", "plot=false", f"hydra.run.dir={run}", cwd=ROOT)
+    proc = cli("searcher=random", "budget.evaluations=2", "seed=3", "plot=false", f"hydra.run.dir={run}", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     tuning = read_tuning(run / "mm.fut.tuning")
     assert set(tuning) == set(problem.space.names)  # thresholds and sizes

@@ -41,7 +41,7 @@ from searchlab.errors import ConfigError, EvaluationError
 from searchlab.measure import MeasurementProtocol, measure
 from searchlab.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.records import Config, FailureMode, Measurement
-from searchlab.spaces import Space, ThresholdDataset, ThresholdTree
+from searchlab.spaces import ThresholdDataset, ThresholdTree
 
 
 class FutharkServerProblem(Problem):
@@ -90,7 +90,7 @@ class FutharkServerProblem(Problem):
         self.data = {c.name: materialise(c, source, self.exe.parent, self.binary, seed, i)
                      for i, c in enumerate(self.cases)}
         self.tree = self._discover()
-        self._space: Space = self.tree
+        self._space: ThresholdTree | ThresholdSizeSpace = self.tree
         if sizes:
             if not self.size_params:
                 raise ConfigError(f"problem.sizes=true: {source.name} compiled for {backend} has no block or tile "
@@ -101,7 +101,7 @@ class FutharkServerProblem(Problem):
 
     # -- space ------------------------------------------------------------------------------
     @property
-    def space(self) -> Space:
+    def space(self) -> ThresholdTree | ThresholdSizeSpace:
         """The threshold tree, or with ``sizes=true`` thresholds and sizes as one knob space."""
         return self._space
 
@@ -158,39 +158,9 @@ class FutharkServerProblem(Problem):
     def _dry_runs(self) -> dict[str, Any]:
         server = ProgramServer(self.exe, *self._server_opts(True))
         try:
-            params = server.cmd_tuning_params(self.cases[0].entry)
-            texts = {p: str(server.cmd_tuning_param_class(p)).strip() for p in params}
-            classes = [c for c in (disc.parse_class(p, texts[p]) for p in params) if c]
-            sizes = {"classes": {p: t for p, t in texts.items() if not t.startswith("threshold(")},
-                     "defaults": server.header(), "limits": server.header("Max ")}
-            default = int(server.header().get("threshold", "32768"))
-            thresholds = disc.build_tree(classes, default)
-            by_name = {c.name: c for c in classes}
-            entries = {}
-            for entry in {c.entry for c in self.cases}:
-                inputs = [t.strip() for t in server.cmd_inputs(entry)]
-                entries[entry] = {"inputs": inputs, "outputs": len(server.cmd("outputs", entry))}
-                for data in self.data.values():
-                    if data.entry == entry:
-                        data.input_types = tuple(t.lstrip("*") for t in inputs)
-                        data.n_outputs = entries[entry]["outputs"]  # type: ignore[assignment]
-            datasets = []
-            for case in self.cases:
-                data = self.data[case.name]
-
-                def run(assign: dict[str, int], data: DataSet = data) -> list[str]:
-                    server.set_params(assign)
-                    inputs = server.restore(data.input, data.input_types)
-                    _, outs, log = server.call(data.entry, inputs, data.n_outputs)
-                    server.drop([*outs, *inputs])
-                    return log
-
-                values = disc.epar_values(thresholds, by_name, run)
-                datasets.append({"name": case.name, "values": values, "train": case.train})
+            return disc.dry_runs(server, self.cases, self.data)
         finally:
             server.close()
-        return {"thresholds": [t.__dict__ for t in thresholds], "entries": entries,
-                "classes": {c.name: server_class(c) for c in classes}, "datasets": datasets, "sizes": sizes}
 
     def print_params(self) -> list[str]:
         return [f"{name} ({text})" for name, text in self.classes.items()]
@@ -289,11 +259,6 @@ class FutharkServerProblem(Problem):
         from searchlab.adapters.futhark._report import finalize_server_run
 
         return finalize_server_run(self, ctx)
-
-
-def server_class(c: disc.ParamClass) -> str:
-    path = " ".join(name if outcome else f"!{name}" for name, outcome in c.path)
-    return f"threshold({c.default}, {path})"
 
 
 PROGRAMS = Path(__file__).parent / "programs"
