@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 
 from searchlab.adapters.futhark._report import read_tuning
-from searchlab.adapters.futhark._sizes import ThresholdSizeSpace, domain
+from searchlab.adapters.futhark._sizes import ThresholdSizeSpace, domain, size_params
 from searchlab.adapters.futhark.program import FutharkLoopmm, FutharkServerProblem
 from searchlab.execution import SerialExecutor
 from searchlab.records import Candidate, Config, FailureMode, Measurement, Status
 from searchlab.searchers import BinarySearcher, FutharkAutotuneSearcher, RandomSearcher, TagSearcher
-from searchlab.spaces import plateau_knobs
+from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree, plateau_knobs
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -40,6 +40,22 @@ def test_domains_follow_the_device_limits() -> None:
     assert domain("tile_size", 4, {"thread block size": 1024, "tile size": 64})[-1] == 32
     assert domain("grid_size", 2, LIMITS)[-1] == 1024  # capped: only empty blocks beyond
     assert 3 in domain("thread_block_size", 3, LIMITS)  # the device's default is always a value
+
+
+def test_size_params_and_the_combined_space_without_a_compiler() -> None:
+    classes = {"main.Ty_7": "tile_size", "main.segred_tblock_size_3": "thread_block_size", "main.x_cache": "cache"}
+    defaults = {"block size": "32", "tile size": "4", "cache": "0", "threshold": "2"}
+    params = size_params(classes, defaults, {"thread block size": "256", "tile size": "64"})
+    assert [(p.name, p.cls, p.default, p.values[-1]) for p in params] == [
+        ("main.Ty_7", "tile_size", 4, 16), ("main.segred_tblock_size_3", "thread_block_size", 32, 256)]
+    tree = ThresholdTree((Threshold("main.suff_outer_par_0", default=2),),
+                         (ThresholdDataset("a", {"main.suff_outer_par_0": (100,)}),
+                          ThresholdDataset("b", {"main.suff_outer_par_0": (7,)}, train=False)))
+    space = ThresholdSizeSpace.build(tree, params)
+    assert space.knob("main.suff_outer_par_0").values == tree.plateau_values("main.suff_outer_par_0")
+    assert space.default_config() == {"main.suff_outer_par_0": 2, "main.Ty_7": 4, "main.segred_tblock_size_3": 32}
+    assert space.all_false()["main.suff_outer_par_0"] == 101 and [d.name for d in space.validation_datasets()] == ["b"]
+    assert BinarySearcher.incompatibility(space) is not None and RandomSearcher.incompatibility(space) is None
 
 
 @pytest.fixture(scope="module")

@@ -166,7 +166,9 @@ class FutharkServerProblem(Problem):
         return [f"{name} ({text})" for name, text in self.classes.items()]
 
     def fingerprint_params(self) -> Mapping[str, Any]:
-        keep = {k: v for k, v in self.params.items() if k not in ("log", "reference_tuning", "validation_runs")}
+        """``sizes`` only when on, so records made before the option keep their fingerprint."""
+        skip = ("log", "reference_tuning", "validation_runs", *(() if self.params["sizes"] else ("sizes",)))
+        keep = {k: v for k, v in self.params.items() if k not in skip}
         return {**keep, "executable": self.exe.parent.name}
 
     # -- device -----------------------------------------------------------------------------
