@@ -163,7 +163,8 @@ class FutharkServerProblem(Problem):
             server.close()
 
     def print_params(self) -> list[str]:
-        return [f"{name} ({text})" for name, text in self.classes.items()]
+        sizes = [f"{p.name} ({p.cls}, default {p.default}: {list(p.values)})" for p in self.size_params]
+        return [*(f"{name} ({text})" for name, text in self.classes.items()), *(sizes if self.params["sizes"] else [])]
 
     def fingerprint_params(self) -> Mapping[str, Any]:
         """``sizes`` only when on, so records made before the option keep their fingerprint."""
