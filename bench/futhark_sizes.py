@@ -85,7 +85,8 @@ def main() -> None:
         executor.close()
     out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "loadavg_before": load_before,
                        "loadavg_after": os.getloadavg(),
-                       "note": "2 cores shared with other sessions' builds, tests and benchmarks"},
+                       "note": "2 cores shared with other sessions' builds, tests and benchmarks",
+                       "pocl_cache": os.environ.get("POCL_CACHE_DIR", "pocl's default (~/.cache/pocl), may be warm")},
            "args": vars(args), "wall_s": time.time() - start, "searcher": "random",
            "size_knobs": sized.space.describe()["knobs"], "runs": runs, "validation": validation,
            "reading": summarise(validation, args.seeds)}
