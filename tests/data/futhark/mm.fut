@@ -1,7 +1,7 @@
 -- A plain matrix product for the tests of problem.sizes (tests/test_futhark_sizes.py): the
 -- compiler block-tiles it (tile sizes Ty/Tk, register tile Ry) and keeps a segmented
--- reduction version (thread-block size, number of blocks) behind one threshold. Small
--- enough that pocl builds a new size setting in seconds (batched matmul.fut: ~30 s).
+-- reduction version (thread-block size, number of blocks) behind one threshold. Few
+-- kernels, so pocl builds a new size setting in seconds.
 -- ==
 -- entry: main
 -- compiled random input { [128][128]f32 [128][128]f32 } auto output
