@@ -35,10 +35,10 @@ from typing import Any
 from searchlab.records import Config
 from searchlab.spaces import KnobSpace, OrdinalKnob, ThresholdDataset, ThresholdTree, plateau_knobs
 
-# class -> the name of its default and maximum in the server's -L start-up lines
+# class -> its name in the server's -L start-up line "Default NAME: N"
 SIZE_CLASSES = {"thread_block_size": "block size", "grid_size": "grid size", "tile_size": "tile size",
                 "reg_tile_size": "register tile size"}
-GRID_CAP = 1024  # the device allows 2^31 blocks; beyond 2^10 only empty blocks are added on a CPU
+GRID_CAP = 1024  # our cap: the API allows 2^31 blocks, not a range worth sampling uniformly
 REG_TILE_CAP = 16  # no device limit is reported for register tiles: r x r accumulators per thread
 LIVE_SETTINGS = 2  # size assignments whose servers stay running (two processes each)
 
