@@ -70,6 +70,7 @@ CASES: dict[str, Case] = {
     "futhark without program": lambda t: (["problem=futhark"], "problem.program"),
     "futhark program missing": lambda t: (["problem=futhark", f"problem.program={t / 'x.fut'}"], "x.fut"),
     "futhark program not .fut": lambda t: (["problem=futhark", f"problem.program={_file(t, 'x.txt', b'hi')}"], "x.txt"),
+    "futhark sizes not a bool": lambda t: (["problem=lud", "problem.sizes=maybe"], "maybe"),
     # item 1: only registered classes
     "foreign target": lambda t: (["problem._target_=os.system"], "os.system"),
     # item 3: DoS

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from searchlab.errors import ConfigError
 from searchlab.spaces import Threshold
@@ -102,3 +103,45 @@ def epar_values(thresholds: Sequence[Threshold], classes: Mapping[str, ParamClas
                 continue
             values[name] = (seq[0],) if len(set(seq)) == 1 else tuple(seq)
     return values
+
+
+def dry_runs(server: Any, cases: Sequence[Any], data_sets: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything the problem caches about a compiled program: the threshold tree and each
+    dataset's E_par values (dry runs on an ``-L`` server), entry point signatures, and the
+    other tuning parameters (sizes) with the device's defaults and limits."""
+    params = server.cmd_tuning_params(cases[0].entry)
+    texts = {p: str(server.cmd_tuning_param_class(p)).strip() for p in params}
+    classes = [c for c in (parse_class(p, texts[p]) for p in params) if c]
+    sizes = {"classes": {p: t for p, t in texts.items() if not t.startswith("threshold(")},
+             "defaults": server.header(), "limits": server.header("Max ")}
+    default = int(server.header().get("threshold", "32768"))
+    thresholds = build_tree(classes, default)
+    by_name = {c.name: c for c in classes}
+    entries = {}
+    for entry in {c.entry for c in cases}:
+        inputs = [t.strip() for t in server.cmd_inputs(entry)]
+        entries[entry] = {"inputs": inputs, "outputs": len(server.cmd("outputs", entry))}
+        for data in data_sets.values():
+            if data.entry == entry:
+                data.input_types = tuple(t.lstrip("*") for t in inputs)
+                data.n_outputs = entries[entry]["outputs"]  # type: ignore[assignment]
+    datasets = []
+    for case in cases:
+        data = data_sets[case.name]
+
+        def run(assign: dict[str, int], data: Any = data) -> list[str]:
+            server.set_params(assign)
+            inputs = server.restore(data.input, data.input_types)
+            _, outs, log = server.call(data.entry, inputs, data.n_outputs)
+            server.drop([*outs, *inputs])
+            return log
+
+        values = epar_values(thresholds, by_name, run)
+        datasets.append({"name": case.name, "values": values, "train": case.train})
+    return {"thresholds": [t.__dict__ for t in thresholds], "entries": entries,
+        "classes": {c.name: server_class(c) for c in classes}, "datasets": datasets, "sizes": sizes}
+
+
+def server_class(c: ParamClass) -> str:
+    path = " ".join(name if outcome else f"!{name}" for name, outcome in c.path)
+    return f"threshold({c.default}, {path})"

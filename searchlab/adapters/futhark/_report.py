@@ -125,7 +125,8 @@ def format_interval_table(name: str, rows: Mapping[str, Mapping[str, Mapping[str
 
 
 def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
-    """``.tuning`` (accepted by ``futhark bench --tuning``), comparison log, validation table."""
+    """``.tuning`` (accepted by ``futhark bench --tuning``; with ``problem.sizes`` it holds the
+    sizes too), comparison log, validation table (untuned and all-false at default sizes)."""
     run_dir = Path(ctx.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     best = tuned_result(ctx)
@@ -144,9 +145,13 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
         "tuned": tuned,
     }
     if problem.reference_tuning:
-        reference = read_tuning(problem.reference_tuning)
-        space.validate(Config({**configs["untuned"], **reference}))
-        configs["reference"] = {**configs["untuned"], **reference}
+        reference = {**configs["untuned"], **read_tuning(problem.reference_tuning)}
+        unknown = sorted(set(reference) - set(configs["untuned"]))
+        if unknown:
+            raise ConfigError(f"problem.reference_tuning={problem.reference_tuning}: names {unknown} are not "
+                              f"tuning parameters of {problem.source.name} (with problem.sizes={problem.params['sizes']})")
+        problem.tree.validate(Config({k: reference[k] for k in problem.tree.names}))
+        configs["reference"] = reference
     validation = [d.name for d in space.validation_datasets()]
     rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
     ran, tuning_runs = benchmark_runs(ctx.results)

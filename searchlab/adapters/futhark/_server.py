@@ -38,6 +38,7 @@ class ProgramServer(futhark_server.Server):  # type: ignore[misc]
                                      stderr=self.log_file, text=True, shell=False)
         self._vars = 0
         self._params: dict[str, int] = {}
+        self.inputs: dict[str, list[str]] = {}  # dataset name -> restored input variables
         try:
             self._read_response()
         except Exception as exc:
@@ -55,14 +56,15 @@ class ProgramServer(futhark_server.Server):  # type: ignore[misc]
         text = [line.strip() for line in self.log_file.read().splitlines() if line.strip()]
         return " | ".join(text[-lines:]) or "no message"
 
-    def header(self) -> dict[str, str]:
-        """The ``-L`` start-up lines (``Default threshold: 2`` ...)."""
+    def header(self, prefix: str = "Default ") -> dict[str, str]:
+        """The ``-L`` start-up lines: ``Default threshold: 2`` ... or (``prefix="Max "``) the
+        device limits ``Max thread block size: 4096`` ..., keys without the prefix."""
         self.log_file.seek(0)
         out = {}
         for line in self.log_file.read().splitlines():
             key, sep, value = line.partition(":")
-            if sep and key.startswith("Default "):
-                out[key[len("Default "):].strip()] = value.strip()
+            if sep and key.startswith(prefix):
+                out[key[len(prefix):].strip()] = value.strip()
         self.log_file.seek(0, 2)
         return out
 

@@ -13,6 +13,10 @@ output that is checked against ``output``/``auto output``), then timed runs on a
 without logging, repeated under the shared measurement protocol (``searchlab.measure``;
 ``futhark bench``'s own initial phase is 10 runs or 0.5 s). Run time is the server's
 ``runtime:`` line. The objective is the sum of the per-dataset medians (§2.1).
+
+With ``sizes=true`` the program's block and tile sizes are knobs too
+(:mod:`searchlab.adapters.futhark._sizes`): the space is then a knob space, thresholds are
+still set live on the servers, and each size assignment runs on its own pair of servers.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from omegaconf import MISSING
 from searchlab.adapters.futhark import _discover as disc
 from searchlab.adapters.futhark._data import DataSet, materialise, outputs_match
 from searchlab.adapters.futhark._server import ProgramServer
+from searchlab.adapters.futhark._sizes import ServerPool, SizeParam, Sizes, ThresholdSizeSpace, size_params
 from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked
 from searchlab.errors import ConfigError, EvaluationError
@@ -51,7 +56,7 @@ class FutharkServerProblem(Problem):
     def __init__(self, program: str = "", backend: str = "opencl", runs: int = 10, max_runs: int = 50,
                  min_time_s: float = 0.05, target_rel_ci: float = 0.02, validation_runs: int = 10,
                  check: str = "first", log: bool = True, reference_tuning: str | None = None, seed: int = 0,
-                 rtol: float = 1e-3, atol: float = 1e-3, validation: Any = None) -> None:
+                 rtol: float = 1e-3, atol: float = 1e-3, validation: Any = None, sizes: bool = False) -> None:
         if not program and self.default_program is not None:
             program = str(self.default_program)
         if not program:
@@ -65,6 +70,8 @@ class FutharkServerProblem(Problem):
             raise ConfigError(f"problem.check={check!r}: must be 'first' (per dataset and code path) or 'always'")
         if isinstance(validation_runs, bool) or not isinstance(validation_runs, int) or validation_runs < 1:
             raise ConfigError(f"problem.validation_runs={validation_runs!r}: must be a positive integer")
+        if not isinstance(sizes, bool):
+            raise ConfigError(f"problem.sizes={sizes!r}: must be true (tune block/tile sizes too) or false")
         if validation is None:
             validation = self.default_validation
         validation = tuple(str(v) for v in validation)
@@ -73,7 +80,7 @@ class FutharkServerProblem(Problem):
         super().__init__(program=str(source), backend=backend, runs=runs, max_runs=max_runs, min_time_s=min_time_s,
                          target_rel_ci=target_rel_ci, validation_runs=validation_runs, check=check, log=log,
                          reference_tuning=reference_tuning, seed=seed, rtol=rtol, atol=atol,
-                         validation=list(validation))
+                         validation=list(validation), sizes=sizes)
         self.source, self.backend, self.seed = source, backend, seed
         self.check, self.keep_log, self.reference_tuning = check, log, reference_tuning
         self.validation_runs, self.rtol, self.atol = validation_runs, rtol, atol
@@ -82,29 +89,50 @@ class FutharkServerProblem(Problem):
         self.exe = compile_server(source, backend, self.binary)
         self.data = {c.name: materialise(c, source, self.exe.parent, self.binary, seed, i)
                      for i, c in enumerate(self.cases)}
-        self._space = self._discover()
-        self._timing: ProgramServer | None = None
-        self._logging: ProgramServer | None = None
-        self._inputs: dict[tuple[int, str], list[str]] = {}
-        self._verified: set[tuple[str, tuple[tuple[str, bool], ...]]] = set()
+        self.tree = self._discover()
+        self._space: ThresholdTree | ThresholdSizeSpace = self.tree
+        if sizes:
+            if not self.size_params:
+                raise ConfigError(f"problem.sizes=true: {source.name} compiled for {backend} has no block or tile "
+                                  "size parameters to tune")
+            self._space = ThresholdSizeSpace.build(self.tree, self.size_params)
+        self._pool = ServerPool(self._start_server)
+        self._verified: set[tuple[str, Sizes, tuple[tuple[str, bool], ...]]] = set()
 
     # -- space ------------------------------------------------------------------------------
     @property
-    def space(self) -> ThresholdTree:
+    def space(self) -> ThresholdTree | ThresholdSizeSpace:
+        """The threshold tree, or with ``sizes=true`` thresholds and sizes as one knob space."""
         return self._space
 
     @property
     def code_versions(self) -> int:
         """Leaves of the threshold forest: the code versions the thresholds choose between."""
-        return len(self._space.thresholds) + len(self._space.children(None))
+        return len(self.tree.thresholds) + len(self.tree.children(None))
 
-    def _server_opts(self, log: bool) -> list[str]:
-        opts = ["--cache-file", str(self.exe.with_suffix(".cache"))] if self.backend == "opencl" else []
+    def _server_opts(self, log: bool, sizes: Sizes = ()) -> list[str]:
+        """Options of one server: the sizes (fixed when it builds its kernels) and, at the
+        default sizes only, the OpenCL cache file: writing one makes pocl compile every kernel
+        of the program (≈ 23 s CPU for a small matmul) where a server without it compiles only
+        the kernels it launches (≈ 1 s) and pocl's own kernel cache serves the next server."""
+        opts = [f"--param={name}={value}" for name, value in sizes]
+        if self.backend == "opencl" and not sizes:
+            opts += ["--cache-file", str(self.exe.with_suffix(".cache"))]
         return [*opts, "-L"] if log else opts
+
+    def _start_server(self, sizes: Sizes, log: bool) -> ProgramServer:
+        return ProgramServer(self.exe, *self._server_opts(log, sizes))
+
+    def split(self, params: Mapping[str, int]) -> tuple[dict[str, int], Sizes]:
+        """A configuration as (thresholds, the sizes that differ from the device's default)."""
+        thresholds = {k: int(v) for k, v in params.items() if k not in self._size_by_name}
+        sizes = tuple(sorted((name, int(params[name])) for name, p in self._size_by_name.items()
+                             if name in params and int(params[name]) != p.default))
+        return thresholds, sizes
 
     def _discover(self) -> ThresholdTree:
         split = hashlib.sha256(repr(sorted(c.name for c in self.cases if not c.train)).encode()).hexdigest()[:8]
-        cache = self.exe.parent / f"tree-{self.seed}-{split}.json"
+        cache = self.exe.parent / f"space-{self.seed}-{split}.json"
         with locked(self.exe.parent):
             if not cache.exists():
                 cache.write_text(json.dumps(self._dry_runs()))
@@ -115,6 +143,9 @@ class FutharkServerProblem(Problem):
         if not thresholds:
             raise ConfigError(f"problem.program={self.source.name}: the compiled program has no thresholds to tune")
         self.classes = dict(spec["classes"])
+        info = spec["sizes"]
+        self.size_params: tuple[SizeParam, ...] = size_params(info["classes"], info["defaults"], info["limits"])
+        self._size_by_name = {p.name: p for p in self.size_params}
         for data in self.data.values():
             entry = spec["entries"][data.entry]
             data.input_types = tuple(t.lstrip("*") for t in entry["inputs"])
@@ -126,109 +157,78 @@ class FutharkServerProblem(Problem):
     def _dry_runs(self) -> dict[str, Any]:
         server = ProgramServer(self.exe, *self._server_opts(True))
         try:
-            params = server.cmd_tuning_params(self.cases[0].entry)
-            classes = [c for c in (disc.parse_class(p, server.cmd_tuning_param_class(p)) for p in params) if c]
-            default = int(server.header().get("threshold", "32768"))
-            thresholds = disc.build_tree(classes, default)
-            by_name = {c.name: c for c in classes}
-            entries = {}
-            for entry in {c.entry for c in self.cases}:
-                inputs = [t.strip() for t in server.cmd_inputs(entry)]
-                entries[entry] = {"inputs": inputs, "outputs": len(server.cmd("outputs", entry))}
-                for data in self.data.values():
-                    if data.entry == entry:
-                        data.input_types = tuple(t.lstrip("*") for t in inputs)
-                        data.n_outputs = entries[entry]["outputs"]  # type: ignore[assignment]
-            datasets = []
-            for case in self.cases:
-                data = self.data[case.name]
-
-                def run(assign: dict[str, int], data: DataSet = data) -> list[str]:
-                    server.set_params(assign)
-                    inputs = server.restore(data.input, data.input_types)
-                    _, outs, log = server.call(data.entry, inputs, data.n_outputs)
-                    server.drop([*outs, *inputs])
-                    return log
-
-                values = disc.epar_values(thresholds, by_name, run)
-                datasets.append({"name": case.name, "values": values, "train": case.train})
+            return disc.dry_runs(server, self.cases, self.data)
         finally:
             server.close()
-        return {"thresholds": [t.__dict__ for t in thresholds], "entries": entries,
-                "classes": {c.name: server_class(c) for c in classes}, "datasets": datasets}
 
     def print_params(self) -> list[str]:
-        return [f"{name} ({text})" for name, text in self.classes.items()]
+        sizes = [f"{p.name} ({p.cls}, default {p.default}: {list(p.values)})" for p in self.size_params]
+        return [*(f"{name} ({text})" for name, text in self.classes.items()), *(sizes if self.params["sizes"] else [])]
 
     def fingerprint_params(self) -> Mapping[str, Any]:
-        keep = {k: v for k, v in self.params.items() if k not in ("log", "reference_tuning", "validation_runs")}
+        """``sizes`` only when on, so records made before the option keep their fingerprint."""
+        skip = ("log", "reference_tuning", "validation_runs", *(() if self.params["sizes"] else ("sizes",)))
+        keep = {k: v for k, v in self.params.items() if k not in skip}
         return {**keep, "executable": self.exe.parent.name}
 
     # -- device -----------------------------------------------------------------------------
     def setup(self, device: DeviceInfo) -> None:
         super().setup(device)
-        self._timing = ProgramServer(self.exe, *self._server_opts(False))
-        self._logging = ProgramServer(self.exe, *self._server_opts(True))
+        self._pool.get((), True)  # a program whose server cannot start fails here
 
     def teardown(self) -> None:
-        for server in (self._timing, self._logging):
-            if server is not None:
-                server.close()
-        self._timing = self._logging = None
-        self._inputs.clear()
-
-    def _servers(self) -> tuple[ProgramServer, ProgramServer]:
-        if self._timing is None or self._logging is None:
-            self.setup(self.device)
-        assert self._timing is not None and self._logging is not None
-        return self._timing, self._logging
+        self._pool.close()
 
     def _input(self, server: ProgramServer, data: DataSet) -> list[str]:
         """Input variables on a server: restored once, or before every run if the entry consumes them."""
-        key = (id(server), data.name)
-        if data.consumes or key not in self._inputs:
-            self._inputs[key] = server.restore(data.input, data.input_types)
-        return self._inputs[key]
+        if data.consumes or data.name not in server.inputs:
+            server.inputs[data.name] = server.restore(data.input, data.input_types)
+        return server.inputs[data.name]
 
     def _run_once(self, server: ProgramServer, data: DataSet) -> float:
         seconds, outs, _ = server.call(data.entry, self._input(server, data), data.n_outputs)
         server.drop(outs)
         return seconds
 
-    def _logged_run(self, data: DataSet, params: dict[str, int], force_check: bool) -> list[str]:
-        """futhark bench's warm-up run, on the -L server: the comparison log; output checked."""
-        _, logging = self._servers()
+    def _logged_run(self, data: DataSet, params: dict[str, int], sizes: Sizes, force_check: bool) -> list[str]:
+        """futhark bench's warm-up run, on the -L server: the comparison log; output checked
+        (once per dataset, size assignment and code path)."""
+        logging = self._pool.get(sizes, True)
         logging.set_params(params)
         _, outs, log = logging.call(data.entry, self._input(logging, data), data.n_outputs)
         path = tuple((n, b) for n, _, b in disc.comparisons(log))
         if data.expected is not None and (force_check or self.check == "always"
-                                          or (data.name, path) not in self._verified):
+                                          or (data.name, sizes, path) not in self._verified):
             problem = outputs_match(logging.fetch(outs), data.expected, self.rtol, self.atol)
             if problem is not None:
                 logging.drop(outs)
                 raise EvaluationError(FailureMode.WRONG_OUTPUT, f"dataset {data.name}: {problem}")
-            self._verified.add((data.name, path))
+            self._verified.add((data.name, sizes, path))
         logging.drop(outs)
         return log
 
-    def run_dataset(self, params: dict[str, int], name: str, protocol: MeasurementProtocol,
+    def run_dataset(self, params: Mapping[str, int], name: str, protocol: MeasurementProtocol,
                     force_check: bool = False) -> tuple[Any, list[str]]:
+        """Thresholds are set on the running servers; sizes choose the servers."""
         data = self.data[name]
-        log = self._logged_run(data, params, force_check)
-        timing, _ = self._servers()
-        timing.set_params(params)
-        return measure(lambda: self._run_once(timing, data), protocol), log
+        thresholds, sizes = self.split(params)
+        try:
+            log = self._logged_run(data, thresholds, sizes, force_check)
+            timing = self._pool.get(sizes, False)
+            timing.set_params(thresholds)
+            return measure(lambda: self._run_once(timing, data), protocol), log
+        except EvaluationError as exc:
+            if exc.mode in (FailureMode.CRASH, FailureMode.RUNTIME, FailureMode.LAUNCH):
+                self.teardown()  # a dead or failed server: the next evaluation starts fresh ones
+            if sizes and exc.mode is not FailureMode.WRONG_OUTPUT:
+                raise EvaluationError(exc.mode, f"with sizes {dict(sizes)}: {exc.message}") from None
+            raise
 
     def evaluate(self, config: Config) -> Measurement:
         self._space.validate(config)
         start = time.time()
         params = {k: int(v) for k, v in config.items()}  # type: ignore[arg-type]
-        try:
-            runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self._space.train_datasets()}
-        except EvaluationError as exc:
-            if exc.mode in (FailureMode.CRASH, FailureMode.RUNTIME):
-                self.teardown()  # a dead or failed server: the next evaluation starts fresh ones
-            raise
+        runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self.tree.train_datasets()}
         medians = {d: s.median for d, (s, _) in runs.items()}
         log: list[str] = []
         if self.keep_log:
@@ -245,12 +245,12 @@ class FutharkServerProblem(Problem):
                               sensors=sensors, extra=extra, run_s=time.time() - start)
 
     def validation_times(self, config: Mapping[str, int], names: list[str] | None = None) -> dict[str, Any]:
-        """Median and 95 % interval per validation dataset (outputs always checked); an
-        empty mapping means the default: the thresholds left unset (untuned)."""
+        """Median and 95 % interval per validation dataset (outputs always checked); what the
+        mapping leaves out stays at its default (empty: untuned)."""
         params = {k: int(v) for k, v in config.items()}
         protocol = MeasurementProtocol(min_runs=self.validation_runs, max_runs=self.validation_runs,
                                        min_time_s=0.0, target_rel_ci=0.0, warmup=1)
-        names = names if names is not None else [d.name for d in self._space.validation_datasets()]
+        names = names if names is not None else [d.name for d in self.tree.validation_datasets()]
         out = {}
         for name in names:
             samples, _ = self.run_dataset(params, name, protocol, force_check=True)
@@ -261,11 +261,6 @@ class FutharkServerProblem(Problem):
         from searchlab.adapters.futhark._report import finalize_server_run
 
         return finalize_server_run(self, ctx)
-
-
-def server_class(c: disc.ParamClass) -> str:
-    path = " ".join(name if outcome else f"!{name}" for name, outcome in c.path)
-    return f"threshold({c.default}, {path})"
 
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -288,6 +283,7 @@ class FutharkConfig:
     rtol: float = 1e-3  # output check tolerance
     atol: float = 1e-3
     validation: list[str] | None = None  # validation dataset names (paper 003 Listing 4.1); the rest train
+    sizes: bool = False  # also tune the block/tile sizes (a knob space; one server pair per size setting)
 
 
 class FutharkLud(FutharkServerProblem):
