@@ -185,36 +185,60 @@ def _rows(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace) ->
     return rows
 
 
-def _pairs(row: dict[str, object], at: int) -> dict[tuple[str, int], float]:
+def _pairs(row: dict[str, Any], at: int) -> dict[tuple[str, int], float]:
     runs = row.get("runs", {})
     assert isinstance(runs, dict)
     return {(table, seed): values[at] for table, per_seed in runs.items() for seed, values in enumerate(per_seed)}
 
 
-def compare(rows: dict[str, dict[str, object]], reference: str, budget: int) -> dict[str, object]:
-    """NAME against every other row at each checkpoint (paired on (table, seed); see the module doc)."""
-    from searchlab.study._stats import holm, wilcoxon_pair
+def _stored_only(ref: dict[str, Any], peer: dict[str, Any]) -> tuple[float, list[float], float]:
+    """Difference of means with an unpaired normal-approximation interval and p-value, from the
+    two rows' stored means and bootstrap intervals: for a peer stored without per-run values."""
+    from scipy.stats import norm
+
+    se = [(row["ci95"][1] - row["ci95"][0]) / (2 * 1.96) for row in (ref, peer)]
+    diff, spread = ref["mean"] - peer["mean"], float(np.hypot(*se))
+    p = float(2 * norm.sf(abs(diff) / spread)) if spread > 0 else (1.0 if diff == 0 else 0.0)
+    return diff, [diff - 1.96 * spread, diff + 1.96 * spread], p
+
+
+def _against(rows: dict[str, dict[str, Any]], reference: str, at: int, c: int,
+             rng: np.random.Generator) -> list[tuple[str, int, float, list[float], float, str]]:
+    from searchlab.study._stats import wilcoxon_pair
+
+    ref = _pairs(rows[reference], at)
+    out = []
+    for name, row in rows.items():
+        if name == reference:
+            continue
+        other = _pairs(row, at)
+        keys = sorted(k for k in ref if k in other)
+        if not keys:  # an older stored row: means and intervals only
+            diff, ci, p = _stored_only(rows[reference][f"@{c}"], row[f"@{c}"])
+            out.append((name, 0, diff, ci, p, "unpaired, normal approximation from the stored intervals"))
+            continue
+        d = np.array([ref[k] - other[k] for k in keys])
+        boot = [float(d[rng.integers(0, len(d), len(d))].mean()) for _ in range(2000)]
+        ci = [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))]
+        out.append((name, len(d), float(d.mean()), ci, wilcoxon_pair(d, np.zeros_like(d))[1],
+                    "paired on (table, seed): bootstrap interval, Wilcoxon signed-rank"))
+    return out
+
+
+def compare(rows: dict[str, dict[str, Any]], reference: str, budget: int) -> dict[str, object]:
+    """NAME against every other row at each checkpoint (see the module doc); Holm over the peers."""
+    from searchlab.study._stats import holm
 
     rng = np.random.default_rng(1)
     out: dict[str, object] = {}
     for at, c in enumerate(c for c in CHECKPOINTS if c <= budget):
-        ref = _pairs(rows[reference], at)
-        raw = []
-        for name, row in rows.items():
-            other = _pairs(row, at)
-            keys = sorted(k for k in ref if k in other)
-            if name == reference or not keys:
-                continue
-            d = np.array([ref[k] - other[k] for k in keys])
-            boot = [float(d[rng.integers(0, len(d), len(d))].mean()) for _ in range(2000)]
-            raw.append((name, d, [float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))],
-                        wilcoxon_pair(d, np.zeros_like(d))[1]))
-        adjusted = holm([p for *_, p in raw])
+        raw = _against(rows, reference, at, c, rng)
+        adjusted = holm([p for *_, p, _ in raw])
         peers: dict[str, dict[str, Any]] = {
-            name: {"pairs": len(d), "mean_difference": float(d.mean()), "ci95": ci, "p": p, "p_holm": q,
-                        "verdict": ("ahead" if d.mean() > 0 else "behind") if q < 0.05 else "no difference"}
-                 for (name, d, ci, p), q in zip(raw, adjusted)}
-        best_peer = max(peers, key=lambda n: rows[n][f"@{c}"]["mean"])  # type: ignore[index]
+            name: {"pairs": n, "mean_difference": d, "ci95": ci, "p": p, "p_holm": q, "method": how,
+                   "verdict": ("ahead" if d > 0 else "behind") if q < 0.05 else "no difference"}
+            for (name, n, d, ci, p, how), q in zip(raw, adjusted)}
+        best_peer = max(peers, key=lambda n: rows[n][f"@{c}"]["mean"])
         out[f"@{c}"] = {"best_peer": best_peer, "highest_mean": all(v["mean_difference"] > 0 for v in peers.values()),
                         "against_best_peer": peers[best_peer], "peers": peers}
     return out
