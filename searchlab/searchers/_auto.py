@@ -45,9 +45,12 @@ class AutoSearcher(Searcher):
     # initial: space-filling proposals before the model takes over; candidates: valid configurations
     # considered (all when fewer); local_every: every k-th model step searches the incumbent's one-knob
     # neighbours (0: never); refit_every: after 40 observations, refit the GP every k steps;
+    # alignment: the 2-adic alignment of integer sizes as a model input; prior: median of the log-normal
+    # prior on the GP's length scales (0: none, plain maximum likelihood);
     # thresholds / dag: the delegate on threshold trees / derivation DAGs.
     def __init__(self, space: Space, *, initial: int = 10, candidates: int = 20000, local_every: int = 3,
-                 refit_every: int = 5, alignment: bool = True, prior: float = 1.0, thresholds: str = "binary", dag: str = "tag", **kwargs: Any) -> None:
+                 refit_every: int = 5, alignment: bool = True, prior: float = 1.0, thresholds: str = "binary",
+                 dag: str = "tag", **kwargs: Any) -> None:
         for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
                                    ("refit_every", refit_every, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
