@@ -98,6 +98,7 @@ class KnobModel:
         self.used = np.zeros(len(self.pool), dtype=bool)  # proposed (pending or told)
         self.told: dict[int, float | None] = {}  # row -> transformed objective, None when it failed
         self.gp = GaussianProcess(prior=(math.log(prior), 1.0) if prior > 0 else None)
+        self.feasible_gp = GaussianProcess(prior=self.gp.prior, signal=0.25, noise=0.05)
         self._fits = 0
         self._model_steps = 0
 
@@ -154,6 +155,8 @@ class KnobModel:
         if len(chosen) == 0:
             return int(self.rng.choice(sample))
         d = ((self.x[sample][:, None, :] - self.x[chosen][None, :, :]) ** 2).sum(-1).min(1)
+        if any(y is None for y in self.told.values()):  # after a failure: far from the chosen *and* likely to run
+            d = d * self._feasibility(sample)
         return int(sample[int(np.argmax(d + 1e-9 * self.rng.random(len(d))))])
 
     def _model_step(self, free: np.ndarray, good: list[tuple[int, float]], pending: Sequence[int]) -> int:
@@ -182,13 +185,15 @@ class KnobModel:
         return int(candidates[int(self.rng.choice(top))])
 
     def _feasibility(self, candidates: np.ndarray) -> np.ndarray | float:
-        """P(no hidden-constraint failure): GP regression on 0/1 outcomes (BaCO §4.3's role)."""
+        """P(no hidden-constraint failure): GP regression on 0/1 outcomes (BaCO §4.3's role) with its
+        own length scales (failures follow resource limits, not run time), fitted under the same prior."""
         labels = {r: (0.0 if y is None else 1.0) for r, y in self.told.items()}
         if all(v == 1.0 for v in labels.values()):
             return 1.0
         rows = np.array(list(labels))
         z = np.array(list(labels.values()))
-        model = GaussianProcess(lengths=self.gp.lengths, signal=0.25, noise=0.05)
-        model.fit(self.x[rows], z - z.mean(), optimise=False)
-        p, _ = model.predict(self.x[candidates])
+        if self.feasible_gp.lengths is None:
+            self.feasible_gp.lengths = self.gp.lengths
+        self.feasible_gp.fit(self.x[rows], z - z.mean(), optimise=len(z) >= 5)
+        p, _ = self.feasible_gp.predict(self.x[candidates])
         return np.clip(p + z.mean(), 0.02, 1.0)
