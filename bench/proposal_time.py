@@ -198,7 +198,7 @@ def parallel(a: argparse.Namespace) -> dict[str, Any]:
                 for k, v in saved.items():
                     os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
             r = out[variant]
-            print(f"{variant}: runs {['%.1f' % w for w in r['wall_per_run_s']]} s, total {r['wall_total_s']:.1f} s, "
+            print(f"{variant}: runs {[round(w, 1) for w in r['wall_per_run_s']]} s, total {r['wall_total_s']:.1f} s, "
                   f"busy threads per worker {r['busy_threads_per_worker']}, load {r['load_before'][0]:.2f}", flush=True)
     return {"variants": out, "cores": int(cores)}
 
