@@ -42,9 +42,8 @@ WINDOW = (200, 220)  # evaluations told before the ask
 BOUND_S = 0.5
 
 
-def _one(name: str, seed: int, evals: int, limits: bool) -> dict[str, Any]:
+def _one(name: str, seed: int, evals: int, limits: bool, core: int) -> dict[str, Any]:
     """One searcher, one seed, pinned to one core; every ask timed."""
-    core = sorted(os.sched_getaffinity(0))[-1]
     os.sched_setaffinity(0, {core})
     sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
     from searchlab import threads
@@ -108,7 +107,7 @@ def serial(a: argparse.Namespace) -> dict[str, Any]:
     for name in a.searchers.split(","):
         for seed in range(a.seeds):
             load = os.getloadavg()
-            run = _child(["_one", name, str(seed), str(a.evals), "0" if a.no_limits else "1"])
+            run = _child(["_one", name, str(seed), str(a.evals), "0" if a.no_limits else "1", str(a.core)])
             run["load_before"] = load
             runs.append(run)
             window = [w for told, w, _ in run["asks"] if WINDOW[0] <= told < WINDOW[1]]
@@ -210,12 +209,14 @@ def _versions() -> dict[str, str]:
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] in ("_one", "_parallel_one"):
-        fn = _one if sys.argv[1] == "_one" else _parallel_one
-        args: list[Any] = sys.argv[2:]
-        result = (fn(args[0], int(args[1]), int(args[2]), args[3] == "1") if fn is _one
-                  else fn(args[0], int(args[1]), int(args[2]), args[3]))
-        print(json.dumps(result))
+    if len(sys.argv) > 1 and sys.argv[1] == "_one":
+        name, seed, evals, limits, *core = sys.argv[2:]
+        print(json.dumps(_one(name, int(seed), int(evals), limits == "1",
+                              int(core[0]) if core else sorted(os.sched_getaffinity(0))[-1])))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "_parallel_one":
+        variant, runs, evals, tmp = sys.argv[2:]
+        print(json.dumps(_parallel_one(variant, int(runs), int(evals), tmp)))
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=("serial", "parallel"))
@@ -223,6 +224,7 @@ def main() -> None:
     parser.add_argument("--evals", type=int, default=None, help="serial: 220, parallel: 100")
     parser.add_argument("--searchers", default="auto,optuna_gp")
     parser.add_argument("--no-limits", action="store_true", help="serial: leave the libraries' thread defaults")
+    parser.add_argument("--core", type=int, default=sorted(os.sched_getaffinity(0))[-1], help="serial: the core")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--key", default=None, help="JSON key for this result (default: the mode)")
