@@ -14,26 +14,30 @@ def plot(data: dict[str, Any], path: Path) -> None:
     import numpy as np
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [3, 2]})
+    colour = 0
     for key, result in sorted(data.items()):
         if "runs" not in result:
             continue
         for name in sorted({r["searcher"] for r in result["runs"]}):
+            colour += 1
             mine = [r for r in result["runs"] if r["searcher"] == name]
-            curves: dict[int, list[float]] = {}
-            for r in mine:
-                for told, wall, _ in r["asks"]:
-                    curves.setdefault(told, []).append(wall)
-            x = np.array(sorted(curves))
-            med = np.array([np.median(curves[t]) for t in x])
-            hi = np.array([max(curves[t]) for t in x])
-            label = f"{name} ({key}, {len(mine)} seeds)"
-            (line,) = left.plot(x, med, label=label)
-            left.fill_between(x, med, hi, color=line.get_color(), alpha=0.2)
+            for column, style, what in ((2, "-", "CPU"), (1, ":", "wall")):
+                curves: dict[int, list[float]] = {}
+                for r in mine:
+                    for ask in r["asks"]:
+                        curves.setdefault(ask[0], []).append(ask[column])
+                x = np.array(sorted(curves))
+                med = np.array([np.median(curves[t]) for t in x])
+                hi = np.array([max(curves[t]) for t in x])
+                label = f"{name} {what} ({key}, {len(mine)} seeds)"
+                (line,) = left.plot(x, med, style, lw=1, color=f"C{colour - 1}", label=label)
+                if what == "CPU":
+                    left.fill_between(x, med, hi, color=line.get_color(), alpha=0.2)
     left.axhline(0.5, color="k", ls=":", label="0.5 s bound")
     left.axvspan(200, 220, color="grey", alpha=0.1)
     left.set_yscale("log")
     left.set_xlabel("evaluations told before the ask")
-    left.set_ylabel("ask wall time, s (median over seeds; band to max)")
+    left.set_ylabel("ask time, s: process CPU (solid, band to max) and wall (dotted)")
     left.set_title("one core, 10-knob space of 9,680 valid configurations")
     left.legend(fontsize=7)
     par = data.get("parallel", {}).get("variants", {})

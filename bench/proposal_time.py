@@ -224,8 +224,14 @@ def _versions() -> dict[str, str]:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_one":
         name, seed, evals, limits, *core = sys.argv[2:]
-        print(json.dumps(_one(name, int(seed), int(evals), limits == "1",
-                              int(core[0]) if core else sorted(os.sched_getaffinity(0))[-1])))
+        text = json.dumps(_one(name, int(seed), int(evals), limits == "1",
+                               int(core[0]) if core else sorted(os.sched_getaffinity(0))[-1]))
+        import tempfile  # a copy per run: a long serial mode stopped part-way keeps the runs it finished
+
+        spare = Path(tempfile.gettempdir()) / "searchlab_proposal_time"
+        spare.mkdir(exist_ok=True)
+        (spare / f"{name}_{seed}_{os.getpid()}.json").write_text(text)
+        print(text)
         return
     if len(sys.argv) > 1 and sys.argv[1] == "_parallel_one":
         variant, runs, evals, tmp = sys.argv[2:]
