@@ -57,7 +57,8 @@ def _one(name: str, seed: int, evals: int, limits: bool, core: int) -> dict[str,
 
     space = proposal_space.space()
     t0 = time.perf_counter()
-    searcher = registry.searcher_class(name)(space, seed=seed)
+    options = json.loads(os.environ.get("PROPOSAL_TIME_OPTIONS", "{}"))  # --options
+    searcher = registry.searcher_class(name)(space, seed=seed, **options)
     init_s = time.perf_counter() - t0
     asks: list[tuple[int, float, float]] = []  # (evaluations told before, wall s, process CPU s)
     told, best = 0, float("inf")
@@ -80,7 +81,7 @@ def _one(name: str, seed: int, evals: int, limits: bool, core: int) -> dict[str,
         told += 1
     import psutil
 
-    return {"searcher": name, "seed": seed, "limits": limits, "core": core, "init_s": init_s, "asks": asks,
+    return {"searcher": name, "seed": seed, "options": options, "limits": limits, "core": core, "init_s": init_s, "asks": asks,
             "evaluations": told, "best_ms": best, "pools": threads.observed_threads(),
             "os_threads": psutil.Process().num_threads()}
 
@@ -124,7 +125,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
 def serial(a: argparse.Namespace) -> dict[str, Any]:
     runs: list[dict[str, Any]] = []
     for name in a.searchers.split(","):
-        for seed in range(a.seeds):
+        for seed in range(a.first_seed, a.first_seed + a.seeds):
             load = os.getloadavg()
             run = _child(["_one", name, str(seed), str(a.evals), "0" if a.no_limits else "1", str(a.core)])
             run["load_before"] = load
@@ -243,6 +244,8 @@ def main() -> None:
     parser.add_argument("--evals", type=int, default=None, help="serial: 220, parallel: 100")
     parser.add_argument("--searchers", default="auto,optuna_gp")
     parser.add_argument("--no-limits", action="store_true", help="serial: leave the libraries' thread defaults")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--options", default="{}", help="serial: searcher options as JSON")
     parser.add_argument("--core", type=int, default=sorted(os.sched_getaffinity(0))[-1], help="serial: the core")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--variants", default=",".join(VARIANTS))
@@ -260,6 +263,7 @@ def main() -> None:
         plot(data, OUT / "proposal_time.png")
         return
     a.evals = a.evals or (220 if a.mode == "serial" else 100)
+    os.environ["PROPOSAL_TIME_OPTIONS"] = json.dumps(json.loads(a.options))
     result = serial(a) if a.mode == "serial" else parallel(a)
     result["meta"] = {"versions": _versions(), "load_average_end": os.getloadavg(), "cpus": os.cpu_count(),
                       "date": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": sys.argv[1:],

@@ -50,8 +50,8 @@ from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import DerivationGraph, KnobSpace, Space
 
 CONSTRAINT = "failed"
-ACQF_SAMPLES = 512  # Optuna 5.0: 2048 (see OptunaGpSearcher)
-LOCAL_SEARCHES = 4  # Optuna 5.0: 10
+ACQF_SAMPLES = 2048  # Optuna 5.0's own values (see OptunaGpSearcher)
+LOCAL_SEARCHES = 10
 
 
 class OptunaSearcher(Searcher):
@@ -228,16 +228,16 @@ OptunaCmaesConfig = searcher_config(OptunaCmaesSearcher)
 
 
 class OptunaGpSearcher(OptunaSearcher):
-    """Optuna's GPSampler, its acquisition optimiser sized for interactive proposals (issue 16).
+    """Optuna's GPSampler; the size of its acquisition optimiser is an option (issue 16).
 
     A proposal fits the objective GP and, once failures exist, the constraint GP (L-BFGS-B on
     the marginal likelihood), then maximises the acquisition: ``acqf_samples`` QMC points
     scored, and a discrete local search from the ``local_searches`` best. Optuna 5.0 uses
-    2048 and 10 and exposes them only as the sampler's private attributes
-    (``_n_preliminary_samples``, ``_n_local_search``), which we set when they exist. At 220
-    evaluations on a 10-knob space (bench/proposal_time.py) Optuna's values spent 1-4 s per
-    proposal on one core, over half of it in that optimiser; ours keep a proposal under
-    0.5 s (docs/threads.md has the numbers, and the quality check on the shared tables).
+    2048 and 10 (our defaults) and exposes them only as the sampler's private attributes
+    (``_n_preliminary_samples``, ``_n_local_search``), which we set when they exist. A profile
+    at 200 evaluations on the 10-knob space of bench/proposal_time.py: about half of a
+    proposal's CPU time in that optimiser, half in the two GP fits, and each known-infeasible
+    or repeated proposal (``max_retries``) costs a whole proposal again (docs/threads.md).
     """
 
     name = "optuna_gp"
