@@ -43,13 +43,14 @@ def plot(data: dict[str, Any], path: Path) -> None:
     par = data.get("parallel", {}).get("variants", {})
     if par:
         names = list(par)
-        walls = [np.mean(par[n]["wall_per_run_s"]) for n in names]
+        walls = [np.mean(par[n]["wall_per_run_s"]) if par[n].get("wall_per_run_s") else par[n]["wall_total_s"] for n in names]
         busy = [max(par[n]["busy_threads_per_worker"] or [0]) for n in names]
         bars = right.bar(range(len(names)), walls, color="tab:blue")
         for bar, b in zip(bars, busy):
-            right.annotate(f"{b} busy thr.", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center",
+            right.annotate(f"{b} busy thr.",  # a variant stopped at its time limit: its bar is that limit (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center",
                            va="bottom", fontsize=7)
-        right.set_xticks(range(len(names)), [n.replace("_", "\n") for n in names], fontsize=7)
+        right.set_xticks(range(len(names)), [n.replace("_", "\n") + ("\n(stopped)" if par[n].get("timed_out") else "")
+                                             for n in names], fontsize=7)
         right.set_ylabel("mean wall time per replay, s")
         first = next(iter(par.values()))
         right.set_title(f"{first['runs']} optuna_gp replays at once, {first['evals']} evaluations", fontsize=9)

@@ -164,12 +164,22 @@ def _parallel_one(variant: str, runs: int, evals: int, tmp: str) -> dict[str, An
     me, cpu_by_thread, peak = psutil.Process(), {}, [0]
     stop = threading.Event()
 
+    snapshot = Path(tmp) / variant / "threads.json"
+    snapshot.parent.mkdir(parents=True, exist_ok=True)
+
+    def summary() -> dict[str, Any]:
+        busy: dict[int, int] = {}
+        for (pid, _), cpu in cpu_by_thread.items():
+            busy[pid] = busy.get(pid, 0) + (cpu >= 1.0)
+        return {"busy_threads_per_worker": sorted(busy.values(), reverse=True),
+                "worker_cpu_s": sum(cpu_by_thread.values()), "peak_worker_os_threads": peak[0]}
+
     def sample() -> None:
         while not stop.is_set():
             total = 0
             for proc in me.children(recursive=True):
-                try:
-                    if not any("default_worker" in part for part in proc.cmdline()):
+                try:  # Ray's task workers are titled ray::_task / ray::IDLE (the raylet's command line names them too)
+                    if proc.name() not in ("ray::_task", "ray::IDLE"):
                         continue
                     total += proc.num_threads()
                     for t in proc.threads():
@@ -177,6 +187,7 @@ def _parallel_one(variant: str, runs: int, evals: int, tmp: str) -> dict[str, An
                 except psutil.Error:
                     continue
             peak[0] = max(peak[0], total)
+            snapshot.write_text(json.dumps({**summary(), "elapsed_s": time.time() - start}))  # kept if we are killed
             stop.wait(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -185,14 +196,43 @@ def _parallel_one(variant: str, runs: int, evals: int, tmp: str) -> dict[str, An
     records = _replay(cells, None, None)
     stop.set()
     sampler.join()
-    busy: dict[int, int] = {}
-    for (pid, _), cpu in cpu_by_thread.items():
-        busy[pid] = busy.get(pid, 0) + (cpu >= 1.0)
     return {"variant": variant, "env": VARIANTS[variant], "runs": runs, "evals": evals, "table": TABLE.name,
-            "wall_total_s": time.time() - start, "wall_per_run_s": [r["wall_s"] for r in records],
-            "busy_threads_per_worker": sorted(busy.values(), reverse=True),
-            "worker_cpu_s": sum(cpu_by_thread.values()), "peak_worker_os_threads": peak[0],
+            "wall_total_s": time.time() - start, "wall_per_run_s": [r["wall_s"] for r in records], **summary(),
             "load_before": load, "load_after": os.getloadavg()}
+
+
+def _evaluations(run_dir: Path) -> int:
+    import sqlite3
+
+    db = run_dir / "results.db"
+    if not db.exists():
+        return 0
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        return int(con.execute("select count(*) from evaluations").fetchone()[0])
+
+
+def _bounded(variant: str, a: argparse.Namespace, tmp: str) -> dict[str, Any]:
+    """One variant in its own session, stopped (with its Ray processes) after ``--limit-s``:
+    an oversubscribed variant may take far longer than the bench can wait."""
+    import signal
+
+    load, start = os.getloadavg(), time.time()
+    proc = subprocess.Popen([sys.executable, __file__, "_parallel_one", variant, str(a.runs), str(a.evals), tmp],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=a.limit_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        seen = json.loads((Path(tmp) / variant / "threads.json").read_text())
+        return {"variant": variant, "env": VARIANTS[variant], "runs": a.runs, "evals": a.evals, "table": TABLE.name,
+                "timed_out": True, "limit_s": a.limit_s, "wall_total_s": time.time() - start,
+                "evaluations_done": [_evaluations(Path(tmp) / variant / f"seed_{s}") for s in range(a.runs)],
+                **{k: v for k, v in seen.items() if k != "elapsed_s"}, "load_before": load,
+                "load_after": os.getloadavg()}
+    if proc.returncode != 0:
+        raise SystemExit(f"bench/proposal_time.py parallel {variant} failed:\n{err[-3000:]}")
+    return {**json.loads(out.strip().splitlines()[-1]), "timed_out": False}
 
 
 def parallel(a: argparse.Namespace) -> dict[str, Any]:
@@ -206,12 +246,13 @@ def parallel(a: argparse.Namespace) -> dict[str, Any]:
             saved = {k: os.environ.get(k) for k in env}
             os.environ.update(env)
             try:
-                out[variant] = _child(["_parallel_one", variant, str(a.runs), str(a.evals), tmp])
+                out[variant] = _bounded(variant, a, tmp)
             finally:
                 for k, v in saved.items():
                     os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
             r = out[variant]
-            print(f"{variant}: runs {[round(w, 1) for w in r['wall_per_run_s']]} s, total {r['wall_total_s']:.1f} s, "
+            print(f"{variant}: runs {[round(w, 1) for w in r.get('wall_per_run_s', [])]} s, total {r['wall_total_s']:.1f} s, "
+                  f"timed out {r['timed_out']} {r.get('evaluations_done', '')}, "
                   f"busy threads per worker {r['busy_threads_per_worker']}, load {r['load_before'][0]:.2f}", flush=True)
     return {"variants": out, "cores": int(cores)}
 
@@ -249,6 +290,7 @@ def main() -> None:
     parser.add_argument("--core", type=int, default=sorted(os.sched_getaffinity(0))[-1], help="serial: the core")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--limit-s", type=float, default=600.0, help="parallel: stop a variant after this long")
     parser.add_argument("--key", default=None, help="JSON key for this result (default: the mode)")
     a = parser.parse_args()
     path = OUT / "proposal_time.json"
