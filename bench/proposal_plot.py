@@ -47,7 +47,7 @@ def plot(data: dict[str, Any], path: Path) -> None:
         busy = [max(par[n]["busy_threads_per_worker"] or [0]) for n in names]
         bars = right.bar(range(len(names)), walls, color="tab:blue")
         for bar, b in zip(bars, busy):
-            right.annotate(f"{b} busy thr.",  # a variant stopped at its time limit: its bar is that limit (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center",
+            right.annotate(f"{b} busy thr.", (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center",
                            va="bottom", fontsize=7)
         right.set_xticks(range(len(names)), [n.replace("_", "\n") + ("\n(stopped)" if par[n].get("timed_out") else "")
                                              for n in names], fontsize=7)
