@@ -296,6 +296,12 @@ def main() -> None:
     path = OUT / "proposal_time.json"
     if a.mode == "resummarise":  # recompute every serial summary from its stored asks (after a change here)
         data = json.loads(path.read_text())
+        for key in sorted(k for k in data if "_seed" in k):  # single-seed runs made side by side: one entry
+            part = data.pop(key)
+            whole = data.setdefault(key.rsplit("_seed", 1)[0], {**part, "runs": [], "meta": {"parts": []}})
+            whole["runs"] += part["runs"]
+            whole["meta"]["parts"].append(part["meta"])
+            whole["seeds"] = len(whole["runs"])
         for result in data.values():
             if "runs" in result:
                 result["summary"] = summarise(result["runs"])
