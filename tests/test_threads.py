@@ -84,6 +84,7 @@ def test_proposer_keeps_the_cores_ray_evaluators_do_not_hold() -> None:
 
 
 @pytest.mark.ray
+@pytest.mark.slow  # a Ray cluster and torch's import: ~30 s alone, minutes on a loaded machine
 def test_replay_task_caps_pools_inside_ray(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A study's replay task (``_replay._task``, ``num_cpus=1``) reads back one thread everywhere,
     although the driver exported ``OMP_NUM_THREADS=2`` (which Ray passes to its workers as is)
