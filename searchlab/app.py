@@ -32,6 +32,7 @@ from searchlab.searchers import Searcher
 from searchlab.signals import interruptible
 from searchlab.store import RunStore, is_disk_full, package_versions
 from searchlab.summary import build_summary, format_summary, write_json
+from searchlab.threads import cpu_share
 
 RESUMABLE_PREFIXES = ("budget.", "executor", "progress", "resume", "cache", "confirm", "plot", "hydra.")
 
@@ -127,6 +128,7 @@ def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     assert isinstance(raw, dict)
     plain = {str(k): v for k, v in raw.items()}
     check_run_config(plain)
+    cpu_share()  # a bad SEARCHLAB_THREADS is refused here, before anything is written (docs/threads.md)
     budget = Budget(**plain["budget"])
     confirm = _confirm_options(cfg)
     _seed_replay_noise(cfg)

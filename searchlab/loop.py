@@ -25,6 +25,7 @@ from searchlab.execution import Executor
 from searchlab.records import Candidate, Config, Direction, Measurement, Result, Status, loss
 from searchlab.searchers import Searcher
 from searchlab.spaces import Space
+from searchlab.threads import limit_pools
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ class SearchLoop:
         return asked
 
     def run(self) -> StopReason:
+        limit_pools(self.executor.proposer_cores())  # the searcher's share of cores (docs/threads.md)
         try:
             while True:
                 reason = self._stop_reason()

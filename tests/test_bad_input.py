@@ -67,6 +67,8 @@ CASES: dict[str, Case] = {
     "auto delegating to itself": lambda t: (["problem=synthetic_dag", "searcher=auto", "searcher.dag=auto"],
                                             "searcher.dag='auto'"),
     "confirm k negative": lambda t: (["confirm.k=-1"], "confirm.k=-1"),
+    "optuna_gp one local search": lambda t: (["problem=synthetic_knobs", "searcher=optuna_gp",
+                                              "searcher.local_searches=1"], "searcher.local_searches=1"),
     "futhark without program": lambda t: (["problem=futhark"], "problem.program"),
     "futhark program missing": lambda t: (["problem=futhark", f"problem.program={t / 'x.fut'}"], "x.fut"),
     "futhark program not .fut": lambda t: (["problem=futhark", f"problem.program={_file(t, 'x.txt', b'hi')}"], "x.txt"),
@@ -116,6 +118,14 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(name: str, in_tmp: Pat
     assert len(err) == 1 and err[0].startswith("searchlab: error: ") and needle in err[0], err
     assert "Traceback" not in err[0]
     assert set(in_tmp.rglob("*")) == before  # no outputs/, no results.db, no cache file
+
+
+def test_bad_thread_override_is_refused_before_anything_is_written(in_tmp: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SEARCHLAB_THREADS", "all")
+    status, err = _refused(["problem=synthetic_knobs", "searcher=random"], capsys)
+    assert status == 2 and len(err) == 1 and "SEARCHLAB_THREADS='all'" in err[0], err
+    assert not list(in_tmp.rglob("*"))
 
 
 @pytest.fixture(scope="module")

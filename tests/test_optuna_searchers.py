@@ -177,3 +177,17 @@ def test_replay_builds_trials_with_paths_and_failures() -> None:
     assert first.best is not None and first.best.objective is not None
     assert math.isclose(-second.study.best_value, first.best.objective)
     assert all(t.value is not None and math.isfinite(t.value) for t in complete)
+
+
+def test_gp_acquisition_optimiser_options_reach_the_sampler() -> None:
+    """Optuna 5.0 keeps these private; a later Optuna without them keeps its own (docs/threads.md)."""
+    from searchlab.errors import ConfigError
+
+    space = SyntheticKnobs().space
+    sampler = OptunaGpSearcher(space, seed=0, acqf_samples=300, local_searches=3).study.sampler
+    assert (sampler._n_preliminary_samples, sampler._n_local_search) == (300, 3)
+    default = OptunaGpSearcher(space, seed=0).study.sampler
+    assert (default._n_preliminary_samples, default._n_local_search) == (_optuna.ACQF_SAMPLES, _optuna.LOCAL_SEARCHES)
+    for bad in ({"acqf_samples": 0}, {"local_searches": 1}, {"local_searches": True}):
+        with pytest.raises(ConfigError, match=next(iter(bad))):
+            OptunaGpSearcher(space, seed=0, **bad)  # type: ignore[arg-type]

@@ -57,6 +57,11 @@ class Executor(ABC):
     def call(self, method: str, *args: Any) -> Any:
         """Run ``problem.method(*args)`` on a worker (for run-end validation)."""
 
+    def proposer_cores(self) -> int | None:
+        """Cores left to the searcher in this process while the workers evaluate (the thread
+        policy caps its pools at them, docs/threads.md); None: no limit beyond the process's own."""
+        return None
+
     @abstractmethod
     def close(self) -> None:
         """Stop the workers (and Ray, if this executor started it)."""

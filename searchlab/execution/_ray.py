@@ -27,6 +27,7 @@ from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.execution._worker import WorkerRuntime, build_problem, limit_threads
 from searchlab.problem import DeviceInfo, DeviceNeed
 from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
+from searchlab.threads import limit_pools
 
 OPENCL_CPU = "opencl_cpu"
 STARTUP_TIMEOUT_S = 300.0
@@ -75,6 +76,7 @@ class EvaluatorActor:
 
     def __init__(self, source: ProblemSource, device: DeviceInfo, need: str) -> None:
         limit_threads(device)  # before pyopencl is imported in this process
+        limit_pools(len(device.cores) or None)  # BLAS/OpenMP/torch at Ray's share (docs/threads.md)
         if need == DeviceNeed.OPENCL.value:
             import ray
 
@@ -237,6 +239,16 @@ class RayExecutor(Executor):
             cause = getattr(exc, "cause", None) or exc
             raise ExecutorError(f"worker {slot.index} failed while building the problem: {cause}") from None
         slot.info = WorkerInfo(f"ray-{slot.index}" + (f".{slot.replaced}" if slot.replaced else ""), device)
+
+    def proposer_cores(self) -> int | None:
+        """This machine's cores minus those the evaluators hold (a cluster we started; a
+        joined cluster's evaluators may run elsewhere: no limit then)."""
+        if not self._started_ray:
+            return None
+        held = sum(len(s.device.cores) or s.options.get("resources", {}).get(OPENCL_CPU, 0) or s.options.get("num_cpus", 0)
+                   for s in self._slots)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return max(1, cores - int(held))
 
     # -- running -------------------------------------------------------------------------
     @property

@@ -50,6 +50,8 @@ from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import DerivationGraph, KnobSpace, Space
 
 CONSTRAINT = "failed"
+ACQF_SAMPLES = 2048  # Optuna 5.0's own values (see OptunaGpSearcher)
+LOCAL_SEARCHES = 10
 
 
 class OptunaSearcher(Searcher):
@@ -226,14 +228,33 @@ OptunaCmaesConfig = searcher_config(OptunaCmaesSearcher)
 
 
 class OptunaGpSearcher(OptunaSearcher):
+    """Optuna's GPSampler; the size of its acquisition optimiser is an option (issue 16).
+
+    A proposal fits the objective GP and, once failures exist, the constraint GP (L-BFGS-B on
+    the marginal likelihood), then maximises the acquisition: ``acqf_samples`` QMC points
+    scored, and a discrete local search from the ``local_searches`` best. Optuna 5.0 uses
+    2048 and 10 (our defaults) and exposes them only as the sampler's private attributes
+    (``_n_preliminary_samples``, ``_n_local_search``), which we set when they exist. A profile
+    at 200 evaluations on the 10-knob space of bench/proposal_time.py: about half of a
+    proposal's CPU time in that optimiser, half in the two GP fits, and each known-infeasible
+    or repeated proposal (``max_retries``) costs a whole proposal again (docs/threads.md).
+    """
+
     name = "optuna_gp"
     sampler_label = "GPSampler"
     models_conditionals = False
 
     def __init__(self, space: Space, *, n_startup_trials: int = 10, deterministic_objective: bool = False,
-                 max_retries: int = 4, **kwargs: Any) -> None:
+                 acqf_samples: int = ACQF_SAMPLES, local_searches: int = LOCAL_SEARCHES, max_retries: int = 4,
+                 **kwargs: Any) -> None:
+        from searchlab.errors import ConfigError
+
         # max_retries: each retry is a GP fit (DESIGN.md: ~0.1 s at 100 trials, ~4 s at 1000), hence 4, not 16
+        for option, value, low in (("acqf_samples", acqf_samples, 1), ("local_searches", local_searches, 2)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"searcher.{option}={value!r}: must be an integer >= {low}")
         self.options = {"n_startup_trials": n_startup_trials, "deterministic_objective": deterministic_objective}
+        self.acqf = {"_n_preliminary_samples": acqf_samples, "_n_local_search": local_searches}
         super().__init__(space, max_retries=max_retries, **kwargs)
 
     @classmethod
@@ -244,9 +265,15 @@ class OptunaGpSearcher(OptunaSearcher):
         return super()._check_space(space)
 
     def _sampler(self, optuna: Any, seed: int) -> Any:
-        return optuna.samplers.GPSampler(seed=seed, warn_independent_sampling=False, **self.options)
+        sampler = optuna.samplers.GPSampler(seed=seed, warn_independent_sampling=False, **self.options)
+        for attr, value in self.acqf.items():
+            if hasattr(sampler, attr):  # private in Optuna 5.0: a later Optuna without them keeps its own
+                setattr(sampler, attr, value)
+        return sampler
 
 
+# acqf_samples: QMC points scored by the acquisition optimiser (Optuna's default: 2048)
+# local_searches: discrete local searches started from the best of them (Optuna's default: 10)
 OptunaGpConfig = searcher_config(OptunaGpSearcher)
 
 

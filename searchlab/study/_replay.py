@@ -26,6 +26,9 @@ class StudyError(SearchlabError, RuntimeError):
 
 
 def _task(cell: Cell, cwd: str) -> dict[str, Any]:
+    from searchlab.threads import limit_pools
+
+    limit_pools()  # this task's num_cpus, whatever the worker inherited or built before (docs/threads.md)
     os.chdir(cwd)  # relative paths in problem configs mean what they meant to the driver
     return execute_cell(cell)
 
