@@ -24,8 +24,8 @@ row at each checkpoint on the (table, seed) pairs both have: mean difference wit
 paired-bootstrap 95 % interval, the Wilcoxon signed-rank p-value with Holm's correction over
 the peers (``searchlab.study._stats``), and whether NAME's mean is the highest.
 
-    .venv/bin/python bench/peers.py [--seeds 10] [--budget 220] [--only kt|ours] [--searchers a,b] [--out STEM]
-                                    [--merge STEM] [--reference NAME]
+    .venv/bin/python bench/peers.py [--seeds 10] [--budget 220] [--only kt|ours] [--searchers a,b] [--kt a,b]
+                                    [--out STEM] [--merge STEM] [--only merge] [--reference NAME]
 """
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ def main() -> None:
                         help="run one side only; 'merge': run nothing, report the --merge rows")
     parser.add_argument("--searchers", default="", help="comma-separated searchlab searchers (default: all of OURS)")
     parser.add_argument("--out", default="peers", help="file stem under bench/results/")
+    parser.add_argument("--kt", default="", help="comma-separated Kernel Tuner strategies (default: all of KT_STRATEGIES)")
     parser.add_argument("--merge", default="", help="comma-separated stems under bench/results/ whose rows to add")
     parser.add_argument("--reference", default="", help="row to compare with every other (e.g. ours:auto)")
     args = parser.parse_args()
@@ -156,7 +157,8 @@ def main() -> None:
     start = time.time()
     curves: dict[str, dict[str, np.ndarray]] = {}
     if args.only in (None, "kt"):
-        curves.update(_run_all("kt", KT_STRATEGIES, args.seeds, args.budget, args.workers))
+        kt = tuple(n for n in args.kt.split(",") if n) or KT_STRATEGIES
+        curves.update(_run_all("kt", kt, args.seeds, args.budget, args.workers))
     if args.only in (None, "ours"):
         ours = tuple(n for n in args.searchers.split(",") if n) or OURS
         curves.update(_run_all("ours", ours, args.seeds, args.budget, args.workers))

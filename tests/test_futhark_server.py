@@ -39,10 +39,9 @@ from searchlab.searchers import (
     SimpleSearcher,
     TagSearcher,
 )
+from tests.futhark_support import HAVE_FUTHARK, served
 
 ROOT = Path(__file__).resolve().parents[1]
-VENV_BIN = Path(sys.executable).parent
-HAVE_FUTHARK = shutil.which("futhark", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}") is not None
 needs_futhark = pytest.mark.skipif(not HAVE_FUTHARK, reason="the Futhark compiler is not installed: run make setup")
 LOOPMM_CLASSES = {
     "main.suff_outer_par_0": "threshold(def, )",
@@ -109,18 +108,9 @@ def test_without_compiler_one_line_exit_2(tmp_path: Path) -> None:
 # -- the real compiler --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def loopmm() -> Iterator[tuple[FutharkLoopmm, SerialExecutor]]:
-    if not HAVE_FUTHARK:
-        pytest.skip("the Futhark compiler is not installed: run make setup")
-    old = os.environ.get("PATH", "")
-    os.environ["PATH"] = f"{VENV_BIN}{os.pathsep}{old}"
-    problem = FutharkLoopmm(runs=3, max_runs=3, min_time_s=0.0, target_rel_ci=0.0, validation_runs=3)
-    executor = SerialExecutor()
-    executor.start(problem)
-    try:
-        yield problem, executor
-    finally:
-        executor.close()
-        os.environ["PATH"] = old
+    with served(lambda: FutharkLoopmm(runs=3, max_runs=3, min_time_s=0.0, target_rel_ci=0.0,
+                                      validation_runs=3)) as pair:
+        yield pair
 
 
 @pytest.mark.slow

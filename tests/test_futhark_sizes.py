@@ -25,10 +25,9 @@ from searchlab.execution import SerialExecutor
 from searchlab.records import Candidate, Config, FailureMode, Measurement, Status
 from searchlab.searchers import BinarySearcher, FutharkAutotuneSearcher, RandomSearcher, TagSearcher
 from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree, plateau_knobs
+from tests.futhark_support import HAVE_FUTHARK, VENV_BIN, served
 
 ROOT = Path(__file__).resolve().parents[1]
-VENV_BIN = Path(sys.executable).parent
-HAVE_FUTHARK = shutil.which("futhark", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}") is not None
 MM = ROOT / "tests" / "data" / "futhark" / "mm.fut"
 VALIDATION = "[64][64]f32 [64][64]f32"
 LIMITS = {"thread block size": 4096, "grid size": 2**31, "tile size": 64}
@@ -60,19 +59,10 @@ def test_size_params_and_the_combined_space_without_a_compiler() -> None:
 
 @pytest.fixture(scope="module")
 def mm() -> Iterator[tuple[FutharkServerProblem, SerialExecutor]]:
-    if not HAVE_FUTHARK:
-        pytest.skip("the Futhark compiler is not installed: run make setup")
-    old = os.environ.get("PATH", "")
-    os.environ["PATH"] = f"{VENV_BIN}{os.pathsep}{old}"
-    problem = FutharkServerProblem(program=str(MM), validation=[VALIDATION], sizes=True, runs=2, max_runs=2,
-                                   min_time_s=0.0, target_rel_ci=0.0, validation_runs=2)
-    executor = SerialExecutor()
-    executor.start(problem)
-    try:
-        yield problem, executor
-    finally:
-        executor.close()
-        os.environ["PATH"] = old
+    with served(lambda: FutharkServerProblem(program=str(MM), validation=[VALIDATION], sizes=True, runs=2,
+                                             max_runs=2, min_time_s=0.0, target_rel_ci=0.0,
+                                             validation_runs=2)) as pair:
+        yield pair
 
 
 def evaluate(executor: SerialExecutor, config: dict[str, Any]) -> Measurement:
