@@ -70,28 +70,34 @@ def format_table(name: str, rows: Mapping[str, Mapping[str, float]], datasets: l
     return "\n".join(lines)
 
 
+def _write_tuned(problem: Any, ctx: FinalizeContext, tuning: Path, log: Path) -> dict[str, Mapping[str, int]] | None:
+    """The best result's ``.tuning`` file and comparison log, and the untuned / all-false / tuned
+    configurations to validate; None when no evaluation succeeded."""
+    best = tuned_result(ctx)
+    if best is None:
+        return None
+    tuned = {k: int(v) for k, v in best.config.items()}  # type: ignore[arg-type]
+    write_tuning(tuning, tuned)
+    log.write_text("".join(line + "\n" for line in best.measurement.log))
+    space = problem.space
+    return {"untuned": {k: int(v) for k, v in space.default_config().items()},
+            "all-false": {k: int(v) for k, v in space.all_false().items()},
+            "tuned": tuned}
+
+
 def finalize_run(problem: FutharkProgram, ctx: FinalizeContext) -> dict[str, Any]:
     run_dir = Path(ctx.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    best = tuned_result(ctx)
-    if best is None:
+    tuning, log = run_dir / f"{problem.name}.fut.tuning", run_dir / f"{problem.name}.comparisons.log"
+    configs = _write_tuned(problem, ctx, tuning, log)
+    if configs is None:
         return {"report_text": f"{problem.name}: no successful evaluation, no .tuning file written"}
-    tuned = {k: int(v) for k, v in best.config.items()}  # type: ignore[arg-type]
-    tuning = run_dir / f"{problem.name}.fut.tuning"
-    write_tuning(tuning, tuned)
-    log = run_dir / f"{problem.name}.comparisons.log"
-    log.write_text("".join(line + "\n" for line in best.measurement.log))
-    space = problem.space
-    configs: dict[str, Mapping[str, int]] = {
-        "untuned": {k: int(v) for k, v in space.default_config().items()},  # type: ignore[arg-type]
-        "all-false": {k: int(v) for k, v in space.all_false().items()},  # type: ignore[arg-type]
-        "tuned": tuned,
-    }
+    tuned = configs["tuned"]
     if problem.reference_tuning:
         reference = read_tuning(problem.reference_tuning)
-        space.validate(Config(reference))
+        problem.space.validate(Config(reference))
         configs["exhaustive"] = reference
-    validation = [d.name for d in space.validation_datasets()]
+    validation = [d.name for d in problem.space.validation_datasets()]
     rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
     ran, tuning_runs = benchmark_runs(ctx.results)
     text = format_table(problem.name, rows, validation, ctx.wall_time_s, tuning_runs) if rows else \
@@ -129,21 +135,12 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
     sizes too), comparison log, validation table (untuned and all-false at default sizes)."""
     run_dir = Path(ctx.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    best = tuned_result(ctx)
-    if best is None:
+    tuning, log = run_dir / f"{problem.source.name}.tuning", run_dir / f"{problem.source.stem}.comparisons.log"
+    configs = _write_tuned(problem, ctx, tuning, log)
+    if configs is None:
         return {"report_text": f"{problem.name}: no successful evaluation, no .tuning file written"}
-    tuned = {k: int(v) for k, v in best.config.items()}  # type: ignore[arg-type]
-    tuning = run_dir / f"{problem.source.name}.tuning"
-    write_tuning(tuning, tuned)
-    log = run_dir / f"{problem.source.stem}.comparisons.log"
-    log.write_text("".join(line + "\n" for line in best.measurement.log))
+    tuned = configs["tuned"]
     spec = write_spec(problem, run_dir)
-    space = problem.space
-    configs: dict[str, Mapping[str, int]] = {
-        "untuned": {k: int(v) for k, v in space.default_config().items()},
-        "all-false": {k: int(v) for k, v in space.all_false().items()},
-        "tuned": tuned,
-    }
     if problem.reference_tuning:
         reference = {**configs["untuned"], **read_tuning(problem.reference_tuning)}
         unknown = sorted(set(reference) - set(configs["untuned"]))
@@ -152,7 +149,7 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
                               f"tuning parameters of {problem.source.name} (with problem.sizes={problem.params['sizes']})")
         problem.tree.validate(Config({k: reference[k] for k in problem.tree.names}))
         configs["reference"] = reference
-    validation = [d.name for d in space.validation_datasets()]
+    validation = [d.name for d in problem.space.validation_datasets()]
     rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
     ran, tuning_runs = benchmark_runs(ctx.results)
     text = (format_interval_table(problem.name, rows, validation, ctx.wall_time_s, tuning_runs) if rows
