@@ -18,13 +18,15 @@ Reported per searcher: mean and median fraction of the optimum at 20/40/55/100/2
 methodology score (searchlab/study/_methodology.py) per table.
 
 Every row keeps its per-run fractions at the checkpoints and its mean curve, so a later run
-can be merged with a stored one (``--merge STEM``) instead of replaying every peer again.
+can be merged with a stored one (``--merge STEM``) instead of replaying every peer again; a
+searcher run again on the next seeds (``--first-seed 10``) and merged has its two rows joined
+into one of 20 seeds per table.
 With ``--reference NAME`` (e.g. ``ours:auto``) the report compares NAME with every other
 row at each checkpoint on the (table, seed) pairs both have: mean difference with a
 paired-bootstrap 95 % interval, the Wilcoxon signed-rank p-value with Holm's correction over
 the peers (``searchlab.study._stats``), and whether NAME's mean is the highest.
 
-    .venv/bin/python bench/peers.py [--seeds 10] [--budget 220] [--only kt|ours] [--searchers a,b] [--kt a,b]
+    .venv/bin/python bench/peers.py [--seeds 10] [--first-seed 0] [--budget 220] [--only kt|ours] [--searchers a,b] [--kt a,b]
                                     [--out STEM] [--merge STEM] [--only merge] [--reference NAME]
 """
 
@@ -88,7 +90,9 @@ def _kt_run(args: tuple[str, str, int, int]) -> list[float]:
 def _ours_run(args: tuple[str, str, int, int]) -> list[float]:
     table, name, seed, budget = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from searchlab import registry
+    from searchlab import registry, threads
+
+    threads.limit_pools(1)  # one worker per core: numpy's OpenBLAS, loaded before, had a thread per core
     from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
     from searchlab.loop import Budget
@@ -128,9 +132,9 @@ def _stats(fractions: np.ndarray, rng: np.random.Generator) -> dict[str, object]
             "ci95": [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]}
 
 
-def _run_all(side: str, names: tuple[str, ...], seeds: int, budget: int, workers: int) -> dict[str, dict[str, np.ndarray]]:
+def _run_all(side: str, names: tuple[str, ...], seeds: range, budget: int, workers: int) -> dict[str, dict[str, np.ndarray]]:
     fn: Callable[[tuple[str, str, int, int]], list[float]] = _kt_run if side == "kt" else _ours_run
-    jobs = [(str(t), n, s, budget) for t in TABLES for n in names for s in range(seeds)]
+    jobs = [(str(t), n, s, budget) for t in TABLES for n in names for s in seeds]
     with ProcessPoolExecutor(workers) as pool:
         curves = list(pool.map(fn, jobs, chunksize=1))
     out: dict[str, dict[str, list[np.ndarray]]] = {}
@@ -142,6 +146,7 @@ def _run_all(side: str, names: tuple[str, ...], seeds: int, budget: int, workers
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
     parser.add_argument("--budget", type=int, default=220)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", choices=("kt", "ours", "merge"), default=None,
@@ -158,10 +163,10 @@ def main() -> None:
     curves: dict[str, dict[str, np.ndarray]] = {}
     if args.only in (None, "kt"):
         kt = tuple(n for n in args.kt.split(",") if n) or KT_STRATEGIES
-        curves.update(_run_all("kt", kt, args.seeds, args.budget, args.workers))
+        curves.update(_run_all("kt", kt, range(args.first_seed, args.first_seed + args.seeds), args.budget, args.workers))
     if args.only in (None, "ours"):
         ours = tuple(n for n in args.searchers.split(",") if n) or OURS
-        curves.update(_run_all("ours", ours, args.seeds, args.budget, args.workers))
+        curves.update(_run_all("ours", ours, range(args.first_seed, args.first_seed + args.seeds), args.budget, args.workers))
     report(curves, args, time.time() - start)
 
 
@@ -183,14 +188,35 @@ def _rows(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace) ->
         rows[name] = {f"@{c}": _stats(frac[:, c - 1], rng) for c in CHECKPOINTS if c <= args.budget}
         rows[name]["methodology_score"] = scores
         rows[name]["runs"] = runs
+        rows[name]["first_seed"] = args.first_seed
         rows[name]["mean_curve"] = [round(float(v), 6) for v in frac.mean(0)]
     return rows
 
 
 def _pairs(row: dict[str, Any], at: int) -> dict[tuple[str, int], float]:
-    runs = row.get("runs", {})
+    runs, first = row.get("runs", {}), int(row.get("first_seed", 0))
     assert isinstance(runs, dict)
-    return {(table, seed): values[at] for table, per_seed in runs.items() for seed, values in enumerate(per_seed)}
+    return {(table, first + i): values[at] for table, per_seed in runs.items() for i, values in enumerate(per_seed)}
+
+
+def _combine(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """One row from two runs of a searcher on consecutive seed ranges (both with per-run values)."""
+    if a.get("first_seed", 0) > b.get("first_seed", 0):
+        a, b = b, a
+    n_a = len(next(iter(a["runs"].values())))
+    if "runs" not in b or b.get("first_seed", 0) != a.get("first_seed", 0) + n_a or set(a["runs"]) != set(b["runs"]):
+        sys.exit("bench/peers.py: --merge rows of one searcher must hold per-run values of consecutive seeds "
+                 "on the same tables")
+    runs = {t: a["runs"][t] + b["runs"][t] for t in a["runs"]}
+    n_b = len(next(iter(b["runs"].values())))
+    frac = np.array([v for per_seed in runs.values() for v in per_seed])
+    rng = np.random.default_rng(0)
+    row: dict[str, Any] = {k: _stats(frac[:, i], rng) for i, k in enumerate(k for k in a if k.startswith("@"))}
+    row["methodology_score"] = {t: (n_a * a["methodology_score"][t] + n_b * b["methodology_score"][t]) / (n_a + n_b)
+                                for t in runs}  # seed-weighted mean of the two ranges' scores
+    row["runs"], row["first_seed"] = runs, a.get("first_seed", 0)
+    row["mean_curve"] = [(n_a * x + n_b * y) / (n_a + n_b) for x, y in zip(a["mean_curve"], b["mean_curve"])]
+    return row
 
 
 def _stored_only(ref: dict[str, Any], peer: dict[str, Any]) -> tuple[float, list[float], float]:
@@ -252,8 +278,12 @@ def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, w
     for stem in (s for s in args.merge.split(",") if s):
         stored = json.loads((OUT / f"{stem}.json").read_text())
         merged.append(stem)
-        rows = {**{k: v for k, v in stored["results"].items() if k not in rows}, **rows}
-    meta = {"seeds": args.seeds, "budget": args.budget, "tables": [t.name for t in TABLES], "wall_s": round(wall, 1),
+        for name, row in stored["results"].items():  # a row already there: extended by other seeds, or kept
+            first = rows.get(name)
+            rows[name] = row if first is None else _combine(first, row) if "runs" in first and (
+                first.get("first_seed", 0) != row.get("first_seed", 0)) else first
+    meta = {"seeds": args.seeds, "first_seed": args.first_seed, "budget": args.budget,
+            "tables": [t.name for t in TABLES], "wall_s": round(wall, 1),
             "load_average": os.getloadavg(), "counting": "distinct configurations looked up; restricted and repeats not counted",
             "merged_from": merged, "note": "replays: no timing in these numbers; other sessions shared the 2-core machine"}
     result: dict[str, Any] = {"meta": meta, "results": rows}

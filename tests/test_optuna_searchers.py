@@ -191,3 +191,52 @@ def test_gp_acquisition_optimiser_options_reach_the_sampler() -> None:
     for bad in ({"acqf_samples": 0}, {"local_searches": 1}, {"local_searches": True}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             OptunaGpSearcher(space, seed=0, **bad)  # type: ignore[arg-type]
+
+
+def _constrained() -> KnobSpace:
+    """6 x 6 grid, the upper-right triangle known-infeasible: a GP draws there often."""
+    return KnobSpace((OrdinalKnob("x", (1, 2, 4, 8, 16, 32)), OrdinalKnob("y", (1, 2, 4, 8, 16, 32))),
+                     constraints=("x * y <= 32",))
+
+
+def test_grid_nearest_walks_through_infeasible_points_to_the_closest_accepted() -> None:
+    import numpy as np
+
+    from searchlab.searchers._neighbours import Grid
+
+    space = _constrained()
+    grid = Grid(space)
+    start = Config({"x": 32, "y": 32})  # infeasible; the nearest feasible (i + j = 5) are 5 index steps away
+    found = {grid.nearest(start, grid.feasible, np.random.default_rng(s)) for s in range(20)}
+    assert found and all(c is not None and grid.feasible(c) for c in found)
+    distance = {sum(abs(a - b) for a, b in zip(grid.encode(c), grid.encode(start))) for c in found if c is not None}
+    assert distance == {5} and len(found) > 1  # only the closest, ties broken at random
+    assert grid.nearest(start, lambda c: False, np.random.default_rng(0)) is None
+
+
+def test_gp_repairs_a_settled_draw_instead_of_fitting_again() -> None:
+    """One GP proposal per ask (issue 16): a repeated or known-infeasible draw is settled, then
+    the nearest fresh valid configuration is proposed; with ``repair=false`` the GP is asked again."""
+    space = _constrained()
+    counts = {}
+    for repair in (True, False):
+        searcher = OptunaGpSearcher(space, seed=0, n_startup_trials=3, repair=repair, max_retries=4)
+        sampler, calls = searcher.study.sampler, [0]
+        original = sampler.sample_relative
+
+        def counted(*args: object, _original: object = original, _calls: list[int] = calls) -> object:
+            _calls[0] += 1
+            return _original(*args)  # type: ignore[operator]
+
+        sampler.sample_relative = counted
+        proposals = []
+        for _ in range(14):
+            (candidate,) = searcher.ask(1)
+            proposals.append(candidate.config)
+            x, y = int(candidate.config["x"]), int(candidate.config["y"])  # type: ignore[call-overload]
+            searcher.tell(Result(candidate, Measurement.ok(float(abs(x - 4) + abs(y - 8)))))
+        assert len(set(proposals)) == len(proposals) and all(space.check(c) is None for c in proposals)
+        counts[repair] = (calls[0], searcher.repairs, searcher.duplicates)
+    (gp_calls, repairs, _), (gp_calls_off, repairs_off, _) = counts[True], counts[False]
+    assert repairs > 0 and gp_calls == 14, counts  # every ask one draw
+    assert repairs_off == 0 and gp_calls_off > 14, counts  # asked again on every settled draw

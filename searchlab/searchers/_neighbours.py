@@ -145,3 +145,26 @@ class Grid:
         for _ in range(steps):
             config = self.mutate(config, rng)
             yield config
+
+    def nearest(self, config: Config, accept: Callable[[Config], bool], rng: np.random.Generator,
+                limit: int = 4096) -> Config | None:
+        """The accepted configuration fewest adjacent index steps from ``config`` (a repair).
+
+        Breadth first over the whole grid, through rejected points too (``config`` itself may
+        violate a known constraint), ties broken at random; None after ``limit`` points."""
+        start = self.encode(config)
+        visited, frontier = {start}, [start]
+        while frontier and len(visited) < limit:
+            ring: list[Index] = []
+            for index in frontier:
+                for d in range(self.dims):
+                    for j in self._steps(d, index[d], "adjacent"):
+                        point = (*index[:d], j, *index[d + 1:])
+                        if point not in visited:
+                            visited.add(point)
+                            ring.append(point)
+            hits = [c for p in ring if accept(c := self.decode(p))]
+            if hits:
+                return hits[int(rng.integers(len(hits)))]
+            frontier = ring
+        return None

@@ -28,7 +28,12 @@ an already-measured configuration is told its known loss at once (a free observa
 sampler learns it is known) and the sampler is asked again; one still in flight is parked and
 told when its twin's result arrives. After ``max_retries`` such draws (or known-infeasible
 ones) in a row, a random unseen configuration is enqueued (``study.enqueue_trial``); when
-none is left the searcher is done.
+none is left the searcher is done. ``optuna_gp`` does not ask again (``repair``): each ask is
+a GP fit and an acquisition optimisation, so a repeated or known-infeasible draw is settled
+as above (which teaches the GP that it is known) and replaced by the nearest fresh valid
+configuration, by index steps (``Grid.nearest``) -- the repair step of constrained BO
+(docs/baselines.md, issue 16). Telling such draws FAIL instead, so that the models skip
+them, was tried: the GP then never learns them and 210 of 220 proposals were repairs.
 
 Evaluations in flight are running trials: TPE's ``constant_liar``; GP's acquisition
 (``qLogEI``) conditions on running trials; CMA-ES, QMC and random sample independently of
@@ -45,13 +50,14 @@ from typing import Any, ClassVar
 
 from searchlab.records import Candidate, Config, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._neighbours import Grid
 from searchlab.searchers._optuna_encoding import DagEncoder, Encoder, KnobEncoder, Meta
 from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import DerivationGraph, KnobSpace, Space
 
 CONSTRAINT = "failed"
-ACQF_SAMPLES = 2048  # Optuna 5.0's own values (see OptunaGpSearcher)
-LOCAL_SEARCHES = 10
+ACQF_SAMPLES = 1024  # Optuna 5.0's own values are 2048 and 10 (see OptunaGpSearcher)
+LOCAL_SEARCHES = 6
 
 
 class OptunaSearcher(Searcher):
@@ -84,7 +90,9 @@ class OptunaSearcher(Searcher):
         self._unscored: list[Any] = []  # failed trials told once a working value exists
         self._worst: float | None = None
         self._exhausted = False
+        self._grid: Grid | None = None  # set by a searcher that repairs draws instead of asking again
         self.duplicates = 0
+        self.repairs = 0
 
     @classmethod
     def _check_space(cls, space: Space) -> str | None:
@@ -115,13 +123,19 @@ class OptunaSearcher(Searcher):
             if not self._settle(trial, config):
                 self._open[config] = trial
                 return Proposal(config, meta)
-        found = self._unseen()
+            if self._grid is not None:  # repair instead of asking again
+                self.repairs += 1
+                return self._instead(self._grid.nearest(config, self._fresh, self.rng))
+        return self._instead(None)
+
+    def _instead(self, config: Config | None) -> Proposal | None:
+        """Propose ``config`` (a repair) or else a random unseen configuration, as a running trial."""
+        found = (config, {}) if config is not None else self._unseen()
         if found is None:
             self._exhausted = True
             return None
-        config, meta = found
-        self._open[config], meta = self._open_trial(config, meta)
-        return Proposal(config, meta)
+        self._open[found[0]], meta = self._open_trial(*found)
+        return Proposal(found[0], meta)
 
     def _settle(self, trial: Any, config: Config) -> bool:
         """Deal with a sampled configuration that must not be proposed; False if it is new."""
@@ -233,11 +247,15 @@ class OptunaGpSearcher(OptunaSearcher):
     A proposal fits the objective GP and, once failures exist, the constraint GP (L-BFGS-B on
     the marginal likelihood), then maximises the acquisition: ``acqf_samples`` QMC points
     scored, and a discrete local search from the ``local_searches`` best. Optuna 5.0 uses
-    2048 and 10 (our defaults) and exposes them only as the sampler's private attributes
+    2048 and 10 and exposes them only as the sampler's private attributes
     (``_n_preliminary_samples``, ``_n_local_search``), which we set when they exist. A profile
-    at 200 evaluations on the 10-knob space of bench/proposal_time.py: about half of a
-    proposal's CPU time in that optimiser, half in the two GP fits, and each known-infeasible
-    or repeated proposal (``max_retries``) costs a whole proposal again (docs/threads.md).
+    at 200 evaluations on the 10-knob space of bench/proposal_time.py, one core: with Optuna's
+    values 0.32 s of a 0.45 s proposal is that optimiser (two thirds of it the local searches,
+    each step a Python-level torch call on a 256-point GP) and 0.13 s the two GP fits; before
+    ``repair``, each known-infeasible or repeated draw cost a whole proposal again (median
+    0.99 s). Our defaults, 1024 and 6, bring the proposal under issue 16's 0.5 s bound
+    (bench/results/proposal_time.json, docs/threads.md); the quality they give on the Kernel
+    Tuner tables is in docs/baselines.md.
     """
 
     name = "optuna_gp"
@@ -246,7 +264,7 @@ class OptunaGpSearcher(OptunaSearcher):
 
     def __init__(self, space: Space, *, n_startup_trials: int = 10, deterministic_objective: bool = False,
                  acqf_samples: int = ACQF_SAMPLES, local_searches: int = LOCAL_SEARCHES, max_retries: int = 4,
-                 **kwargs: Any) -> None:
+                 repair: bool = True, **kwargs: Any) -> None:
         from searchlab.errors import ConfigError
 
         # max_retries: each retry is a GP fit (DESIGN.md: ~0.1 s at 100 trials, ~4 s at 1000), hence 4, not 16
@@ -256,6 +274,8 @@ class OptunaGpSearcher(OptunaSearcher):
         self.options = {"n_startup_trials": n_startup_trials, "deterministic_objective": deterministic_objective}
         self.acqf = {"_n_preliminary_samples": acqf_samples, "_n_local_search": local_searches}
         super().__init__(space, max_retries=max_retries, **kwargs)
+        if repair and isinstance(self.space, KnobSpace):
+            self._grid = Grid(self.space)
 
     @classmethod
     def _check_space(cls, space: Space) -> str | None:
@@ -274,6 +294,8 @@ class OptunaGpSearcher(OptunaSearcher):
 
 # acqf_samples: QMC points scored by the acquisition optimiser (Optuna's default: 2048)
 # local_searches: discrete local searches started from the best of them (Optuna's default: 10)
+# repair: replace a repeated or known-infeasible draw by the nearest fresh valid configuration
+#   (false: ask the GP again, up to max_retries times; each ask costs a whole proposal)
 OptunaGpConfig = searcher_config(OptunaGpSearcher)
 
 
