@@ -64,6 +64,10 @@ def _kt_run(args: tuple[str, str, int, int]) -> list[float]:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from kernel_tuner.interface import tune_cache
 
+    from searchlab import threads
+
+    threads.limit_pools(1)  # one worker per core (see _ours_run)
+
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "cache.json"
         with gzip.open(table, "rt") as src:
@@ -199,16 +203,20 @@ def _pairs(row: dict[str, Any], at: int) -> dict[tuple[str, int], float]:
     return {(table, first + i): values[at] for table, per_seed in runs.items() for i, values in enumerate(per_seed)}
 
 
-def _combine(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """One row from two runs of a searcher on consecutive seed ranges (both with per-run values)."""
-    if a.get("first_seed", 0) > b.get("first_seed", 0):
-        a, b = b, a
-    n_a = len(next(iter(a["runs"].values())))
-    if "runs" not in b or b.get("first_seed", 0) != a.get("first_seed", 0) + n_a or set(a["runs"]) != set(b["runs"]):
-        sys.exit("bench/peers.py: --merge rows of one searcher must hold per-run values of consecutive seeds "
-                 "on the same tables")
+def _seeds(row: dict[str, Any]) -> range:
+    first = int(row.get("first_seed", 0))
+    return range(first, first + len(next(iter(row.get("runs", {"": []}).values()))))
+
+
+def _combine(first: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """``first`` joined with ``other`` when they hold per-run values of consecutive seed ranges on
+    the same tables; otherwise ``first`` as it is (the row listed first wins)."""
+    a, b = sorted((first, other), key=lambda r: int(r.get("first_seed", 0)))
+    if "runs" not in a or "runs" not in b or _seeds(a).stop != _seeds(b).start or set(a["runs"]) != set(b["runs"]):
+        return first
+    n_a = len(_seeds(a))
     runs = {t: a["runs"][t] + b["runs"][t] for t in a["runs"]}
-    n_b = len(next(iter(b["runs"].values())))
+    n_b = len(_seeds(b))
     frac = np.array([v for per_seed in runs.values() for v in per_seed])
     rng = np.random.default_rng(0)
     row: dict[str, Any] = {k: _stats(frac[:, i], rng) for i, k in enumerate(k for k in a if k.startswith("@"))}
@@ -278,10 +286,8 @@ def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, w
     for stem in (s for s in args.merge.split(",") if s):
         stored = json.loads((OUT / f"{stem}.json").read_text())
         merged.append(stem)
-        for name, row in stored["results"].items():  # a row already there: extended by other seeds, or kept
-            first = rows.get(name)
-            rows[name] = row if first is None else _combine(first, row) if "runs" in first and (
-                first.get("first_seed", 0) != row.get("first_seed", 0)) else first
+        for name, row in stored["results"].items():  # a row already there: extended by the next seeds, or kept
+            rows[name] = row if name not in rows else _combine(rows[name], row)
     meta = {"seeds": args.seeds, "first_seed": args.first_seed, "budget": args.budget,
             "tables": [t.name for t in TABLES], "wall_s": round(wall, 1),
             "load_average": os.getloadavg(), "counting": "distinct configurations looked up; restricted and repeats not counted",

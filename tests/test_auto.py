@@ -10,7 +10,7 @@ from searchlab.api import optimize
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget
 from searchlab.problem import Problem
-from searchlab.records import Config, Measurement
+from searchlab.records import Config, FailureMode, Measurement
 from searchlab.searchers import AutoSearcher, RandomSearcher
 from searchlab.searchers._auto_knobs import _two_adic
 from searchlab.searchers._gp import GaussianProcess
@@ -97,3 +97,40 @@ def test_length_scale_prior_gradient_and_effect() -> None:
     gp.fit(x, y)
     assert ml.lengths is not None and gp.lengths is not None
     assert np.median(np.log(gp.lengths)) > np.median(np.log(ml.lengths)) + 0.5
+
+
+class Cliff(Problem):
+    """Faster towards a resource limit that fails past it (a + b > 16: a hidden constraint), like
+    work-group or register limits on real kernels: the best configurations sit at the cliff."""
+
+    name = "cliff"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._space = KnobSpace((IntKnob("a", 0, 20), IntKnob("b", 0, 20)))
+
+    @property
+    def space(self) -> KnobSpace:
+        return self._space
+
+    def evaluate(self, config: Config) -> Measurement:
+        a, b = int(config["a"]), int(config["b"])  # type: ignore[call-overload]
+        if a + b > 16:
+            return Measurement.failed(FailureMode.RESOURCES, "too many registers")
+        return Measurement.ok(100.0 / (1 + a + b) + 0.1 * abs(a - b))
+
+
+def test_model_steps_skip_likely_failures() -> None:
+    """``min_feasibility`` (default 0.5) keeps model steps off configurations predicted to fail;
+    with 0 (EI x p only) most model steps fail at the cliff (docs/baselines.md, held-out kernels)."""
+    problem = Cliff()
+    failures = {}
+    for threshold in (0.5, 0.0):
+        failures[threshold] = [
+            sum(not r.ok for r in optimize(problem, AutoSearcher(problem.space, seed=seed, min_feasibility=threshold),
+                                           Budget(evaluations=40)).results[10:])  # the 30 model steps
+            for seed in range(3)]
+    assert max(failures[0.5]) < min(failures[0.0]), failures
+    for bad in (1.0, -0.1, True):
+        with pytest.raises(ConfigError, match="searcher.min_feasibility"):
+            AutoSearcher(problem.space, seed=0, min_feasibility=bad)  # type: ignore[arg-type]

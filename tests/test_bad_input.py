@@ -69,6 +69,8 @@ CASES: dict[str, Case] = {
     "auto negative prior": lambda t: (["problem=synthetic_knobs", "searcher=auto", "searcher.prior=-1"],
                                       "searcher.prior=-1"),
     "auto prior nan": lambda t: (["problem=synthetic_knobs", "searcher=auto", "searcher.prior=nan"], "searcher.prior"),
+    "auto feasibility 1": lambda t: (["problem=synthetic_knobs", "searcher=auto", "searcher.min_feasibility=1"],
+                                     "searcher.min_feasibility=1"),
     "confirm k negative": lambda t: (["confirm.k=-1"], "confirm.k=-1"),
     "optuna_gp one local search": lambda t: (["problem=synthetic_knobs", "searcher=optuna_gp",
                                               "searcher.local_searches=1"], "searcher.local_searches=1"),

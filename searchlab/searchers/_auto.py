@@ -46,11 +46,12 @@ class AutoSearcher(Searcher):
     # considered (all when fewer); local_every: every k-th model step searches the incumbent's one-knob
     # neighbours (0: never); refit_every: after 40 observations, refit the GP every k steps;
     # alignment: the 2-adic alignment of integer sizes as a model input; prior: median of the log-normal
-    # prior on the GP's length scales (0: none, plain maximum likelihood);
+    # prior on the GP's length scales (0: none, plain maximum likelihood); min_feasibility: model steps
+    # skip candidates predicted to fail with probability above 1 - this while any other is left (0: EI x p only);
     # thresholds / dag: the delegate on threshold trees / derivation DAGs.
     def __init__(self, space: Space, *, initial: int = 10, candidates: int = 20000, local_every: int = 3,
-                 refit_every: int = 5, alignment: bool = True, prior: float = 1.0, thresholds: str = "binary",
-                 dag: str = "tag", **kwargs: Any) -> None:
+                 refit_every: int = 5, alignment: bool = True, prior: float = 1.0, min_feasibility: float = 0.5,
+                 thresholds: str = "binary", dag: str = "tag", **kwargs: Any) -> None:
         for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
                                    ("refit_every", refit_every, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -58,6 +59,10 @@ class AutoSearcher(Searcher):
         if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 <= prior < 1e6:
             raise ConfigError(f"searcher.prior={prior!r}: must be a number >= 0 (the prior's median length scale; "
                               "0 = no prior)")
+        if isinstance(min_feasibility, bool) or not isinstance(min_feasibility, (int, float)) or not (
+                0 <= min_feasibility < 1):
+            raise ConfigError(f"searcher.min_feasibility={min_feasibility!r}: must be a number in [0, 1) "
+                              "(0 = weight EI by the probability of running only)")
         if not isinstance(alignment, bool):
             raise ConfigError(f"searcher.alignment={alignment!r}: must be true or false")
         super().__init__(space, **kwargs)
@@ -66,7 +71,7 @@ class AutoSearcher(Searcher):
         if isinstance(self.space, KnobSpace):
             self._model = KnobModel(self.space, self.direction, self.rng, initial=initial, candidates=candidates,
                                     local_every=local_every, refit_every=refit_every, alignment=alignment,
-                                    prior=prior)
+                                    prior=prior, min_feasibility=float(min_feasibility))
         else:
             name, option = (thresholds, "thresholds") if isinstance(self.space, ThresholdTree) else (dag, "dag")
             self._inner = _delegate_class(name, option)(self.space, direction=self.direction, seed=self.seed)
