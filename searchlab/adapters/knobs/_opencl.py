@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
+from searchlab.adapters.knobs._host import DeviceBuffers, HostData
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
 from searchlab.measure import MeasurementProtocol, Samples, measure, protocol_from
@@ -141,21 +142,23 @@ class OpenCLKnobProblem(Problem):
         """(global size, local size) of the launch."""
 
     @abstractmethod
+    def host_data(self) -> HostData:
+        """The inputs, the output's host copy and the numpy reference (once per worker)."""
+
     def prepare(self, context: Any, queue: Any) -> None:
-        """Make the inputs, upload them, compute the numpy reference (once per worker)."""
+        self._buffers = DeviceBuffers(context, self.host_data())
 
-    @abstractmethod
-    def arguments(self) -> Sequence[Any]: ...
+    def arguments(self) -> Sequence[Any]:
+        return self._buffers.arguments
 
-    @abstractmethod
     def clear(self, queue: Any) -> None:
-        """Fill the output with NaN, so a configuration never passes on an earlier one's output."""
+        self._buffers.clear(queue)
 
-    @abstractmethod
-    def output(self, queue: Any) -> np.ndarray: ...
+    def output(self, queue: Any) -> np.ndarray:
+        return self._buffers.output(queue)
 
-    @abstractmethod
-    def reference(self) -> np.ndarray: ...
+    def reference(self) -> np.ndarray:
+        return self._buffers.reference()
 
     # -- the problem protocol -------------------------------------------------------------
     @property

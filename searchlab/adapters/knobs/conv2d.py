@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters.knobs._host import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.measure import MeasureConfig
@@ -119,33 +120,10 @@ class Conv2d(OpenCLKnobProblem):
         p, r = int(config["pixels"]), int(config["row_buffer"])  # type: ignore[arg-type]
         return (self.width // r * p,), (p,)
 
-    def prepare(self, context: Any, queue: Any) -> None:
-        import pyopencl as cl
-
+    def host_data(self) -> HostData:
         rng = np.random.default_rng(3)
         f = self.filter
-        self._in = rng.uniform(0, 1, (self.height + f - 1, self.width + f - 1)).astype(np.float32)
-        self._filt = rng.uniform(-1, 1, (f, f)).astype(np.float32)
-        self._ref = conv2d_reference(self._in, self._filt)
-        self._out = np.full((self.height, self.width), np.nan, np.float32)
-        flags = cl.mem_flags
-        self._bufs = (cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._in),
-                      cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._filt),
-                      cl.Buffer(context, flags.READ_WRITE, self._out.nbytes))
-
-    def arguments(self) -> Sequence[Any]:
-        return self._bufs
-
-    def clear(self, queue: Any) -> None:
-        import pyopencl as cl
-
-        cl.enqueue_copy(queue, self._bufs[2], np.full_like(self._out, np.nan)).wait()
-
-    def output(self, queue: Any) -> np.ndarray:
-        import pyopencl as cl
-
-        cl.enqueue_copy(queue, self._out, self._bufs[2])
-        return self._out.astype(np.float64)
-
-    def reference(self) -> np.ndarray:
-        return self._ref
+        image = rng.uniform(0, 1, (self.height + f - 1, self.width + f - 1)).astype(np.float32)
+        filt = rng.uniform(-1, 1, (f, f)).astype(np.float32)
+        return HostData((image, filt), np.full((self.height, self.width), np.nan, np.float32),
+                        conv2d_reference(image, filt))

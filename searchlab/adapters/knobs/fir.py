@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters.knobs._host import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.measure import MeasureConfig
@@ -110,33 +111,9 @@ class Fir(OpenCLKnobProblem):
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return (self._groups(int(config["accesses"])) * WG,), (WG,)  # type: ignore[arg-type]
 
-    def prepare(self, context: Any, queue: Any) -> None:
-        import pyopencl as cl
-
+    def host_data(self) -> HostData:
         rng = np.random.default_rng(1)
         padded = self.n + WG * self.max_accesses  # the last work-group may compute past n
-        self._x = rng.standard_normal(padded + self.taps).astype(np.float32)
-        self._c = rng.standard_normal(self.taps).astype(np.float32)
-        self._ref = fir_reference(self._x, self._c, self.n)
-        flags = cl.mem_flags
-        self._y = np.full(padded, np.nan, np.float32)
-        self._bufs = (cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._x),
-                      cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._c),
-                      cl.Buffer(context, flags.READ_WRITE, padded * 4))
-
-    def arguments(self) -> Sequence[Any]:
-        return self._bufs
-
-    def clear(self, queue: Any) -> None:
-        import pyopencl as cl
-
-        cl.enqueue_copy(queue, self._bufs[2], np.full_like(self._y, np.nan)).wait()
-
-    def output(self, queue: Any) -> np.ndarray:
-        import pyopencl as cl
-
-        cl.enqueue_copy(queue, self._y, self._bufs[2])
-        return self._y[: self.n].astype(np.float64)
-
-    def reference(self) -> np.ndarray:
-        return self._ref
+        x = rng.standard_normal(padded + self.taps).astype(np.float32)
+        c = rng.standard_normal(self.taps).astype(np.float32)
+        return HostData((x, c), np.full(padded, np.nan, np.float32), fir_reference(x, c, self.n), valid=self.n)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters.knobs._host import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.measure import MeasureConfig
@@ -102,32 +103,8 @@ class MatmulBlocked(OpenCLKnobProblem):
         bm, bn = int(config["block_m"]), int(config["block_n"])  # type: ignore[arg-type]
         return (self.n, self.n // bm), (bn, 1)
 
-    def prepare(self, context: Any, queue: Any) -> None:
-        import pyopencl as cl
-
+    def host_data(self) -> HostData:
         rng = np.random.default_rng(2)
-        self._a = rng.uniform(-1, 1, (self.n, self.n)).astype(np.float32)
-        self._b = rng.uniform(-1, 1, (self.n, self.n)).astype(np.float32)
-        self._ref = self._a.astype(np.float64) @ self._b.astype(np.float64)
-        self._c = np.full((self.n, self.n), np.nan, np.float32)
-        flags = cl.mem_flags
-        self._bufs = (cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._a),
-                      cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=self._b),
-                      cl.Buffer(context, flags.READ_WRITE, self._c.nbytes))
-
-    def arguments(self) -> Sequence[Any]:
-        return self._bufs
-
-    def clear(self, queue: Any) -> None:
-        import pyopencl as cl
-
-        cl.enqueue_copy(queue, self._bufs[2], np.full_like(self._c, np.nan)).wait()
-
-    def output(self, queue: Any) -> np.ndarray:
-        import pyopencl as cl
-
-        cl.enqueue_copy(queue, self._c, self._bufs[2])
-        return self._c.astype(np.float64)
-
-    def reference(self) -> np.ndarray:
-        return self._ref
+        a = rng.uniform(-1, 1, (self.n, self.n)).astype(np.float32)
+        b = rng.uniform(-1, 1, (self.n, self.n)).astype(np.float32)
+        return HostData((a, b), np.full((self.n, self.n), np.nan, np.float32), a.astype(np.float64) @ b.astype(np.float64))

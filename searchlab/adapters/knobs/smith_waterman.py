@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters.knobs._host import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.measure import MeasureConfig
@@ -148,35 +149,12 @@ class SmithWaterman(OpenCLKnobProblem):
         w = int(config["swath"])  # type: ignore[arg-type]
         return (self.sequences * w,), (w,)
 
-    def prepare(self, context: Any, queue: Any) -> None:
-        import pyopencl as cl
-
+    def host_data(self) -> HostData:
         rng = np.random.default_rng(4)
         table = rng.integers(-4, 5, (ALPHABET, ALPHABET))
         table = np.triu(table) + np.triu(table, 1).T
         np.fill_diagonal(table, rng.integers(4, 11, ALPHABET))
-        self._table = table.astype(np.int32)
-        self._q = rng.integers(0, ALPHABET, self.query_len).astype(np.uint8)
-        self._db = rng.integers(0, ALPHABET, (self.sequences, self.length)).astype(np.uint8)
-        self._ref = reference_scores(self._q.astype(np.int64), self._db.astype(np.int64), self._table.astype(np.int64))
-        self._out = np.zeros(self.sequences, np.int32)
-        flags = cl.mem_flags
-        inputs = [cl.Buffer(context, flags.READ_ONLY | flags.COPY_HOST_PTR, hostbuf=a) for a in (self._q, self._db, self._table)]
-        self._bufs = (*inputs, cl.Buffer(context, flags.READ_WRITE, self._out.nbytes))
-
-    def arguments(self) -> Sequence[Any]:
-        return self._bufs
-
-    def clear(self, queue: Any) -> None:
-        import pyopencl as cl
-
-        cl.enqueue_copy(queue, self._bufs[3], np.full_like(self._out, -1)).wait()
-
-    def output(self, queue: Any) -> np.ndarray:
-        import pyopencl as cl
-
-        cl.enqueue_copy(queue, self._out, self._bufs[3])
-        return self._out.astype(np.float64)
-
-    def reference(self) -> np.ndarray:
-        return self._ref.astype(np.float64)
+        q = rng.integers(0, ALPHABET, self.query_len).astype(np.uint8)
+        db = rng.integers(0, ALPHABET, (self.sequences, self.length)).astype(np.uint8)
+        ref = reference_scores(q.astype(np.int64), db.astype(np.int64), table.astype(np.int64))
+        return HostData((q, db, table.astype(np.int32)), np.zeros(self.sequences, np.int32), ref, fill=-1)
