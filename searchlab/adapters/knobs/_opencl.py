@@ -29,8 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from searchlab.adapters.knobs._common import DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
-from searchlab.adapters.knobs._host import DeviceBuffers, HostData
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
 from searchlab.measure import MeasurementProtocol, Samples, measure, protocol_from
@@ -42,7 +42,6 @@ from searchlab.spaces import Knob
 STATIC_SENSORS = ("build_s", "code_bytes", "local_mem_bytes", "private_mem_bytes", "wg_size",
                   "kernel_max_wg", "preferred_multiple")
 CHECK_ORDER = ("build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output")
-
 
 @dataclass(frozen=True)
 class Arch:

@@ -21,25 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._host import HostData
+from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.measure import MeasureConfig
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob, OrdinalKnob
 
-MODEL: dict[str, Any] = {
-    "sensors": ["time_s", "compile_s", "code_bytes", "local_mem_bytes", "wg_size"],
-    "objective": "time_s",
-    "direction": "minimize",
-    "constraints": [
-        {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
-        {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
-        {"name": "code_size", "formula": "code_bytes <= code_limit", "modes": ["resources"]},
-        {"name": "compile_time", "formula": "compile_s <= compile_limit_s", "modes": ["compile"]},
-    ],
-    "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],
-}
+MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/conv2d.yaml declares the same
 
 
 def conv2d_reference(image: np.ndarray, filt: np.ndarray) -> np.ndarray:

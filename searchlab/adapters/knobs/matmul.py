@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._host import HostData
+from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.measure import MeasureConfig
@@ -31,18 +31,7 @@ from searchlab.spaces import Knob, OrdinalKnob
 BLOCK_M = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 16, 20, 24, 30, 32, 40, 48)
 BLOCK_N = (1, 2, 4, 8, 12, 16, 20, 24, 30, 32, 40, 48, 60, 64, 80, 96, 120, 128, 240, 256)
 
-MODEL: dict[str, Any] = {
-    "sensors": ["time_s", "compile_s", "code_bytes", "local_mem_bytes", "wg_size"],
-    "objective": "time_s",
-    "direction": "minimize",
-    "constraints": [
-        {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
-        {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
-        {"name": "code_size", "formula": "code_bytes <= code_limit", "modes": ["resources"]},
-        {"name": "compile_time", "formula": "compile_s <= compile_limit_s", "modes": ["compile"]},
-    ],
-    "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],
-}
+MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/matmul_blocked.yaml declares the same
 
 
 @dataclass

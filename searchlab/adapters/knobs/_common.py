@@ -1,4 +1,4 @@
-"""Host arrays of an OpenCL knob problem and their device buffers, in one place for all four.
+"""What the four OpenCL knob kernels share: their sensor model, host arrays and device buffers.
 
 Every problem uploads its inputs once per worker, refills its one output buffer before each
 launch (NaN, or a value the kernel never writes for integer outputs), so that a configuration
@@ -13,6 +13,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+# The sensor model of the four OpenCL kernels (paper 001 §4): resource checks in the order a device
+# applies them, each failure mode tied to the constraint that explains it.
+RESOURCE_MODEL: dict[str, Any] = {
+    "sensors": ["time_s", "compile_s", "code_bytes", "local_mem_bytes", "wg_size"],
+    "objective": "time_s",
+    "direction": "minimize",
+    "constraints": [
+        {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
+        {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
+        {"name": "code_size", "formula": "code_bytes <= code_limit", "modes": ["resources"]},
+        {"name": "compile_time", "formula": "compile_s <= compile_limit_s", "modes": ["compile"]},
+    ],
+    "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],  # _opencl.CHECK_ORDER
+}
 
 
 @dataclass(frozen=True)
