@@ -140,9 +140,11 @@ class OpenCLKnobProblem(Problem):
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(global size, local size) of the launch."""
 
-    @abstractmethod
     def host_data(self) -> HostData:
-        """The inputs, the output's host copy and the numpy reference (once per worker)."""
+        """The inputs, the output's host copy and the numpy reference (once per worker). A problem
+        with buffers of its own (user/opencl_kernel.py: several outputs, scalars) overrides
+        ``prepare``, ``arguments``, ``clear``, ``output`` and ``reference`` instead."""
+        raise NotImplementedError(f"problem {self.name}: define host_data() or prepare() and its companions")
 
     def prepare(self, context: Any, queue: Any) -> None:
         self._buffers = DeviceBuffers(context, self.host_data())
