@@ -204,8 +204,8 @@ def _pairs(row: dict[str, Any], at: int) -> dict[tuple[str, int], float]:
 
 
 def _seeds(row: dict[str, Any]) -> range:
-    first = int(row.get("first_seed", 0))
-    return range(first, first + len(next(iter(row.get("runs", {"": []}).values()))))
+    first, runs = int(row.get("first_seed", 0)), row.get("runs") or {}
+    return range(first, first + len(next(iter(runs.values()), [])))
 
 
 def _combine(first: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:

@@ -74,6 +74,8 @@ CASES: dict[str, Case] = {
     "confirm k negative": lambda t: (["confirm.k=-1"], "confirm.k=-1"),
     "optuna_gp one local search": lambda t: (["problem=synthetic_knobs", "searcher=optuna_gp",
                                               "searcher.local_searches=1"], "searcher.local_searches=1"),
+    "optuna_gp repair not a bool": lambda t: (["problem=synthetic_knobs", "searcher=optuna_gp", "searcher.repair=maybe"],
+                                              "maybe"),
     "futhark without program": lambda t: (["problem=futhark"], "problem.program"),
     "futhark program missing": lambda t: (["problem=futhark", f"problem.program={t / 'x.fut'}"], "x.fut"),
     "futhark program not .fut": lambda t: (["problem=futhark", f"problem.program={_file(t, 'x.txt', b'hi')}"], "x.txt"),

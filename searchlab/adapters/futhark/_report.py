@@ -5,7 +5,7 @@ is given, the exhaustive best, on every validation dataset; tuning time and runs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,12 +70,16 @@ def format_table(name: str, rows: Mapping[str, Mapping[str, float]], datasets: l
     return "\n".join(lines)
 
 
+NOTHING = "{}: no successful evaluation, no .tuning file written"
+
+
 def _write_tuned(problem: Any, ctx: FinalizeContext, tuning: Path, log: Path) -> dict[str, Mapping[str, int]] | None:
-    """The best result's ``.tuning`` file and comparison log, and the untuned / all-false / tuned
-    configurations to validate; None when no evaluation succeeded."""
+    """The best result's ``.tuning`` file and comparison log (in the run directory, made here), and
+    the untuned / all-false / tuned configurations to validate; None when no evaluation succeeded."""
     best = tuned_result(ctx)
     if best is None:
         return None
+    tuning.parent.mkdir(parents=True, exist_ok=True)
     tuned = {k: int(v) for k, v in best.config.items()}  # type: ignore[arg-type]
     write_tuning(tuning, tuned)
     log.write_text("".join(line + "\n" for line in best.measurement.log))
@@ -85,28 +89,35 @@ def _write_tuned(problem: Any, ctx: FinalizeContext, tuning: Path, log: Path) ->
             "tuned": tuned}
 
 
+def _validation(problem: Any, ctx: FinalizeContext, configs: Mapping[str, Mapping[str, int]],
+                table: Callable[..., str], path: Path) -> tuple[dict[str, Any], int, int, str]:
+    """Every configuration timed on the validation datasets, the table (Table 6.2) written to ``path``:
+    (rows, benchmark runs, tuning runs, the table's text)."""
+    validation = [d.name for d in problem.space.validation_datasets()]
+    rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
+    ran, tuning_runs = benchmark_runs(ctx.results)
+    text = (table(problem.name, rows, validation, ctx.wall_time_s, tuning_runs) if rows
+            else f"{problem.name}: no validation datasets")
+    path.write_text(text + "\n")
+    return rows, ran, tuning_runs, text
+
+
 def finalize_run(problem: FutharkProgram, ctx: FinalizeContext) -> dict[str, Any]:
     run_dir = Path(ctx.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     tuning, log = run_dir / f"{problem.name}.fut.tuning", run_dir / f"{problem.name}.comparisons.log"
     configs = _write_tuned(problem, ctx, tuning, log)
     if configs is None:
-        return {"report_text": f"{problem.name}: no successful evaluation, no .tuning file written"}
-    tuned = configs["tuned"]
+        return {"report_text": NOTHING.format(problem.name)}
     if problem.reference_tuning:
         reference = read_tuning(problem.reference_tuning)
         problem.space.validate(Config(reference))
         configs["exhaustive"] = reference
-    validation = [d.name for d in problem.space.validation_datasets()]
-    rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
-    ran, tuning_runs = benchmark_runs(ctx.results)
-    text = format_table(problem.name, rows, validation, ctx.wall_time_s, tuning_runs) if rows else \
-        f"{problem.name}: no validation datasets"
-    (run_dir / f"{problem.name}.validation.txt").write_text(text + "\n")
+    rows, ran, tuning_runs, text = _validation(problem, ctx, configs, format_table,
+                                               run_dir / f"{problem.name}.validation.txt")
     return {
         "tuning_file": str(tuning),
         "comparison_log": str(log),
-        "tuned": tuned,
+        "tuned": configs["tuned"],
         "validation_ms": {label: {d: t * 1e3 for d, t in times.items()} for label, times in rows.items()},
         "benchmark_runs": ran,
         "tuning_runs": tuning_runs,
@@ -134,12 +145,10 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
     """``.tuning`` (accepted by ``futhark bench --tuning``; with ``problem.sizes`` it holds the
     sizes too), comparison log, validation table (untuned and all-false at default sizes)."""
     run_dir = Path(ctx.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     tuning, log = run_dir / f"{problem.source.name}.tuning", run_dir / f"{problem.source.stem}.comparisons.log"
     configs = _write_tuned(problem, ctx, tuning, log)
     if configs is None:
-        return {"report_text": f"{problem.name}: no successful evaluation, no .tuning file written"}
-    tuned = configs["tuned"]
+        return {"report_text": NOTHING.format(problem.name)}
     spec = write_spec(problem, run_dir)
     if problem.reference_tuning:
         reference = {**configs["untuned"], **read_tuning(problem.reference_tuning)}
@@ -149,17 +158,13 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
                               f"tuning parameters of {problem.source.name} (with problem.sizes={problem.params['sizes']})")
         problem.tree.validate(Config({k: reference[k] for k in problem.tree.names}))
         configs["reference"] = reference
-    validation = [d.name for d in problem.space.validation_datasets()]
-    rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
-    ran, tuning_runs = benchmark_runs(ctx.results)
-    text = (format_interval_table(problem.name, rows, validation, ctx.wall_time_s, tuning_runs) if rows
-            else f"{problem.name}: no validation datasets")
-    (run_dir / f"{problem.source.stem}.validation.txt").write_text(text + "\n")
+    rows, ran, tuning_runs, text = _validation(problem, ctx, configs, format_interval_table,
+                                               run_dir / f"{problem.source.stem}.validation.txt")
     return {
         "tuning_file": str(tuning),
         "comparison_log": str(log),
         "spec_file": str(spec),
-        "tuned": tuned,
+        "tuned": configs["tuned"],
         "validation": {label: {d: {"median_ms": v["median"] * 1e3, "ci95_ms": [x * 1e3 for x in v["ci95"]],
                                    "cv": v["cv"]} for d, v in times.items()} for label, times in rows.items()},
         "benchmark_runs": ran,
