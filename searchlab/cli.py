@@ -8,8 +8,10 @@ exit with status 2.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -148,6 +150,25 @@ def one_line(exc: BaseException) -> str:
                 lines.append(line)
         cause = cause.__cause__
     text = " ".join(list(dict.fromkeys(lines))[:2]) or type(exc).__name__
+    return _hint(exc, text, options)
+
+
+def _hint(exc: BaseException, text: str, options: list[str]) -> str:
+    """Add "did you mean" to a name Hydra could not find, and the valid keys to a key it refused."""
+    import re
+
+    from searchlab.errors import did_you_mean
+
+    missing = re.search(r"Could not find '[^'/]*/([^']*)'", text)
+    hint = did_you_mean(missing.group(1), options) if missing else ""
+    cause: BaseException | None = exc
+    while cause is not None and not hint:
+        schema, key = getattr(cause, "object_type", None), getattr(cause, "key", None)
+        if "not in" in str(cause) and key is not None and schema is not None and dataclasses.is_dataclass(schema):
+            valid = [f.name for f in dataclasses.fields(schema) if not f.name.startswith("_")]
+            hint = f"{did_you_mean(key, valid)} (valid keys: {', '.join(valid) or 'none'})"
+        cause = cause.__cause__
+    text += hint
     return f"{text} (available: {', '.join(options)})" if options else text
 
 
@@ -224,13 +245,14 @@ def precheck(argv: list[str]) -> int | None:
             prepared.close()
             return None
         if prepared.resuming:
+            _say_resume(prepared)
             execute(cfg, prepared.run_dir, overrides=overrides, hydra_dir=str(prepared.run_dir),  # type: ignore[arg-type]
                     prepared=prepared)
             return 0
         _PREPARED[json.dumps(OmegaConf.to_container(cfg, resolve=True), sort_keys=True, default=str)] = prepared  # type: ignore[arg-type]
         return None
     except SearchlabError as exc:
-        return _report(exc)
+        return _report(exc, overrides)
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
     except Exception as exc:  # a parse error of the override grammar
@@ -238,14 +260,38 @@ def precheck(argv: list[str]) -> int | None:
         from omegaconf.errors import OmegaConfBaseException
 
         if isinstance(exc, (HydraException, OmegaConfBaseException)):
-            print(f"searchlab: error: {one_line(exc)}", file=sys.stderr, flush=True)
+            print(f"searchlab: error: {resolve_paths(one_line(exc), overrides)}", file=sys.stderr, flush=True)
             return 2
         raise
 
 
-def _report(exc: BaseException) -> int:
-    print(f"searchlab: error: {' '.join(str(exc).split())}", file=sys.stderr, flush=True)  # always one line
+def _say_resume(prepared: Any) -> None:
+    from searchlab.loop import is_known_infeasible
+    from searchlab.store import read_run
+
+    _, prior = read_run(prepared.run_dir)
+    prepared.progress.resumed(sum(1 for r in prior if not is_known_infeasible(r)), prepared.budget)
+
+
+def _report(exc: BaseException, overrides: list[str] | None = None) -> int:
+    message = resolve_paths(" ".join(str(exc).split()), overrides or [])  # always one line
+    print(f"searchlab: error: {message}", file=sys.stderr, flush=True)
     return int(getattr(exc, "exit_status", 2))
+
+
+def resolve_paths(message: str, overrides: list[str]) -> str:
+    """``message`` with each relative path the user gave (an override's value holding a ``/`` or a
+    file suffix) shown resolved, so an error says which file was meant whatever the directory."""
+    import re
+
+    for override in overrides:
+        value = override.partition("=")[2].strip("'\"")
+        if not value or Path(value).is_absolute() or "://" in value or not ("/" in value or Path(value).suffix):
+            continue
+        if re.fullmatch(r"[-+.\deE]+|\$\{.*\}", value):  # a number or an interpolation, not a path
+            continue
+        message = re.sub(rf"(?<![\w/.~-]){re.escape(value)}(?![\w/])", str(Path(value).resolve()), message)
+    return message
 
 
 def _interrupted(exc: KeyboardInterrupt) -> int:
@@ -284,6 +330,8 @@ def _hydra_main() -> None:
         from searchlab.errors import SearchlabError
 
         hc = HydraConfig.get()
+        if str(hc.mode) == "RunMode.MULTIRUN" and int(hc.job.num) == 0:
+            print(f"searchlab: sweep directory: {Path(hc.sweep.dir).resolve()}", flush=True)
         names = (str(hc.runtime.choices.get("problem")), str(hc.runtime.choices.get("searcher")))
         out = Path(hc.runtime.output_dir)
         key = json.dumps(OmegaConf.to_container(cfg, resolve=True), sort_keys=True, default=str)
@@ -295,7 +343,7 @@ def _hydra_main() -> None:
             execute(cfg, out, names=names, overrides=list(hc.overrides.task), hydra_dir=str(out),
                     prepared=prepared if isinstance(prepared, Prepared) else None)
         except SearchlabError as exc:
-            status = _report(exc)
+            status = _report(exc, list(hc.overrides.task))
         except KeyboardInterrupt as exc:
             status = _interrupted(exc)
         finally:

@@ -65,3 +65,15 @@ class WriteError(StoreError):
     """
 
     exit_status = 1
+
+
+def did_you_mean(value: object, choices: object) -> str:
+    """``" (did you mean 'random'?)"`` for a misspelt name, else ``""``: the hint cargo and git give.
+
+    ``difflib``'s ratio with its default cutoff (0.6) finds transpositions and one- or two-letter
+    slips (``randmo`` -> ``random``) without suggesting unrelated names."""
+    import difflib
+
+    names = [str(c) for c in choices] if isinstance(choices, (list, tuple, set, frozenset, dict)) else []
+    close = difflib.get_close_matches(str(value), names, n=2)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""

@@ -33,7 +33,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from searchlab.errors import ConfigError
+from searchlab.errors import ConfigError, did_you_mean
 
 GROUPS = {"problem": "searchlab.problems", "searcher": "searchlab.searchers"}
 KINDS = (*GROUPS, "executor")
@@ -168,7 +168,9 @@ def entry(kind: str, name: str) -> Entry:
     """The entry called ``name``, or a one-line ConfigError listing what there is."""
     found = entries(kind).get(name)
     if found is None:
-        raise ConfigError(f"{kind}={name}: no such {kind} is registered (available: {', '.join(sorted(entries(kind)))})")
+        names = sorted(entries(kind))
+        raise ConfigError(f"{kind}={name}: no such {kind} is registered{did_you_mean(name, names)} "
+                          f"(available: {', '.join(names)})")
     return found
 
 

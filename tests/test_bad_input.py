@@ -101,6 +101,15 @@ CASES: dict[str, Case] = {
                                      "numeric 'time'"),
     "kt empty cache": lambda t: (["problem=kernel_tuner_cache", f"problem.path={_kt(t, {})}"], "holds no entry"),
     "resume nowhere": lambda t: ([f"resume={t / 'nowhere'}"], "nowhere"),
+    # issue 27 item 5: did you mean, the valid keys, resolved paths
+    "searcher misspelt": lambda t: (["searcher=randmo"], "searcher/randmo' (did you mean 'random'?)"),
+    "problem misspelt": lambda t: (["problem=synthetic_knob"], "(did you mean 'synthetic_knobs'"),
+    "executor misspelt": lambda t: (["executor=sereal"], "(did you mean 'serial'?)"),
+    "unknown searcher key": lambda t: (["searcher=random", "searcher.foo=1"],
+                                       "Key 'foo' not in 'RandomConfig' (valid keys: tries)"),
+    "misspelt budget key": lambda t: (["budget.evaluationz=3"], "(did you mean 'evaluations'?) (valid keys: evaluations,"),
+    "relative resume path": lambda t: (["resume=runs/nowhere"], f"{t / 'runs' / 'nowhere'}: no results.db"),
+    "relative table path": lambda t: (["problem=table", "problem.path=tables/t.json.gz"], f"'{t / 'tables' / 't.json.gz'}'"),
 }
 
 

@@ -122,3 +122,58 @@ def test_cache_across_runs(tmp_path: Path) -> None:
     summaries = sorted(tmp_path.glob("outputs/*/*/summary.json"))
     hits = [json.loads(p.read_text())["cache_hits"] for p in summaries]
     assert sorted(hits) == [0, 6]
+
+
+# -- issue 27: errors that suggest, sweeps and resumes that say where they are ---------------------
+def test_registered_names_get_a_did_you_mean() -> None:
+    from searchlab import registry
+    from searchlab.errors import ConfigError
+    from searchlab.study._config import compose_study
+
+    with pytest.raises(ConfigError, match=r"searcher=randmo: .*\(did you mean 'random'\?\)"):
+        registry.entry("searcher", "randmo")
+    with pytest.raises(ConfigError, match=r"did you mean 'serial'\?"):
+        registry.entry("executor", "serail")
+    with pytest.raises(ConfigError, match=r"study=synthetic_replai: .*\(did you mean 'synthetic_replay'"):
+        compose_study("synthetic_replai", [])
+    with pytest.raises(ConfigError) as unrelated:
+        registry.entry("searcher", "zzzzzz")
+    assert "did you mean" not in str(unrelated.value)
+
+
+def test_sweep_prints_its_directory(tmp_path: Path) -> None:
+    out = run_cli(tmp_path, "-m", "seed=0,1", "problem=synthetic_knobs", "searcher=random", "budget.evaluations=3",
+                  "executor=serial", "progress=off")
+    assert out.returncode == 0, out.stderr
+    (sweep,) = tmp_path.glob("outputs/multirun/*/*")
+    assert out.stdout.count(f"searchlab: sweep directory: {sweep.resolve()}\n") == 1
+
+
+def test_resume_says_where_it_resumes(tmp_path: Path) -> None:
+    out = run_cli(tmp_path, "problem=synthetic_knobs", "searcher=random", "executor=serial", "budget.evaluations=4",
+                  "progress=off")
+    assert out.returncode == 0, out.stderr
+    (run_dir,) = [p.parent for p in tmp_path.glob("outputs/*/*/results.db")]
+    out = run_cli(tmp_path, f"resume={run_dir}", "budget.evaluations=7", "progress=off")
+    assert out.returncode == 0, out.stderr
+    assert "searchlab: resuming at 4/7 evaluations" in out.stderr.splitlines()
+
+
+def test_a_resumed_runs_eta_counts_only_its_own_evaluations() -> None:
+    import io
+    import time
+
+    from searchlab.loop import Budget, LoopState
+    from searchlab.progress import ProgressReporter
+    from searchlab.records import Candidate, Direction, Measurement, Result
+
+    def result(i: int, t_end: float) -> Result:
+        return Result(Candidate(i, {"x": i}, {"x": i}), Measurement.ok(1.0), t_end=t_end)
+
+    now = time.time()
+    state = LoopState(Direction.MINIMIZE, started=now - 10.0)  # this session: 10 s so far
+    for i in range(65):  # the killed run's evaluations, finished long before
+        state.add(result(i, now - 3600.0))
+    state.add(result(65, now - 1.0))  # the one evaluation this session finished: 10 s each
+    line = ProgressReporter("log", stream=io.StringIO()).line(state, Budget(evaluations=75))
+    assert line.startswith("[66/75]") and "eta 1:30" in line, line  # 9 left x 10 s, not 9 x 10/66 s

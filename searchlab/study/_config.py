@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchlab.errors import ConfigError
+from searchlab.errors import ConfigError, did_you_mean
 
 STUDY_CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "study"
 SCHEMA_NAME = "searchlab_study_schema"
@@ -62,7 +62,8 @@ def compose_study(name: str, overrides: list[str]) -> Any:
     from omegaconf.errors import OmegaConfBaseException
 
     if name not in available():
-        raise ConfigError(f"study={name}: no conf/study/{name}.yaml (available: {', '.join(available())})")
+        raise ConfigError(f"study={name}: no conf/study/{name}.yaml{did_you_mean(name, available())} "
+                          f"(available: {', '.join(available())})")
     register()
     try:
         with initialize_config_dir(config_dir=str(STUDY_CONF_DIR), version_base="1.3"):
