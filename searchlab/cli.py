@@ -13,8 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 CONF_DIR = Path(__file__).resolve().parent / "conf"  # ships inside the package (package data)
 GROUPS = ("problem", "searcher", "executor", "budget")
 
@@ -44,68 +42,22 @@ Common overrides:
   cache=FILE                  measurement cache shared across runs (SQLite)
   progress=auto|bar|log|off   live progress display
   plot=false                  no best_so_far.png in the run directory (default: written beside summary.json)
-  problem.X=V, searcher.X=V   options of the chosen problem / searcher (listed below)
+  problem.X=V, searcher.X=V   options of the chosen problem / searcher (listed below; one phrase each:
+                              python -m searchlab problem=NAME --help, searcher=NAME --help)
 
 Show a composed config without running: python -m searchlab --cfg job problem=... searcher=...
 Hydra's own help: python -m searchlab --hydra-help
 """
 
 
-def _describe(path: Path) -> str:
-    """The first comment line of a config file."""
-    for line in path.read_text().splitlines():
-        if line.startswith("#"):
-            return line.lstrip("# ").strip()
-    return ""
+def help_text(argv: list[str] | None = None) -> str:
+    """The overview, or only the problem / searcher named on the command line (searchlab.helptext)."""
+    from searchlab import helptext
 
-
-def _schema_defaults(group: str) -> dict[str, dict[str, object]]:
-    """Each option's defaults, from the registered structured config schemas."""
-    from searchlab import registry
-    from searchlab.searchers._schema import schema_defaults
-
-    if group not in registry.GROUPS:
-        return {}
-    return {name: schema_defaults(node) for name, node in registry.schemas(group).items()}
-
-
-def _names(group: str) -> list[str]:
-    """Registered names (plugins included) and the YAML files of the group."""
-    from searchlab import registry
-
-    names = {p.stem for p in (CONF_DIR / group).glob("*.yaml")}
-    if group in registry.GROUPS:
-        names |= set(registry.entries(group))
-    return sorted(names)
-
-
-def _options(group: str) -> list[str]:
-    from searchlab import registry
-
-    lines = []
-    defaults = _schema_defaults(group)
-    for name in _names(group):
-        path = CONF_DIR / group / f"{name}.yaml"
-        options = dict(defaults.get(name, {}))
-        description = _describe(path) if path.is_file() else registry.describe(group, name)
-        try:
-            data = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
-            options.update({k: v for k, v in data.items() if k not in ("defaults", "_target_")})
-        except yaml.YAMLError:
-            pass
-        lines.append(f"  {name:<22} {description}")
-        if options:
-            lines.append(" " * 25 + ", ".join(f"{k}={v}" for k, v in options.items()))
-    return lines
-
-
-def help_text() -> str:
-    parts = [USAGE]
-    for group in GROUPS:
-        parts.append(f"{group}s (" + group + "=NAME):")
-        parts.extend(_options(group))
-        parts.append("")
-    return "\n".join(parts)
+    chosen = [a.split("=", 1) for a in argv or [] if a.split("=", 1)[0] in ("problem", "searcher")]
+    if chosen:
+        return "\n".join(helptext.focused(CONF_DIR, group, name) for group, name in chosen)
+    return helptext.overview(CONF_DIR, USAGE)
 
 
 def main() -> None:
@@ -114,7 +66,7 @@ def main() -> None:
     argv = sys.argv[1:]
     try:
         if any(arg in ("-h", "--help") for arg in argv):
-            print(help_text())
+            print(help_text(argv))
             return
         from searchlab.config import register_configs
 

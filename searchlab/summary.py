@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.confirm import noise_report
+from searchlab.failures import failure_lines, first_failures
 from searchlab.loop import is_known_infeasible
 from searchlab.problem import Problem
 from searchlab.records import Direction, Result, loss
@@ -37,7 +38,7 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
         "problem": run["problem"], "searcher": run["searcher"], "seed": run["seed"], "name": run.get("name"),
         "fingerprint": run["fingerprint"], "direction": problem.direction.value,
         "objective_name": problem.objective_name, "evaluations": len(results),
-        "status_counts": dict(statuses), "failure_modes": dict(modes),
+        "status_counts": dict(statuses), "failure_modes": dict(modes), "failures": first_failures(results),
         "cache_hits": sum(r.cache_hit for r in results),
         "best": None if best is None else {
             "candidate_id": best.id, "config": dict(best.config), "objective": best.objective,
@@ -71,8 +72,7 @@ def format_summary(s: Mapping[str, Any], run_dir: Path) -> str:
     counts = ", ".join(f"{n} {k}" for k, n in sorted(s["status_counts"].items()))
     lines = [f"searchlab: {s['problem']} / {s['searcher']} (seed {s['seed']}): {s['evaluations']} evaluations "
              f"({counts}) in {s['wall_time_s']:.1f} s, stopped on {s['stop_reason']}"]
-    if s["failure_modes"]:
-        lines.append("  failures by mode: " + ", ".join(f"{k} {n}" for k, n in sorted(s["failure_modes"].items())))
+    lines += failure_lines(s)  # each failure mode with its count and first message (searchlab.failures)
     best = s["best"]
     if best is None:
         lines.append("  no successful evaluation")

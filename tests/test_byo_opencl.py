@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,10 @@ def test_wrong_output_is_recorded_as_failed_wrong_output(tmp_path: Path) -> None
     recorded = rows(tmp_path / "run")
     assert [(r["status"], r["mode"]) for r in recorded] == [("failed", "wrong_output")] * 3
     assert "sums:" in recorded[0]["message"] and summary["best"] is None
+    first = summary["failures"]["wrong_output"]  # issue 27 item 2: the first reason, got/want in plain numbers
+    assert (first["count"], first["evaluation"], first["first"]) == (3, 1, recorded[0]["message"])
+    got, want = map(float, re.findall(r"got (\S+) at index \d+, want (\S+) \(", first["first"])[0])
+    assert want - got == pytest.approx(1.0, abs=1e-3) and "np.float" not in first["first"]
 
 
 def _scale_spec(tmp_path: Path) -> Path:
@@ -103,5 +108,8 @@ def test_npy_data_file_reference_and_local_memory_checks(tmp_path: Path) -> None
         problem.teardown()
     assert ok.status is Status.OK and len(ok.samples) >= 2 and {"cv", "ci95_lo", "compile_s"} <= set(ok.sensors)
     assert (wrong.status, wrong.failure_mode) == (Status.FAILED, FailureMode.WRONG_OUTPUT)
+    # a[0] = -1: FACTOR 3 gives -3 where the file wants -2; no a[i] is 0, so every value is off
+    assert wrong.message.endswith("wrong output: got -3 at index 0, want -2 (tolerance 1e-06 x |want|); "
+                                  "256 of 256 values differ"), wrong.message
     assert (too_big.failure_mode, too_big.extra["violated"]) == (FailureMode.RESOURCES, "local_mem")
     assert too_big.sensors["local_mem_bytes"] >= 8 * 2**24 * 4

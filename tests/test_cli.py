@@ -59,6 +59,58 @@ def test_help_lists_problems_and_searchers(tmp_path: Path) -> None:
     assert out.returncode == 0
     for name in ("synthetic_knobs", "synthetic_dag", "synthetic_thresholds", "random", "exhaustive"):
         assert f"  {name} " in out.stdout
+    lines = out.stdout.splitlines()
+    assert max(map(len, lines)) <= 160 and len(lines) < 110, (max(map(len, lines)), len(lines))  # was 143, 11 > 200
+    kinds = {"synthetic_knobs": "[knobs]", "synthetic_dag": "[dag]", "synthetic_thresholds": "[thresholds]",
+             "lud_opencl": "[thresholds]", "dft": "[dag]", "table": "[as recorded (any kind)]"}
+    for name, kind in kinds.items():  # each problem's space kind
+        assert any(line.split()[:2] == [name, kind.split()[0]] for line in lines if line.startswith("  ")), name
+
+
+def test_focused_help_shows_one_searcher_or_problem_with_a_phrase_per_option(tmp_path: Path) -> None:
+    out = run_cli(tmp_path, "searcher=random", "--help")
+    assert out.returncode == 0 and out.stdout.startswith("searcher=random: Uniform random search")
+    assert "exhaustive" not in out.stdout and "synthetic_knobs" not in out.stdout  # nothing else
+    assert [line.split() for line in out.stdout.splitlines()[1:] if line] == [["searcher.tries=200", "an", "integer"]]
+    out = run_cli(tmp_path, "problem=matmul_blocked", "--help")
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and lines[1] == "  space: knobs" and max(map(len, lines)) <= 160
+    options = {line.split()[0].split("=")[0]: line for line in lines[2:] if line.strip()}
+    assert "SUMMA stripe width (must divide n)" in options["problem.stripe"]  # the field's own comment
+    assert "problem.model=<dict: see docs/knobs.md>" in options["problem.model"]  # a long value: a pointer
+    assert "'sensors'" not in out.stdout
+    out = run_cli(tmp_path, "searcher=randmo", "--help")
+    assert out.returncode == 2 and "(did you mean 'random'?)" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_option_phrases_come_from_the_one_declaration() -> None:
+    from dataclasses import dataclass
+
+    from searchlab.helptext import phrases
+    from searchlab.searchers import Searcher, searcher_config
+
+    @dataclass
+    class Config:
+        #: how wide the thing is
+        width: int = 3
+        depth: int = 2  # how deep it goes
+        plain: float = 1.0
+
+    class Documented(Searcher):
+        """A searcher.
+
+        Args:
+            tries: draws before enumerating what is left
+        """
+
+        def __init__(self, space: object, *, tries: int = 5, keep: bool = True,  # never read
+                     spare: int = 1,  # spare draws
+                     **kwargs: object) -> None:
+            super().__init__(space, **kwargs)  # type: ignore[arg-type]
+
+    assert phrases(Config) == {"width": "how wide the thing is", "depth": "how deep it goes"}
+    assert phrases(searcher_config(Documented)) == {"tries": "draws before enumerating what is left",
+                                                    "spare": "spare draws"}
 
 
 def test_single_run_writes_records_and_summary(tmp_path: Path) -> None:

@@ -91,7 +91,8 @@ def test_tree_from_classes() -> None:
 def test_output_check_tolerance() -> None:
     e = [np.array([1.0, 2.0], dtype=np.float32)]
     assert outputs_match([e[0] + 1e-5], e, 1e-3, 1e-3) is None
-    assert "max abs difference" in str(outputs_match([e[0] + 1], e, 1e-3, 1e-3))
+    assert outputs_match([e[0] + 1], e, 1e-3, 1e-3) == (
+        "output 0: wrong output: got 2 at index 0, want 1 (tolerance rtol 0.001, atol 0.001); 2 of 2 values differ")
     assert "shape" in str(outputs_match([np.zeros(3)], e, 1e-3, 1e-3))
 
 

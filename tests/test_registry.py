@@ -165,7 +165,8 @@ def test_help_lists_registered_searchers_with_defaults() -> None:
     from searchlab.cli import help_text
 
     text = help_text()
-    assert "optuna_gp" in text and "max_retries=4" in text and "synthetic_knobs" in text
+    assert "optuna_gp" in text and "synthetic_knobs" in text
+    assert "  searcher.max_retries=4 " in help_text(["searcher=optuna_gp"])
 
 
 def test_run_writes_a_best_so_far_png(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from searchlab.adapters.futhark._stanzas import Case, resolve
 from searchlab.adapters.futhark._toolchain import compile_server, generate, locked
+from searchlab.failures import not_close, wrong_output
 
 
 @dataclass
@@ -96,12 +97,12 @@ def outputs_match(actual: list[Any], expected: list[Any], rtol: float, atol: flo
     for i, (a, e) in enumerate(zip(actual, expected)):
         a, e = np.asarray(a), np.asarray(e)
         if a.shape != e.shape:
-            return f"output {i}: shape {a.shape}, expected {e.shape}"
+            return f"output {i}: wrong output: got shape {a.shape}, want {e.shape}"
         if np.issubdtype(e.dtype, np.floating):
-            if not np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=True):
-                worst = float(np.max(np.abs(a.astype(np.float64) - e)))
-                return f"output {i}: max abs difference {worst:.3g} > atol {atol} + rtol {rtol} * |expected|"
+            wrong = not_close(a, e, rtol, atol)
+            if wrong:
+                return f"output {i}: {wrong}"
         elif not np.array_equal(a, e):
-            return f"output {i}: differs from the expected value"
+            return f"output {i}: {wrong_output(a, e, a != e, 'exact')}"
     return None
 

@@ -33,6 +33,7 @@ from searchlab.adapters.knobs._common import DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
+from searchlab.failures import not_close
 from searchlab.measure import MeasurementProtocol, Samples, measure, protocol_from
 from searchlab.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Config, FailureMode, Measurement
@@ -296,9 +297,9 @@ class OpenCLKnobProblem(Problem):
         times, objective = samples.values, samples.median
         sensors.update(samples.sensors(), time_s=objective)
         got, want = self.output(queue), self.reference()
-        if got.shape != want.shape or not np.allclose(got, want, rtol=self.rtol, atol=self.atol):
-            bad = int(np.sum(~np.isclose(got, want, rtol=self.rtol, atol=self.atol))) if got.shape == want.shape else -1
-            return failed(FailureMode.WRONG_OUTPUT, "output", f"{bad} of {want.size} outputs differ from numpy",
+        wrong = not_close(got, want, self.rtol, self.atol)  # against numpy's result
+        if wrong:
+            return failed(FailureMode.WRONG_OUTPUT, "output", wrong,
                           sensors, compile_s=sensors["compile_s"], run_s=float(sum(times)))
         return Measurement.ok(objective, samples=times, sensors=sensors, compile_s=sensors["compile_s"],
                               run_s=float(sum(times)), extra={"min_s": min(times), "cv": samples.cv})

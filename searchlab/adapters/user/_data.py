@@ -22,6 +22,7 @@ from searchlab.adapters.user._arrayexpr import MAX_ELEMENTS, ArrayExpression
 from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._t1 import Argument, Check, KernelSpec
 from searchlab.errors import ConfigError
+from searchlab.failures import number, wrong_output
 
 
 def vector_size(arg: Argument, spec: KernelSpec, knobs: Mapping[str, tuple[Any, ...]]) -> int:
@@ -100,11 +101,10 @@ def compare(got: np.ndarray, want: np.ndarray, method: str, threshold: float) ->
     if method == "AbsoluteDifference":
         total = float(np.sum(diff))
         ok = bool(np.isfinite(total) and total <= threshold)
-        return None if ok else f"sum of absolute differences {total:.4g} > {threshold:g}"
+        return None if ok else f"wrong output: sum of absolute differences {number(total)}, want at most {threshold:g}"
     bound = threshold * np.abs(want64) if method == "SideBySideRelativeComparison" else threshold
     bad = ~(diff <= bound)  # NaN fails
     if not bad.any():
         return None
-    first = int(np.argmax(bad))
-    return (f"{int(bad.sum())} of {want64.size} values differ ({method} {threshold:g}); "
-            f"first at {first}: {got64[first]!r} vs {want64[first]!r}")
+    rule = f"{threshold:g} x |want|" if method == "SideBySideRelativeComparison" else f"{threshold:g}"
+    return wrong_output(got64, want64, bad, rule)

@@ -1,0 +1,242 @@
+"""``--help`` (issue 27, item 4): an overview, or one problem / searcher with a phrase per option.
+
+Each option's phrase is read from where the option is declared, never written a second time: a
+``#:`` comment above a config field or a ``# comment`` after it (problem, executor and budget
+schemas), an ``Args:``/``Options:`` entry in the searcher's docstring, a ``# comment`` after the
+constructor parameter; failing those, the option's annotation says what it takes. A value too long
+for one line is shortened to a pointer into the docs, and no line is longer than :data:`WIDTH`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import io
+import re
+import textwrap
+import tokenize
+from pathlib import Path
+from typing import Any, get_type_hints
+
+WIDTH = 160
+VALUE_CHARS = 32  # a longer default is shown as a pointer into the docs
+GROUPS = ("problem", "searcher", "executor", "budget")
+_DOCS = (("measure", "docs/measurement.md"), ("model", "docs/knobs.md"), ("limits", "docs/knobs.md"),
+         ("adapters.futhark", "docs/futhark.md"), ("adapters.knobs", "docs/knobs.md"), ("adapters.user", "docs/byo.md"),
+         ("adapters.grammar", "docs/grammar.md"), ("tables", "docs/measurement.md"), ("searchers", "docs/baselines.md"))
+
+
+def _comments(source: str) -> dict[str, str]:
+    """``name -> phrase`` from ``name: T = v  # phrase`` lines and ``#: phrase`` lines above a field."""
+    out: dict[str, str] = {}
+    above = ""
+    lines: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                lines[tok.start[0]] = tok.string
+    except (tokenize.TokenError, IndentationError):
+        return out
+    for number, line in enumerate(source.splitlines(), start=1):
+        comment = lines.get(number, "")
+        names = re.findall(r"(?:^|[(,*]\s*)(\w+)\s*:\s*[^,=]+?(?:=|,|\)|$)", line.split("#")[0].strip())
+        if comment.startswith("#:"):
+            above = comment[2:].strip()
+            continue
+        if len(names) == 1 and not line.lstrip().startswith(("def ", "class ", "@", "return")):
+            phrase = comment.lstrip("#").strip() if comment else above
+            if phrase and names[0] not in out:
+                out[names[0]] = phrase
+        above = ""
+    return out
+
+
+def _docstring_args(doc: str | None) -> dict[str, str]:
+    """``name: phrase`` entries of an ``Args:`` or ``Options:`` section."""
+    out: dict[str, str] = {}
+    inside = False
+    for line in inspect.cleandoc(doc or "").splitlines():
+        if line.strip() in ("Args:", "Options:", "Parameters:"):
+            inside = True
+        elif inside and (m := re.match(r"\s+(\w+)(?: \([^)]*\))?:\s*(.+)", line)):
+            out[m.group(1)] = m.group(2).strip()
+        elif inside and line and not line.startswith(" "):
+            inside = False
+    return out
+
+
+def _source(obj: Any) -> str:
+    try:
+        return textwrap.dedent(inspect.getsource(obj))
+    except (OSError, TypeError):
+        return ""
+
+
+def phrases(schema: type) -> dict[str, str]:
+    """Each option's phrase, from its one declaration (see the module docstring)."""
+    cls = getattr(schema, "__searcher__", None)
+    found: dict[str, str] = {}
+    for klass in (cls.__mro__ if cls is not None else ()):
+        found = {**_comments(_source(klass.__dict__.get("__init__"))), **found}
+        found = {**_docstring_args(klass.__doc__), **found}
+    for klass in schema.__mro__:
+        if dataclasses.is_dataclass(klass):
+            found = {**_comments(_source(klass)), **found}
+    return found
+
+
+def _type_phrase(annotation: Any) -> str:
+    """What an option takes, in words, from its annotation (when nothing else describes it)."""
+    import types
+    import typing
+
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        return " or ".join([_type_phrase(a) for a in rest] + (["null"] if len(rest) < len(args) else []))
+    if typing.get_origin(annotation) is typing.Literal:
+        return "one of " + ", ".join(str(a) for a in args)
+    text = getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+    words = {"int": "an integer", "float": "a number", "str": "a string", "bool": "true or false",
+             "dict": "a mapping", "list": "a list", "Any": "any value"}
+    return words.get(text, text)
+
+
+def _value(value: Any, where: str) -> str:
+    text = "true" if value is True else "false" if value is False else "null" if value is None else str(value)
+    if len(text) <= VALUE_CHARS:
+        return text
+    return f"<{type(value).__name__}: see {_doc_for(where)}>"  # e.g. a sensor model: documented, not dumped
+
+
+def _doc_for(where: str) -> str:
+    return next((doc for key, doc in _DOCS if key in where), "README.md")
+
+
+def _fit(line: str) -> str:
+    return line if len(line) <= WIDTH else line[:WIDTH - 3] + "..."
+
+
+def describe(path: Path) -> str:
+    """The first comment line of a config file."""
+    for line in path.read_text().splitlines():
+        if line.startswith("#"):
+            return line.lstrip("# ").strip()
+    return ""
+
+
+def names(conf: Path, group: str) -> list[str]:
+    """Registered names (plugins included) and the YAML files of the group."""
+    from searchlab import registry
+
+    found = {p.stem for p in (conf / group).glob("*.yaml")}
+    if group in registry.KINDS:
+        found |= set(registry.entries(group))
+    return sorted(found)
+
+
+def _schema(group: str, name: str) -> type | None:
+    from searchlab import registry
+
+    if group not in registry.KINDS:
+        return None
+    entry = registry.entries(group).get(name)
+    return entry.schema if entry is not None else None
+
+
+def options(conf: Path, group: str, name: str) -> dict[str, Any]:
+    """Each option's default: the schema's, then the config file's."""
+    import yaml
+
+    from searchlab.searchers._schema import schema_defaults
+
+    schema = _schema(group, name)
+    out = schema_defaults(schema) if schema is not None else {}
+    path = conf / group / f"{name}.yaml"
+    if path.is_file():
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError:
+            data = {}
+        out.update({k: v for k, v in data.items() if k not in ("defaults", "_target_")})
+    return out
+
+
+def description(conf: Path, group: str, name: str) -> str:
+    from searchlab import registry
+
+    path = conf / group / f"{name}.yaml"
+    return describe(path) if path.is_file() else registry.describe(group, name) if group in registry.KINDS else ""
+
+
+def space_kind(name: str) -> str:
+    """The kind of space a problem has, read from its ``space`` property's annotation (nothing is built)."""
+    import types
+    import typing
+
+    from searchlab import registry
+    from searchlab.errors import ConfigError
+
+    try:
+        fget = getattr(getattr(registry.load_class("problem", name), "space", None), "fget", None)
+        hint = get_type_hints(fget).get("return") if fget is not None else None
+    except (ConfigError, NameError, TypeError, AttributeError):
+        return "?"
+    members = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    kinds = [str(getattr(m, "kind", "?")) for m in members]
+    return " or ".join("as recorded (any kind)" if k == "space" else k for k in kinds)
+
+
+def _where(group: str, name: str) -> str:
+    schema = _schema(group, name)
+    return getattr(schema, "__module__", "") if schema is not None else group
+
+
+def _compact(conf: Path, group: str, name: str) -> list[str]:
+    """The options of an executor or budget on the overview, packed into lines of at most WIDTH."""
+    where = _where(group, name)
+    lines = [" " * 25]
+    for item in (f"{k}={_value(v, k + ' ' + where)}" for k, v in options(conf, group, name).items()):
+        if len(lines[-1]) + len(item) + 2 > WIDTH:
+            lines.append(" " * 25)
+        lines[-1] += ("" if lines[-1].isspace() else ", ") + item
+    return [_fit(line) for line in lines if not line.isspace()]
+
+
+def overview(conf: Path, usage: str) -> str:
+    """Every problem (with its space kind), searcher, executor and budget, one line each."""
+    parts = [usage]
+    for group in GROUPS:
+        focus = f"; {group}=NAME --help: its options" if group in ("problem", "searcher") else ""
+        parts.append(f"{group}s ({group}=NAME{focus}):")
+        for name in names(conf, group):
+            kind = f"[{space_kind(name)}] " if group == "problem" else ""
+            parts.append(_fit(f"  {name:<22} {kind}{description(conf, group, name)}"))
+            if group in ("executor", "budget"):
+                parts.extend(_compact(conf, group, name))
+        parts.append("")
+    return "\n".join(parts)
+
+
+def focused(conf: Path, group: str, name: str) -> str:
+    """One problem or searcher: what it is, its space kind, and each option with its phrase."""
+    from searchlab.errors import ConfigError, did_you_mean
+
+    known = names(conf, group)
+    if name not in known:
+        raise ConfigError(f"{group}={name}: no such {group}{did_you_mean(name, known)} (available: {', '.join(known)})")
+    schema = _schema(group, name)
+    said = phrases(schema) if schema is not None else {}
+    hints = get_type_hints(schema) if schema is not None and dataclasses.is_dataclass(schema) else {}
+    lines = [_fit(f"{group}={name}: {description(conf, group, name)}")]
+    if group == "problem":
+        lines.append(f"  space: {space_kind(name)}")
+    values = options(conf, group, name)
+    if not values:
+        lines.append("  (no options)")
+    where = _where(group, name)
+    for key, value in values.items():
+        shown = "(required)" if value == "???" else _value(value, key + " " + where)
+        phrase = said.get(key) or _type_phrase(hints.get(key, type(value)))
+        lines.append(_fit(f"{f'  {group}.{key}={shown}':<36}  {phrase}"))
+    return "\n".join(lines) + "\n"
