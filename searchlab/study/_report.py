@@ -22,6 +22,7 @@ import numpy as np
 from searchlab.study import _metrics as M
 from searchlab.study import _report_pairs as P
 from searchlab.study._aggregate import StudyData
+from searchlab.study._headline import headlines
 from searchlab.study._stats import BAND_LEVEL
 
 DEFINITIONS = [
@@ -52,8 +53,34 @@ def _fmt(value: Any, digits: int = 3) -> str:
             return "-"
         if math.isinf(value):
             return "not reached"
-        return f"{value:.{digits}g}"
+        return f"{0.0 if abs(value) < TINY else value:.{digits}g}"  # no -1.7e-16 from a difference of equals
     return str(value)
+
+
+TINY = 1e-9  # below this a metric is rounding error (fractions and scores are of order 1)
+
+
+def _or_why(value: float, text: str, why: str) -> str:
+    """An empty cell says why it is empty."""
+    return f"n/a ({why})" if isinstance(value, float) and math.isnan(value) else text
+
+
+def applicable_notes(data: StudyData) -> list[str]:
+    """The notes, less "no time curves" on a problem that never records time (a registered problem that
+    needs no device and replays no table: its evaluations cost nothing by design)."""
+    from searchlab import registry
+    from searchlab.problem import DeviceNeed
+
+    def never_timed(problem: str) -> bool:
+        if problem not in registry.entries("problem"):
+            return False
+        replay = any(i.table_values is not None for i in data.instances.values() if i.problem == problem)
+        try:
+            return not replay and registry.problem_class(problem).device_need is DeviceNeed.NONE  # type: ignore[attr-defined]
+        except Exception:
+            return False
+
+    return [n for n in data.notes if not (n.endswith("no time curves") and never_timed(n.split(":")[0]))]
 
 
 def display_rows(rows: Sequence[Mapping[str, Any]], problem: str) -> list[dict[str, str]]:
@@ -63,8 +90,9 @@ def display_rows(rows: Sequence[Mapping[str, Any]], problem: str) -> list[dict[s
         if r["problem"] != problem:
             continue
         d = {"searcher": str(r["searcher"]), "runs": str(r["runs"]), "budget": str(r["budget"]),
-             "fraction (mean [p10, p90])": f"{_fmt(r['final_fraction_mean'])} [{_fmt(r['final_fraction_p10'])}, "
-                                           f"{_fmt(r['final_fraction_p90'])}]",
+             "fraction (mean [p10, p90])": _or_why(r["final_fraction_mean"], f"{_fmt(r['final_fraction_mean'])} "
+                                                   f"[{_fmt(r['final_fraction_p10'])}, {_fmt(r['final_fraction_p90'])}]",
+                                                   "objective not positive"),
              "success": _fmt(r["success_optimum"])}
         for level in M.LEVELS:
             k = f"evals_to_{round(level * 100)}"
@@ -72,9 +100,12 @@ def display_rows(rows: Sequence[Mapping[str, Any]], problem: str) -> list[dict[s
                                                      f"{_fmt(r[k + '_p50'])} [{_fmt(r[k + '_p30'])}, "
                                                      f"{_fmt(r[k + '_p70'])}]")
         d["failed"] = _fmt(r["failed_share"])
-        d["score final [CI]"] = f"{_fmt(r['score_final'], 2)} [{_fmt(r['score_final_lo'], 2)}, {_fmt(r['score_final_hi'], 2)}]"
-        d["score mean [CI]"] = f"{_fmt(r['score_mean'], 2)} [{_fmt(r['score_mean_lo'], 2)}, {_fmt(r['score_mean_hi'], 2)}]"
-        d["KT score (range)"] = f"{_fmt(r['kt_score'])} ({r['kt_range'] or '-'})"
+        d["score final [CI]"] = _or_why(r["score_final"], f"{_fmt(r['score_final'], 2)} [{_fmt(r['score_final_lo'], 2)}, "
+                                        f"{_fmt(r['score_final_hi'], 2)}]", "no random baseline")
+        d["score mean [CI]"] = _or_why(r["score_mean"], f"{_fmt(r['score_mean'], 2)} [{_fmt(r['score_mean_lo'], 2)}, "
+                                       f"{_fmt(r['score_mean_hi'], 2)}]", "no random baseline")
+        d["KT score (range)"] = _or_why(r["kt_score"], f"{_fmt(r['kt_score'])} ({r['kt_range']})",
+                                        "needs a replayed table")
         d["best value"] = _fmt(r["best_value"], 6)
         out.append(d)
     return out
@@ -111,7 +142,8 @@ def _references(data: StudyData) -> list[dict[str, Any]]:
 
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:0.5em 0}
 td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;text-align:left}th{background:#f0f0f0}
-img{display:block;margin:0.5em 0;max-width:100%}.notes li{color:#7a4b00}""" + P.STYLE
+img{display:block;margin:0.5em 0;max-width:100%}.notes li{color:#7a4b00}
+p.headline{font-size:15px;background:#eef4ff;padding:6px 10px;border-left:4px solid #3366cc}""" + P.STYLE
 
 _CHECK = """<script>window.addEventListener('load',function(){var imgs=document.querySelectorAll('img.figure');
 var ok=0;imgs.forEach(function(i){if(i.complete&&i.naturalWidth>0){ok++;}});
@@ -125,11 +157,14 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
     title = f"searchlab study: {meta.get('name', 'study')}"
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
+    parts.append("<section id='verdict'><h2>Verdict</h2>" + "".join(
+        f"<p class='headline' data-problem='{html.escape(h.problem)}'>{html.escape(h.text)}</p>" for h in headlines(data))
+        + "</section>")
     parts.append(_html_table([{k: v for k, v in meta.items() if not isinstance(v, (dict, list)) and k != "config_yaml"}],
                              "meta"))
-    if data.notes:
+    if applicable_notes(data):
         parts.append("<h2>Notes</h2><ul class='notes'>" +
-                     "".join(f"<li>{html.escape(n)}</li>" for n in data.notes) + "</ul>")
+                     "".join(f"<li>{html.escape(n)}</li>" for n in applicable_notes(data)) + "</ul>")
     parts.append("<h2>References (the optimum each problem is normalised to)</h2>" + _html_table(_references(data)))
     problems = list(dict.fromkeys(r["problem"] for r in data.rows))
     for problem in problems:
@@ -167,10 +202,11 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
 
 
 def render_markdown(data: StudyData, meta: Mapping[str, Any]) -> str:
-    lines = [f"# searchlab study: {meta.get('name', 'study')}", ""]
+    lines = [f"# searchlab study: {meta.get('name', 'study')}", "", "## Verdict", ""]
+    lines += [f"- {h.text}" for h in headlines(data)] + [""]
     lines += [f"- {k}: {v}" for k, v in meta.items() if not isinstance(v, (dict, list)) and k != "config_yaml"]
-    if data.notes:
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in data.notes]
+    if applicable_notes(data):
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in applicable_notes(data)]
     lines += ["", "## References", "", _md_table(_references(data))]
     for problem in dict.fromkeys(r["problem"] for r in data.rows):
         lines += [f"## {problem}", "", _md_table(display_rows(data.rows, problem))]

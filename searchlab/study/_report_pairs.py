@@ -39,6 +39,17 @@ def _cell(c: Comparison, row: str) -> tuple[str, str, str]:
     return ("win", "beats", f"beats ({detail})") if won else ("loss", "loses to", f"loses to ({detail})")
 
 
+def too_few(comparisons: Sequence[Comparison]) -> str:
+    """Why "no difference" may only mean "too few seeds": the exact test's floor (searchlab.study._headline)."""
+    from searchlab.study._headline import pairs_needed
+
+    short = {c.pairs for c in comparisons if c.pairs < pairs_needed()}
+    if not short:
+        return ""
+    return (f" With {', '.join(map(str, sorted(short)))} pairs no difference can be significant: an exact two-sided "
+            f"Wilcoxon signed-rank test needs at least {pairs_needed()} pairs for p < {ALPHA}.")
+
+
 def html_tables(comparisons: Sequence[Comparison]) -> str:
     if not comparisons:
         return ""
@@ -46,7 +57,8 @@ def html_tables(comparisons: Sequence[Comparison]) -> str:
     wins = [f"{c.verdict} ({c.scope}, {c.metric}, p(Holm)={_p(c.p_holm)})" for c in comparisons
             if c.verdict != "no difference"]
     parts.append("<p class='verdicts'><b>Differences that hold:</b> " +
-                 (html.escape("; ".join(wins)) if wins else "none") + ". Every other pair: no difference.</p>")
+                 (html.escape("; ".join(wins)) if wins else "none") + ". Every other pair: no difference."
+                 + html.escape(too_few(comparisons)) + "</p>")
     for scope in dict.fromkeys(c.scope for c in comparisons):
         for metric, meaning in METRICS.items():
             table = [c for c in comparisons if c.scope == scope and c.metric == metric]
@@ -84,7 +96,8 @@ def verdict_lines(comparisons: Sequence[Comparison]) -> list[str]:
 def markdown(comparisons: Sequence[Comparison]) -> list[str]:
     if not comparisons:
         return []
-    return ["## Paired comparisons", "", EXPLAIN, "", *[f"- {line}" for line in verdict_lines(comparisons)], ""]
+    return ["## Paired comparisons", "", EXPLAIN + too_few(comparisons), "",
+            *[f"- {line}" for line in verdict_lines(comparisons)], ""]
 
 
 def frame(comparisons: Sequence[Comparison]) -> object:
