@@ -122,8 +122,9 @@ def test_matmul_hidden_constraints_fail_at_launch_and_on_output() -> None:
     assert ok.status is Status.OK
     assert (launch.failure_mode, launch.extra["violated"]) == (FailureMode.LAUNCH, "launch")
     assert (wrong.failure_mode, wrong.extra["violated"]) == (FailureMode.WRONG_OUTPUT, "output")
-    assert re.fullmatch(r"wrong output: got \S+ at index \d+, want \S+ \(tolerance rtol \S+, atol \S+\); "
-                        r"\d+ of \d+ values differ", wrong.message), wrong.message
+    # block_m=32 does not divide n=240: rows 224..239 stay uncomputed (NaN before the launch), 16 x 240 values
+    assert re.fullmatch(r"wrong output: got nan at index \[224, 0\], want \S+ \(tolerance rtol 0.0001, atol 0.001\); "
+                        r"3840 of 57600 values differ", wrong.message), wrong.message
     assert "np.float" not in wrong.message and wrong.sensors["time_s"] > 0
 
 
