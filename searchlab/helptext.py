@@ -2,8 +2,8 @@
 
 Each option's phrase is read from where the option is declared, never written a second time: a
 ``#:`` comment above a config field or a ``# comment`` after it (problem, executor and budget
-schemas), an ``Args:``/``Options:`` entry in the searcher's docstring, a ``# comment`` after the
-constructor parameter; failing those, the option's annotation says what it takes. A value too long
+schemas), an ``Args:``/``Options:`` entry in the searcher's docstring, a ``# name: phrase`` line above
+``XConfig = searcher_config(X)``, a ``# comment`` after the constructor parameter; failing those, the option's annotation says what it takes. A value too long
 for one line is shortened to a pointer into the docs, and no line is longer than :data:`WIDTH`.
 """
 
@@ -72,13 +72,29 @@ def _source(obj: Any) -> str:
         return ""
 
 
+def _config_comments(cls: type) -> dict[str, str]:
+    """``# name: phrase`` lines right above ``XConfig = searcher_config(Class)`` in the class's module
+    (where the built-in searchers document their options)."""
+    import sys
+
+    lines = _source(sys.modules.get(cls.__module__)).splitlines()
+    out: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        if re.match(rf"\w+\s*=\s*searcher_config\(\s*{re.escape(cls.__name__)}\b", line):
+            j = i - 1
+            while j >= 0 and (m := re.match(r"#\s*(\w+):\s*(.+)", lines[j])):
+                out.setdefault(m.group(1), m.group(2).strip())
+                j -= 1
+    return out
+
+
 def phrases(schema: type) -> dict[str, str]:
     """Each option's phrase, from its one declaration (see the module docstring)."""
     cls = getattr(schema, "__searcher__", None)
     found: dict[str, str] = {}
     for klass in (cls.__mro__ if cls is not None else ()):
         found = {**_comments(_source(klass.__dict__.get("__init__"))), **found}
-        found = {**_docstring_args(klass.__doc__), **found}
+        found = {**_docstring_args(klass.__doc__), **_config_comments(klass), **found}
     for klass in schema.__mro__:
         if dataclasses.is_dataclass(klass):
             found = {**_comments(_source(klass)), **found}

@@ -109,6 +109,10 @@ def test_option_phrases_come_from_the_one_declaration() -> None:
             super().__init__(space, **kwargs)  # type: ignore[arg-type]
 
     assert phrases(Config) == {"width": "how wide the thing is", "depth": "how deep it goes"}
+    from searchlab import registry  # a built-in: '# shuffle: ...' above 'ExhaustiveConfig = searcher_config(...)'
+
+    assert phrases(registry.entry("searcher", "exhaustive").schema)["shuffle"] == (
+        "seeded random order instead of enumeration order")
     assert phrases(searcher_config(Documented)) == {"tries": "draws before enumerating what is left",
                                                     "spare": "spare draws"}
 
