@@ -3,8 +3,9 @@
 Each option's phrase is read from where the option is declared, never written a second time: a
 ``#:`` comment above a config field or a ``# comment`` after it (problem, executor and budget
 schemas), an ``Args:``/``Options:`` entry in the searcher's docstring, a ``# name: phrase`` line above
-``XConfig = searcher_config(X)``, a ``# comment`` after the constructor parameter; failing those, the option's annotation says what it takes. A value too long
-for one line is shortened to a pointer into the docs, and no line is longer than :data:`WIDTH`.
+``XConfig = searcher_config(X)``, a ``# comment`` after the constructor parameter; failing those, the
+option's annotation says what it takes. A value too long for one line is shortened to a pointer into
+the docs, and no line is longer than :data:`WIDTH`.
 """
 
 from __future__ import annotations
