@@ -236,8 +236,10 @@ def resolve_paths(message: str, overrides: list[str]) -> str:
     file suffix) shown resolved, so an error says which file was meant whatever the directory."""
     import re
 
-    for override in overrides:
-        value = override.partition("=")[2].strip("'\"")
+    for override in overrides:  # key=value overrides, or plain paths (python -m searchlab.study RUN_DIR)
+        if override.startswith("-"):
+            continue
+        value = (override.partition("=")[2] if "=" in override else override).strip("'\"")
         if not value or Path(value).is_absolute() or "://" in value or not ("/" in value or Path(value).suffix):
             continue
         if re.fullmatch(r"[-+.\deE]+|\$\{.*\}", value):  # a number or an interpolation, not a path

@@ -234,3 +234,12 @@ def test_a_resumed_runs_eta_counts_only_its_own_evaluations() -> None:
     state.add(result(65, now - 1.0))  # the one evaluation this session finished: 10 s each
     line = ProgressReporter("log", stream=io.StringIO()).line(state, Budget(evaluations=75))
     assert line.startswith("[66/75]") and "eta 1:30" in line, line  # 9 left x 10 s, not 9 x 10/66 s
+
+
+def test_study_errors_resolve_paths_and_suggest_names(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    out = subprocess.run([sys.executable, "-m", "searchlab.study", "runs/nowhere"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.strip().splitlines() == [
+        f"searchlab.study: error: study: '{tmp_path.resolve() / 'runs' / 'nowhere'}' is neither a directory nor "
+        "a results.db file"]

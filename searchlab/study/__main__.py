@@ -94,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             result = _aggregate_only(paths, args)
     except SearchlabError as exc:
-        print(f"searchlab.study: error: {exc}", file=sys.stderr, flush=True)
+        from searchlab.cli import resolve_paths
+
+        print(f"searchlab.study: error: {resolve_paths(' '.join(str(exc).split()), args.items)}", file=sys.stderr,
+              flush=True)
         return 2
     meta = result["meta"]
     print(f"searchlab.study: {meta['runs']} runs, {meta['problems']} problem(s), {meta['searchers']} searcher(s); "
