@@ -75,7 +75,7 @@ NOTHING = "{}: no successful evaluation, no .tuning file written"
 
 def _configs(problem: Any, tuned: Mapping[str, int]) -> dict[str, dict[str, int]]:
     space = problem.space
-    return {"untuned": {k: int(v) for k, v in space.default_config().items()},
+    return {"untuned": {k: int(v) for k, v in problem.default_config().items()},
             "all-false": {k: int(v) for k, v in space.all_false().items()},
             "tuned": {k: int(v) for k, v in tuned.items()}}
 
@@ -101,14 +101,14 @@ def _validate(problem: Any, ctx: FinalizeContext, configs: Mapping[str, Mapping[
 
 
 def _finish(problem: Any, ctx: FinalizeContext, run_dir: Path, tuning: Path, stem: str, runs: int,
-            reference: Mapping[str, int] | None) -> dict[str, Any]:
+            reference: Mapping[str, int] | None, reference_label: str = "reference") -> dict[str, Any]:
     """Compare with untuned, write what is recommended, and the report both program kinds share."""
     best = tuned_result(ctx)
     assert best is not None
     config, source = vs.chosen(ctx, best)
     configs = _configs(problem, {k: int(v) for k, v in config.items()})  # type: ignore[arg-type]
     if reference is not None:
-        configs["reference"] = dict(reference)
+        configs[reference_label] = dict(reference)
     candidate = run_dir / f"{stem}.candidate.tuning"
     write_tuning(candidate, configs["tuned"])
     logged = next((r for r in ctx.results if r.config.key == config.key and r.measurement.log), best)
@@ -137,12 +137,12 @@ def finalize_run(problem: FutharkProgram, ctx: FinalizeContext) -> dict[str, Any
     run_dir = Path(ctx.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     out = _finish(problem, ctx, run_dir, run_dir / f"{problem.name}.fut.tuning", problem.name,
-                  problem.validation_repeats, reference)
+                  problem.validation_repeats, reference, "exhaustive")
     rows = out.pop("rows")
     out["validation_ms"] = {label: {d: v["median"] * 1e3 for d, v in times.items()} for label, times in rows.items()}
-    if "reference" in rows and "tuned" in rows:
+    if "exhaustive" in rows and "tuned" in rows:
         ratio = sum(v["median"] for v in rows["tuned"].values()) / max(
-            sum(v["median"] for v in rows["reference"].values()), 1e-300)
+            sum(v["median"] for v in rows["exhaustive"].values()), 1e-300)
         out["report_text"] += f"\ntuned / exhaustive (summed validation time): {ratio:.3f}"
     return out
 
