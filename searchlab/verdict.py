@@ -64,7 +64,7 @@ def stop_words(reason: str, evaluations: int, budget: int | None, space_size: in
 
 def _interval(c: Mapping[str, Any]) -> str:
     lo, hi = c["ci95"]
-    return f"[{lo:.2f}, {hi:.2f}]"
+    return "(exact)" if lo == hi else f"[{lo:.2f}, {hi:.2f}]"
 
 
 def change_words(name: str, c: Mapping[str, Any], base: str) -> str:
@@ -81,7 +81,9 @@ def comparison_words(c: Mapping[str, Any], base: str) -> str:
     where = "validation datasets" if c.get("basis") == "validation" else "tuning datasets"
     parts = [change_words(d, v, base) for d, v in c.get("datasets", {}).items()]
     total = change_words(f"the {where}" + (" (summed)" if len(parts) > 1 else ""), c, base)
-    return "; ".join([*parts, total] if len(parts) > 1 else [total])
+    pairs = c.get("pairs", 0)
+    note = f" (95 % intervals over {pairs} paired rounds)" if pairs > 1 else ""
+    return "; ".join([*parts, total] if len(parts) > 1 else [total]) + note
 
 
 def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
@@ -109,7 +111,8 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
 
     config = s["best"]["description"] if best is None else ", ".join(f"{k}={v}" for k, v in best["config"].items())
     if recommended(c):
-        return f"tuned: {comparison_words(c, 'the default')}; recommended: {config}"
+        which = f"the confirmed best of {len(confirm['candidates'])}" if confirm.get("candidates") else "the best"
+        return f"tuned: {comparison_words(c, 'the default')}; recommended: {which} ({config})"
     return (f"tuned: {comparison_words(c, 'the default')}; keep the default: nothing measurably faster than "
             f"the default was found (best candidate: {config})")
 
