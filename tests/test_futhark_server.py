@@ -88,6 +88,24 @@ def test_tree_from_classes() -> None:
     assert disc.comparisons(log) == [("main.suff_outer_par_0", 64, False), ("main.suff_outer_par_0", 32, True)]
 
 
+def test_a_zero_threshold_means_the_default_as_in_a_tuning_file() -> None:
+    """Futhark's runtime replaces a tuning parameter of 0 by its default at start-up (a 0 read from
+    a .tuning file), while set_tuning_param on a running server keeps it: measured live, 0 would be
+    a configuration no .tuning file gives (docs/futhark.md). So 0 is sent as the default, and the
+    E_par value 0 (LUD's last loop step) gives no plateau of its own."""
+    from searchlab.adapters.futhark.program import FutharkServerProblem, positive
+    from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
+
+    assert positive({"a": (0, 256, 0, 1024), "b": (0,)}) == {"a": (256, 1024), "b": ()}
+    problem = object.__new__(FutharkServerProblem)  # split() needs only the tree and the size names
+    problem.tree = ThresholdTree((Threshold("t", default=2), Threshold("u", default=32)),
+                                 (ThresholdDataset("d", {"t": (256,), "u": (16,)}),))
+    problem._size_by_name = {}
+    problem.default_threshold = 2  # the device's (-L "Default threshold: 2"), not u's own default 32
+    assert problem.split({"t": 0, "u": 0}) == ({"t": 2, "u": 2}, ())
+    assert problem.split({"t": 5, "u": 17}) == ({"t": 5, "u": 17}, ())
+
+
 def test_output_check_tolerance() -> None:
     e = [np.array([1.0, 2.0], dtype=np.float32)]
     assert outputs_match([e[0] + 1e-5], e, 1e-3, 1e-3) is None

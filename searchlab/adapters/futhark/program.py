@@ -126,13 +126,13 @@ class FutharkServerProblem(Problem):
     def split(self, params: Mapping[str, int]) -> tuple[dict[str, int], Sizes]:
         """A configuration as (thresholds, the sizes that differ from the device's default).
 
-        A threshold of 0 is sent as the default: that is what the program makes of a 0 read from
-        a ``.tuning`` file at start-up (Futhark's runtime replaces every tuning parameter that is
-        0 by its class's default), while ``set_tuning_param`` on a running server would keep the
-        0. Measured live, 0 would be a configuration no ``.tuning`` file can give (docs/futhark.md,
-        "Why a tuned LUD was slower under futhark bench")."""
-        defaults = {t.name: t.default for t in self.tree.thresholds}
-        thresholds = {k: int(v) or defaults.get(k, 0) for k, v in params.items() if k not in self._size_by_name}
+        A threshold of 0 is sent as the device's default threshold: that is what the program makes
+        of a 0 read from a ``.tuning`` file at start-up (Futhark's runtime replaces every tuning
+        parameter that is 0 by its class's default, for thresholds the device's), while
+        ``set_tuning_param`` on a running server would keep the 0. Measured live, 0 would be a
+        configuration no ``.tuning`` file can give (docs/futhark.md, "Why a tuned LUD was slower
+        under futhark bench")."""
+        thresholds = {k: int(v) or self.default_threshold for k, v in params.items() if k not in self._size_by_name}
         sizes = tuple(sorted((name, int(params[name])) for name, p in self._size_by_name.items()
                              if name in params and int(params[name]) != p.default))
         return thresholds, sizes
@@ -151,6 +151,8 @@ class FutharkServerProblem(Problem):
             raise ConfigError(f"problem.program={self.source.name}: the compiled program has no thresholds to tune")
         self.classes = dict(spec["classes"])
         info = spec["sizes"]
+        # what a 0 becomes at start-up: the device's default threshold (-L "Default threshold: N")
+        self.default_threshold = int(info["defaults"].get("threshold", min(t.default for t in thresholds)))
         self.size_params: tuple[SizeParam, ...] = size_params(info["classes"], info["defaults"], info["limits"])
         self._size_by_name = {p.name: p for p in self.size_params}
         for data in self.data.values():
