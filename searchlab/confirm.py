@@ -246,7 +246,7 @@ def confirm_after_search(executor: Executor, search: Sequence[Result], prior: Se
     if not options.enabled(noisy):
         if default is None or noisy or options.k == 0 or options.rounds == 0:
             return None
-        return exact_versus_default(executor, search, direction, options, default, store)
+        return exact_versus_default(executor, [*search, *prior], direction, options, default, store)
     started = time.time()
     confirmations, complete = run_confirm(executor, search, prior, direction, options, store, default)
     report = confirm_report(search, confirmations, direction, options, complete, default)
