@@ -87,18 +87,21 @@ def comparison_words(c: Mapping[str, Any], base: str) -> str:
 
 
 def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
-    """The first line: the comparison with the default and what the run recommends or wrote."""
+    """The decision first (what is recommended or written, and why), then the comparison with the
+    default per dataset, one line each."""
     report, confirm = s.get("report") or {}, s.get("confirm") or {}
     name = s["objective_name"]
     if "recommended" in report:  # an adapter that writes a file (Futhark): its comparison decides
-        c, base = report.get("versus_default"), "untuned"
-        head = f"tuned: {comparison_words(c, base)}" if c else f"tuned: {report.get('recommendation')}"
+        c = report.get("versus_default")
         config = ", ".join(f"{k}={v}" for k, v in sorted(report.get("tuned", {}).items()))
+        details = f"tuned vs untuned: {comparison_words(c, 'untuned')}" if c else ""
         if report["recommended"]:
-            return f"{head}; wrote {Path(report['tuning_file']).name} ({report.get('chosen')}: {config})"
-        candidate = Path(str(report.get("candidate_tuning_file"))).name
-        return (f"{head}; kept the default: {report.get('recommendation')}, so no .tuning file was written "
-                f"(the best found, {config}, is in {candidate})")
+            head = f"wrote {Path(report['tuning_file']).name}: {report.get('chosen')} ({config})"
+        else:
+            candidate = Path(str(report.get("candidate_tuning_file"))).name
+            head = (f"kept the default: {report.get('recommendation')}, so no .tuning file was written "
+                    f"(the best found, {config}, is in {candidate})")
+        return "\n".join(x for x in (head, details) if x)
     c, best = confirm.get("versus_default"), confirm.get("best")
     if confirm.get("default") is None:
         if best is not None:
@@ -110,11 +113,12 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
     from searchlab.confirm import recommended
 
     config = s["best"]["description"] if best is None else ", ".join(f"{k}={v}" for k, v in best["config"].items())
+    details = f"tuned vs the default: {comparison_words(c, 'the default')}"
     if recommended(c):
         which = f"the confirmed best of {len(confirm['candidates'])}" if confirm.get("candidates") else "the best"
-        return f"tuned: {comparison_words(c, 'the default')}; recommended: {which} ({config})"
-    return (f"tuned: {comparison_words(c, 'the default')}; keep the default: nothing measurably faster than "
-            f"the default was found (best candidate: {config})")
+        return f"recommended: {which} ({config})\n{details}"
+    return (f"keep the default: nothing measurably faster than the default was found (best candidate: {config})"
+            f"\n{details}")
 
 
 def _ci(name: str, entry: Mapping[str, Any], unit: tuple[str, float]) -> str:
