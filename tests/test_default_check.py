@@ -145,3 +145,15 @@ def test_exact_problem_default_measured_once_and_compared(tmp_path: Path) -> Non
     assert summary["verdict"].splitlines()[-1].startswith("search: best")
     rows = _confirm_rows(tmp_path / "run")
     assert len(rows) <= 1  # at most the one exact measurement of the default
+
+
+def test_the_verdict_is_printed_last(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _compose_run(["problem=synthetic_thresholds", "searcher=exhaustive", "executor=serial", "progress=off",
+                        "plot=false", "budget.evaluations=1000", "seed=1"])
+    summary = execute(cfg, tmp_path / "run", quiet=False)
+    out = capsys.readouterr().out.rstrip("\n")
+    lines = summary["verdict"].splitlines()
+    assert out.endswith("searchlab: verdict: " + "\n  ".join(lines))
+    assert summary["stop_reason"] == "exhausted"
+    assert lines[-1].endswith("every configuration in the space was measured") or "nothing left to propose" in lines[-1]
+    assert f"stopped at {summary['evaluations']} of 1000 evaluations" in lines[-1]
