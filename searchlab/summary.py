@@ -136,8 +136,9 @@ def _confirm_line(s: Mapping[str, Any], confirm: Mapping[str, Any], best: Mappin
     if confirm.get("exact"):
         return f"  default {name} = {show(name, confirm['default']['median'], unit)} (exact, measured once)" \
             if (confirm.get("default") or {}).get("median") is not None else "  default: not measured"
+    plus = " and the default" if confirm.get("default") else ""
     text = (f"  confirmed best {name} = {cell(best)} ({which}; {best['samples']} samples, {len(confirm['candidates'])} "
-            f"candidates x {confirm['rounds']} rounds interleaved){state}")
+            f"candidates{plus} x {confirm['rounds']} rounds interleaved){state}")
     default = confirm.get("default")
     if default and default.get("median") is not None:
         text += f"\n  default {name} = {cell(default)} (measured in the same rounds)"
