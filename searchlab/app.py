@@ -160,6 +160,7 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
             print(format_summary(summary, p.run_dir), flush=True)
             for note in summary.get("notes", []):
                 print(f"searchlab: note: {note}", flush=True)
+            print("searchlab: verdict: " + summary["verdict"].replace("\n", "\n  "), flush=True)
         if interrupt is not None:
             raise interrupt
         return summary
@@ -207,15 +208,16 @@ def _run(p: Prepared, hydra_dir: str, started: float, guard: Any) -> tuple[dict[
     reason = loop.run()
     interrupt = loop.interrupt
     report: Mapping[str, Any] = {}
+    confirmed = None
+    if interrupt is None and reason is not StopReason.INTERRUPTED:  # first: finalize writes what it recommends
+        confirmed = _confirm(executor, store, loop.state.results, problem, p.confirm, p.resuming)
     if interrupt is None:
         try:
             report = problem.finalize(FinalizeContext(p.run_dir, loop.state.best, loop.state.results, executor.call,
-                                                      len(loop.state.results), time.time() - started))
+                                                      len(loop.state.results), time.time() - started,
+                                                      confirm=confirmed, rounds=p.confirm.rounds or 5))
         except KeyboardInterrupt as exc:
             interrupt, reason = exc, StopReason.INTERRUPTED
-    confirmed = None
-    if interrupt is None and reason is not StopReason.INTERRUPTED:
-        confirmed = _confirm(executor, store, loop.state.results, problem, p.confirm, p.resuming)
     guard.hold()
     p.progress.close()
     results = loop.state.results
@@ -248,7 +250,8 @@ def _confirm(executor: Executor, store: RunStore, results: Sequence[Any], proble
              options: ConfirmConfig, resuming: bool) -> Mapping[str, Any] | None:
     """The run-end confirm phase (searchlab.confirm); the caller skips it for interrupted runs."""
     prior = store.confirmations() if resuming else []
-    return confirm_after_search(executor, results, prior, problem.direction, options, problem.noisy, store)
+    return confirm_after_search(executor, results, prior, problem.direction, options, problem.noisy, store,
+                                problem.default_config())
 
 
 def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Any]) -> None:

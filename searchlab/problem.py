@@ -59,6 +59,8 @@ class FinalizeContext:
     evaluations: int = 0
     wall_time_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    confirm: Mapping[str, Any] | None = None  # the confirm phase's report (searchlab.confirm), run before
+    rounds: int = 5  # interleaved rounds of a run-end comparison with the default (confirm.rounds)
 
 
 class Problem(ABC):
@@ -108,6 +110,17 @@ class Problem(ABC):
     def known_optimum(self) -> float | None:
         """The best objective value, where known (synthetic problems, full tables)."""
         return None
+
+    def default_config(self) -> Config | None:
+        """What the user runs without tuning, or None where the problem has no default.
+
+        The confirm phase measures it beside the best configurations and a tuned result is
+        recommended only when it measurably beats it (searchlab.confirm: never worse than doing
+        nothing). Here: the space's own default where it has one (threshold trees: Futhark's
+        default thresholds, i.e. no ``.tuning`` file); adapters with a spec's or table's default
+        override this."""
+        default = getattr(self.space, "default_config", None)
+        return default() if callable(default) else None
 
     def describe_config(self, config: Config) -> str:
         """A readable form of a configuration (a ruletree, a knob setting)."""

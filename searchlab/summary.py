@@ -15,6 +15,7 @@ from searchlab.failures import failure_lines, first_failures
 from searchlab.loop import is_known_infeasible
 from searchlab.problem import Problem
 from searchlab.records import Direction, Result, loss
+from searchlab.verdict import build_verdict, run_time_unit, show
 
 
 def trajectory(results: Sequence[Result], direction: Direction) -> list[list[float]]:
@@ -34,7 +35,7 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
                   devices: Sequence[Mapping[str, Any]], *, confirm: Mapping[str, Any] | None = None) -> dict[str, Any]:
     statuses = Counter(r.status.value for r in results)
     modes = Counter(r.measurement.failure_mode.value for r in results if not r.ok)
-    return {
+    summary = {
         "problem": run["problem"], "searcher": run["searcher"], "seed": run["seed"], "name": run.get("name"),
         "fingerprint": run["fingerprint"], "direction": problem.direction.value,
         "objective_name": problem.objective_name, "evaluations": len(results),
@@ -52,6 +53,16 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
         **measurement_counts(results), "noise": noise_report(results),
         "confirm": None if confirm is None else dict(confirm),
     }
+    summary["verdict"] = run_verdict(run, summary, results)
+    return summary
+
+
+def run_verdict(run: Mapping[str, Any], summary: Mapping[str, Any], results: Sequence[Result]) -> str:
+    """``summary.json``'s ``verdict`` (searchlab.verdict), printed last."""
+    budget = ((run.get("config") or {}).get("budget") or {}).get("evaluations")
+    size = (run.get("space") or {}).get("size")
+    return build_verdict(summary, budget, size if isinstance(size, int) else None,
+                         len({r.config.key for r in results}))
 
 
 def measurement_counts(results: Sequence[Result]) -> dict[str, int]:
@@ -78,8 +89,10 @@ def format_summary(s: Mapping[str, Any], run_dir: Path) -> str:
         lines.append("  no successful evaluation")
     else:
         optimum = s.get("known_optimum")
-        gap = f" (known optimum {optimum:.6g})" if isinstance(optimum, (int, float)) else ""
-        lines.append(f"  best {s['objective_name']} = {best['objective']:.6g}{gap} at evaluation {best['evaluation']}")
+        unit = run_time_unit(s["objective_name"], best["objective"])
+        gap = f" (known optimum {show(s['objective_name'], optimum, unit)})" if isinstance(optimum, (int, float)) else ""
+        lines.append(f"  best {s['objective_name']} = {show(s['objective_name'], best['objective'], unit)}{gap} "
+                     f"at evaluation {best['evaluation']}")
         lines.append(f"  best configuration: {best['description']}")
     lines += _noise_lines(s)
     text = s.get("report", {}).get("report_text")
@@ -106,9 +119,27 @@ def _noise_lines(s: Mapping[str, Any]) -> list[str]:
         if best is None:
             lines.append(f"  confirm phase{state}: no candidate measured successfully")
         else:
-            lo, hi = best["ci95"]
-            which = "the search's best" if best["rank"] == 1 else f"the search's #{best['rank']}"
-            lines.append(f"  confirmed best {s['objective_name']} = {best['median']:.6g} "
-                         f"[95% CI {lo:.6g}, {hi:.6g}] ({which}; {best['samples']} samples, {confirm['k']} "
-                         f"candidates x {confirm['rounds']} rounds interleaved){state}")
+            lines.append(_confirm_line(s, confirm, best, state))
     return lines
+
+
+def _confirm_line(s: Mapping[str, Any], confirm: Mapping[str, Any], best: Mapping[str, Any], state: str) -> str:
+    """The confirmed best (and the default measured beside it) in the run's time unit."""
+    name = s["objective_name"]
+    unit = run_time_unit(name, (s.get("best") or {}).get("objective", best["median"]))
+
+    def cell(entry: Mapping[str, Any]) -> str:
+        lo, hi = entry["ci95"]
+        return f"{show(name, entry['median'], unit)} [95% CI {show(name, lo, unit)}, {show(name, hi, unit)}]"
+
+    which = "the search's best" if best["rank"] == 1 else f"the search's #{best['rank']}"
+    if confirm.get("exact"):
+        return f"  default {name} = {show(name, confirm['default']['median'], unit)} (exact, measured once)" \
+            if (confirm.get("default") or {}).get("median") is not None else "  default: not measured"
+    plus = " and the default" if confirm.get("default") else ""
+    text = (f"  confirmed best {name} = {cell(best)} ({which}; {best['samples']} samples, {len(confirm['candidates'])} "
+            f"candidates{plus} x {confirm['rounds']} rounds interleaved){state}")
+    default = confirm.get("default")
+    if default and default.get("median") is not None:
+        text += f"\n  default {name} = {cell(default)} (measured in the same rounds)"
+    return text

@@ -199,7 +199,9 @@ def test_instrumented_on_lud_and_the_report(lud: tuple[FutharkProgram, SerialExe
                                                   len(outcome.results), outcome.wall_time_s))
     finally:
         problem.reference_tuning = None
-    tuning = read_tuning(report["tuning_file"])
+    tuning = read_tuning(report["candidate_tuning_file"])  # the tuner's answer, written whatever the verdict
+    assert (tmp_path / "lud.fut.tuning").exists() is report["recommended"]
+    assert report["recommended"] is (report["versus_default"]["ci95"][0] > 1)  # only a measurable gain
     final = [r for r in outcome.results if r.candidate.meta.get("final")][-1]
     assert tuning == dict(final.config)
     assert Path(report["comparison_log"]).read_text().startswith("# dataset 16.in\nCompared ")

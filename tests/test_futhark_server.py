@@ -27,7 +27,7 @@ from searchlab.errors import ConfigError
 from searchlab.execution import SerialExecutor
 from searchlab.loop import Budget
 from searchlab.problem import FinalizeContext
-from searchlab.records import FailureMode, Status
+from searchlab.records import Candidate, FailureMode, Result, Status
 from searchlab.searchers import (
     ActiveSearcher,
     BinarySearcher,
@@ -86,6 +86,24 @@ def test_tree_from_classes() -> None:
     assert len(runs) == 2 and runs[1]["main.suff_outer_par_0"] == disc.ALL_TRUE  # reaches main.x_3
     log = ["Compared main.suff_outer_par_0 <= 64: false.", "junk", "Compared main.suff_outer_par_0 <= 32: true."]
     assert disc.comparisons(log) == [("main.suff_outer_par_0", 64, False), ("main.suff_outer_par_0", 32, True)]
+
+
+def test_a_zero_threshold_means_the_default_as_in_a_tuning_file() -> None:
+    """Futhark's runtime replaces a tuning parameter of 0 by its default at start-up (a 0 read from
+    a .tuning file), while set_tuning_param on a running server keeps it: measured live, 0 would be
+    a configuration no .tuning file gives (docs/futhark.md). So 0 is sent as the default, and the
+    E_par value 0 (LUD's last loop step) gives no plateau of its own."""
+    from searchlab.adapters.futhark.program import FutharkServerProblem, positive
+    from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
+
+    assert positive({"a": (0, 256, 0, 1024), "b": (0,)}) == {"a": (256, 1024), "b": ()}
+    problem = object.__new__(FutharkServerProblem)  # split() needs only the tree and the size names
+    problem.tree = ThresholdTree((Threshold("t", default=2), Threshold("u", default=32)),
+                                 (ThresholdDataset("d", {"t": (256,), "u": (16,)}),))
+    problem._size_by_name = {}
+    problem.default_threshold = 2  # the device's (-L "Default threshold: 2"), not u's own default 32
+    assert problem.split({"t": 0, "u": 0}) == ({"t": 2, "u": 2}, ())
+    assert problem.split({"t": 5, "u": 17}) == ({"t": 5, "u": 17}, ())
 
 
 def test_output_check_tolerance() -> None:
@@ -155,17 +173,47 @@ def test_tuning_file_accepted_by_futhark_bench(loopmm: tuple[FutharkLoopmm, Seri
                        executor=executor)
     report = problem.finalize(FinalizeContext(tmp_path / "run", outcome.best, outcome.results, executor.call,
                                               len(outcome.results), outcome.wall_time_s))
-    tuning = read_tuning(report["tuning_file"])
+    tuning = read_tuning(report["candidate_tuning_file"])  # the best found, written whatever the verdict
     assert set(tuning) == set(problem.space.names)
+    assert (tmp_path / "run" / "loopmm.fut.tuning").exists() is report["recommended"]
     assert set(report["validation"]) == {"untuned", "all-false", "tuned"}
     assert all(v["ci95_ms"][0] <= v["median_ms"] <= v["ci95_ms"][1] for v in report["validation"]["tuned"].values())
     bench = tmp_path / "bench"
     bench.mkdir()
     shutil.copy(problem.source, bench / "loopmm.fut")
     shutil.copy(problem.exe, bench / "loopmm")
-    shutil.copy(report["tuning_file"], bench / "loopmm.fut.tuning")
+    shutil.copy(report["candidate_tuning_file"], bench / "loopmm.fut.tuning")
     proc = subprocess.run(["futhark", "bench", "--backend=opencl", "--skip-compilation", "-r", "1",
                            f"--spec-file={report['spec_file']}", "loopmm.fut"],
                           capture_output=True, text=True, cwd=bench, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "using loopmm.fut.tuning" in proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.opencl
+def test_no_tuning_file_when_untuned_is_not_beaten(loopmm: tuple[FutharkLoopmm, SerialExecutor],
+                                                   tmp_path: Path) -> None:
+    """A search whose best is all-false (the fully flattened versions: ≈ 5x slower than untuned on
+    loopmm, docs/futhark.md) must keep the default: no .tuning, and the report says so."""
+    problem, executor = loopmm
+    config = problem.space.all_false()
+    result = Result(Candidate(0, config, config, {}), executor.call("evaluate", config))
+    run = tmp_path / "run"
+    (run).mkdir()
+    (run / "loopmm.fut.tuning").write_text("stale=1\n")  # a file an earlier finish left (resume)
+    report = problem.finalize(FinalizeContext(run, result, [result], executor.call, 1, 1.0, rounds=3))
+    assert report["recommended"] is False and report["tuning_file"] is None
+    assert not (run / "loopmm.fut.tuning").exists()
+    assert read_tuning(report["candidate_tuning_file"]) == dict(config)
+    v = report["versus_default"]
+    assert v["basis"] == "validation" and v["pairs"] == 3 and v["ci95"][1] < 1  # measurably slower
+    # independent of the comparison code: the table's own medians say all-false is the slower one
+    rows = report["validation"]
+    assert sum(d["median_ms"] for d in rows["tuned"].values()) > sum(d["median_ms"] for d in rows["untuned"].values())
+    from searchlab.verdict import build_verdict
+
+    summary = {"objective_name": "time_s", "best": {"objective": result.objective, "evaluation": 1},
+               "report": report, "confirm": None, "stop_reason": "evaluations", "evaluations": 1}
+    text = build_verdict(summary, 1, None, 1)
+    assert "slower than untuned" in text and "kept the default" in text and "loopmm.candidate.tuning" in text

@@ -8,6 +8,7 @@ product with few kernels (pocl builds a new size setting of it in seconds; docs/
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -103,7 +104,28 @@ def test_space_evaluations_and_a_rejected_size(mm: tuple[FutharkServerProblem, S
     base = {k: space.knob(k).values[0] for k in problem.tree.names} | space.size_defaults()
     assert evaluate(executor, base).status is Status.OK
     tiled = evaluate(executor, base | {ty: 16})
-    assert tiled.status is Status.OK  # the output was checked against auto output
+    assert tiled.status is Status.OK
+    # what the Ty=16 server computes is the product of its inputs (numpy: independent of the program)
+    import futhark_data
+    import numpy as np
+
+    data = next(d for d in problem.data.values() if d.name != VALIDATION)
+    server = problem._pool.get(((ty, 16),), True)
+    with open(data.input, "rb") as handle:
+        a, b = list(futhark_data.load(handle))
+    _, outs, _ = server.call(data.entry, problem._input(server, data), data.n_outputs)
+    np.testing.assert_allclose(server.fetch(outs)[0], a @ b, rtol=1e-3, atol=1e-3)
+    server.drop(outs)
+    # and the check runs for a new size setting: a wrong expected output fails the evaluation
+    saved = {d.name: d.expected for d in problem.data.values()}
+    for d in problem.data.values():
+        d._expected = [np.zeros_like(x) for x in saved[d.name] or []]
+    try:
+        wrong = evaluate(executor, base | {ty: 8})
+    finally:
+        for d in problem.data.values():
+            d._expected = saved[d.name]
+    assert wrong.status is Status.FAILED and wrong.failure_mode is FailureMode.WRONG_OUTPUT
     opts = [server.opts for server in problem._pool.servers()]
     assert any(f"--param={ty}=16" in o for o in opts) and any(f"--param={ty}=16" not in o for o in opts)
     rejected = evaluate(executor, base | {ty: 64, ry: 8})  # pocl's server dies on this one
@@ -141,15 +163,19 @@ def test_search_end_to_end_and_tuning_file_in_futhark_bench(mm: tuple[FutharkSer
     run = tmp_path / "run"
     proc = cli("searcher=random", "budget.evaluations=2", "seed=3", "plot=false", f"hydra.run.dir={run}", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    tuning = read_tuning(run / "mm.fut.tuning")
+    tuning = read_tuning(run / "mm.candidate.tuning")  # the best found, written whatever the verdict
     assert set(tuning) == set(problem.space.names)  # thresholds and sizes
+    summary = json.loads((run / "summary.json").read_text())
+    assert (run / "mm.fut.tuning").exists() is summary["report"]["recommended"]
+    assert summary["report"]["recommended"] is (summary["report"]["versus_default"]["ci95"][0] > 1)
+    assert summary["verdict"] == proc.stdout.strip().split("searchlab: verdict: ")[-1].replace("\n  ", "\n")
     table = (run / "mm.validation.txt").read_text()
     assert all(label in table for label in ("untuned", "all-false", "tuned"))
     bench = tmp_path / "bench"
     bench.mkdir()
     shutil.copy(MM, bench / "mm.fut")
     shutil.copy(problem.exe, bench / "mm")
-    shutil.copy(run / "mm.fut.tuning", bench / "mm.fut.tuning")
+    shutil.copy(run / "mm.candidate.tuning", bench / "mm.fut.tuning")
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     proc = subprocess.run(["futhark", "bench", "--backend=opencl", "--skip-compilation", "-r", "1",
                            f"--spec-file={run / 'mm.spec'}", "mm.fut"],

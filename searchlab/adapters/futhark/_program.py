@@ -251,13 +251,15 @@ class FutharkProgram(Problem):
         return Measurement.ok(objective, samples=totals, datasets=medians, log=tuple(log), extra=extra,
                               run_s=time.time() - start)
 
-    def validation_times(self, config: Mapping[str, int], names: Sequence[str] | None = None) -> dict[str, float]:
-        """Median run time per validation dataset (outputs always checked): the numbers of
-        a validation table (Table 6.2). Called on the worker through ``ctx.call``."""
+    def validation_times(self, config: Mapping[str, int], names: Sequence[str] | None = None,
+                         repeats: int | None = None) -> dict[str, float]:
+        """Median run time per validation dataset over ``repeats`` runs (default
+        ``validation_repeats``; outputs always checked): the numbers of a validation table
+        (Table 6.2). Called on the worker through ``ctx.call``."""
         thresholds = {k: int(v) for k, v in config.items()}
         self._space.validate(Config(thresholds))
         specs = [self.spec(n) for n in names] if names is not None else [s for s in self.specs if not s.train]
-        return {s.name: self.run_dataset(thresholds, s, self.validation_repeats, force_check=True).median
+        return {s.name: self.run_dataset(thresholds, s, repeats or self.validation_repeats, force_check=True).median
                 for s in specs}
 
     def finalize(self, ctx: FinalizeContext) -> Mapping[str, Any]:

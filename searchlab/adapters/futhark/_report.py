@@ -1,17 +1,21 @@
-"""Run-end artefacts of the Futhark programs: ``.tuning`` file, comparison log and the
-validation table of paper 003 Table 6.2 (untuned, all-false, tuned and, when a reference
-is given, the exhaustive best, on every validation dataset; tuning time and runs).
+"""Run-end artefacts of the Futhark programs: ``.tuning`` file (only when it measurably beats
+untuned: searchlab.adapters.futhark._versus), the best found as ``.candidate.tuning``, comparison
+log and the validation table of paper 003 Table 6.2 (untuned, all-false, tuned and, when a
+reference is given, the exhaustive best, on every validation dataset, in interleaved rounds;
+tuning time and runs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from searchlab.adapters.futhark import _versus as vs
 from searchlab.errors import ConfigError
 from searchlab.problem import FinalizeContext
 from searchlab.records import Config, Result, Status
+from searchlab.verdict import run_time_unit
 
 if TYPE_CHECKING:
     from searchlab.adapters.futhark._program import FutharkProgram
@@ -51,87 +55,12 @@ def benchmark_runs(results: Any) -> tuple[int, int]:
     return len(ran), sum(1 for r in ran if not r.candidate.meta.get("final"))
 
 
-def format_table(name: str, rows: Mapping[str, Mapping[str, float]], datasets: list[str],
-                 tuning_s: float, runs: int) -> str:
-    """A Table 6.2-like text table, milliseconds."""
-    head = f"{name}: validation run time (ms, median)"
-    cols = [*datasets, "tuning s", "runs"]
-    width = max(10, *(len(c) + 2 for c in cols))
-    lines = [head, f"{'':<12}" + "".join(f"{c:>{width}}" for c in cols)]
-    ref = rows.get("exhaustive")
-    for label, times in rows.items():
-        cells = "".join(f"{times[d] * 1e3:>{width}.4g}" for d in datasets)
-        extra = (f"{tuning_s:>{width}.1f}{runs:>{width}d}" if label == "tuned"
-                 else f"{'':>{width}}{'':>{width}}")
-        lines.append(f"{label:<12}{cells}{extra}")
-    if ref is not None and "tuned" in rows:
-        ratio = sum(rows["tuned"].values()) / max(sum(ref.values()), 1e-300)
-        lines.append(f"tuned / exhaustive (summed validation time): {ratio:.3f}")
-    return "\n".join(lines)
-
-
-NOTHING = "{}: no successful evaluation, no .tuning file written"
-
-
-def _write_tuned(problem: Any, ctx: FinalizeContext, tuning: Path, log: Path) -> dict[str, Mapping[str, int]] | None:
-    """The best result's ``.tuning`` file and comparison log (in the run directory, made here), and
-    the untuned / all-false / tuned configurations to validate; None when no evaluation succeeded."""
-    best = tuned_result(ctx)
-    if best is None:
-        return None
-    tuning.parent.mkdir(parents=True, exist_ok=True)
-    tuned = {k: int(v) for k, v in best.config.items()}  # type: ignore[arg-type]
-    write_tuning(tuning, tuned)
-    log.write_text("".join(line + "\n" for line in best.measurement.log))
-    space = problem.space
-    return {"untuned": {k: int(v) for k, v in space.default_config().items()},
-            "all-false": {k: int(v) for k, v in space.all_false().items()},
-            "tuned": tuned}
-
-
-def _validation(problem: Any, ctx: FinalizeContext, configs: Mapping[str, Mapping[str, int]],
-                table: Callable[..., str], path: Path) -> tuple[dict[str, Any], int, int, str]:
-    """Every configuration timed on the validation datasets, the table (Table 6.2) written to ``path``:
-    (rows, benchmark runs, tuning runs, the table's text)."""
-    validation = [d.name for d in problem.space.validation_datasets()]
-    rows = {label: ctx.call("validation_times", dict(c)) for label, c in configs.items()} if validation else {}
-    ran, tuning_runs = benchmark_runs(ctx.results)
-    text = (table(problem.name, rows, validation, ctx.wall_time_s, tuning_runs) if rows
-            else f"{problem.name}: no validation datasets")
-    path.write_text(text + "\n")
-    return rows, ran, tuning_runs, text
-
-
-def finalize_run(problem: FutharkProgram, ctx: FinalizeContext) -> dict[str, Any]:
-    run_dir = Path(ctx.run_dir)
-    tuning, log = run_dir / f"{problem.name}.fut.tuning", run_dir / f"{problem.name}.comparisons.log"
-    configs = _write_tuned(problem, ctx, tuning, log)
-    if configs is None:
-        return {"report_text": NOTHING.format(problem.name)}
-    if problem.reference_tuning:
-        reference = read_tuning(problem.reference_tuning)
-        problem.space.validate(Config(reference))
-        configs["exhaustive"] = reference
-    rows, ran, tuning_runs, text = _validation(problem, ctx, configs, format_table,
-                                               run_dir / f"{problem.name}.validation.txt")
-    return {
-        "tuning_file": str(tuning),
-        "comparison_log": str(log),
-        "tuned": configs["tuned"],
-        "validation_ms": {label: {d: t * 1e3 for d, t in times.items()} for label, times in rows.items()},
-        "benchmark_runs": ran,
-        "tuning_runs": tuning_runs,
-        "tuning_time_s": ctx.wall_time_s,
-        "code_versions": problem.code_versions,
-        "report_text": text,
-    }
-
-
-def format_interval_table(name: str, rows: Mapping[str, Mapping[str, Mapping[str, Any]]], datasets: list[str],
-                          tuning_s: float, runs: int) -> str:
-    """Table 6.2 with each cell ``median [95 % interval]`` in milliseconds."""
-    lines = [f"{name}: validation run time, ms, median [95 % interval of the median]"]
-    cells = {label: [f"{t[d]['median'] * 1e3:.3f} [{t[d]['ci95'][0] * 1e3:.3f}, {t[d]['ci95'][1] * 1e3:.3f}]"
+def format_table(name: str, rows: Mapping[str, Mapping[str, Mapping[str, Any]]], datasets: list[str],
+                 tuning_s: float, runs: int, unit: tuple[str, float] = ("ms", 1e3)) -> str:
+    """Table 6.2 with each cell ``median [95 % interval]`` in the run's time unit."""
+    label_unit, scale = unit
+    lines = [f"{name}: validation run time, {label_unit}, median [95 % interval of the median]"]
+    cells = {label: [f"{t[d]['median'] * scale:.3f} [{t[d]['ci95'][0] * scale:.3f}, {t[d]['ci95'][1] * scale:.3f}]"
                      for d in datasets] for label, t in rows.items()}
     width = max([24, *(len(d) + 2 for d in datasets), *(len(c) + 2 for cs in cells.values() for c in cs)])
     lines.append(f"{'':<12}" + "".join(f"{d:>{width}}" for d in datasets) + f"{'tuning s':>10}{'runs':>6}")
@@ -141,38 +70,108 @@ def format_interval_table(name: str, rows: Mapping[str, Mapping[str, Mapping[str
     return "\n".join(lines)
 
 
-def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
-    """``.tuning`` (accepted by ``futhark bench --tuning``; with ``problem.sizes`` it holds the
-    sizes too), comparison log, validation table (untuned and all-false at default sizes)."""
-    run_dir = Path(ctx.run_dir)
-    tuning, log = run_dir / f"{problem.source.name}.tuning", run_dir / f"{problem.source.stem}.comparisons.log"
-    configs = _write_tuned(problem, ctx, tuning, log)
-    if configs is None:
+NOTHING = "{}: no successful evaluation, no .tuning file written"
+
+
+def _configs(problem: Any, tuned: Mapping[str, int]) -> dict[str, dict[str, int]]:
+    space = problem.space
+    return {"untuned": {k: int(v) for k, v in problem.default_config().items()},
+            "all-false": {k: int(v) for k, v in space.all_false().items()},
+            "tuned": {k: int(v) for k, v in tuned.items()}}
+
+
+def _validate(problem: Any, ctx: FinalizeContext, configs: Mapping[str, Mapping[str, int]], runs: int,
+              path: Path) -> tuple[dict[str, Any], dict[str, Any] | None, int, int, str]:
+    """Interleaved validation rounds (searchlab.adapters.futhark._versus), the table written to
+    ``path``: (rows, paired comparison tuned vs untuned, benchmark runs, tuning runs, table text)."""
+    names = [d.name for d in problem.space.validation_datasets()]
+    rows: dict[str, Any] = {}
+    comparison = None
+    if names:
+        rounds = vs.validation_rounds(problem, ctx, configs, names, vs.round_runs(runs, ctx.rounds))
+        rows = vs.summarise(rounds)
+        if configs["tuned"] != configs["untuned"]:
+            comparison = vs.paired(rounds["untuned"], rounds["tuned"], "validation")
+    ran, tuning_runs = benchmark_runs(ctx.results)
+    unit = run_time_unit(problem.objective_name, ctx.best.objective if ctx.best else None)
+    text = (format_table(problem.name, rows, names, ctx.wall_time_s, tuning_runs, unit) if rows
+            else f"{problem.name}: no validation datasets")
+    path.write_text(text + "\n")
+    return rows, comparison, ran, tuning_runs, text
+
+
+def _finish(problem: Any, ctx: FinalizeContext, run_dir: Path, tuning: Path, stem: str, runs: int,
+            reference: Mapping[str, int] | None, reference_label: str = "reference") -> dict[str, Any]:
+    """Compare with untuned, write what is recommended, and the report both program kinds share."""
+    best = tuned_result(ctx)
+    assert best is not None
+    config, source = vs.chosen(ctx, best)
+    configs = _configs(problem, {k: int(v) for k, v in config.items()})  # type: ignore[arg-type]
+    if reference is not None:
+        configs[reference_label] = dict(reference)
+    candidate = run_dir / f"{stem}.candidate.tuning"
+    write_tuning(candidate, configs["tuned"])
+    logged = next((r for r in ctx.results if r.config.key == config.key and r.measurement.log), best)
+    (run_dir / f"{stem}.comparisons.log").write_text("".join(line + "\n" for line in logged.measurement.log))
+    rows, comparison, ran, tuning_runs, text = _validate(problem, ctx, configs, runs,
+                                                          run_dir / f"{stem}.validation.txt")
+    if comparison is None and not problem.space.validation_datasets() and ctx.confirm:
+        comparison = ctx.confirm.get("versus_default")  # no validation data: the training datasets decide
+    recommend, why = vs.decision(comparison, configs["tuned"] == configs["untuned"])
+    written = vs.write_or_remove(tuning, configs["tuned"] if recommend else None, write_tuning)
+    return {"tuning_file": written, "candidate_tuning_file": str(candidate), "recommended": recommend,
+            "recommendation": why, "chosen": source, "versus_default": comparison,
+            "comparison_log": str(run_dir / f"{stem}.comparisons.log"), "tuned": configs["tuned"],
+            "untuned": configs["untuned"], "rows": rows, "benchmark_runs": ran, "tuning_runs": tuning_runs,
+            "tuning_time_s": ctx.wall_time_s, "code_versions": problem.code_versions, "report_text": text}
+
+
+def finalize_run(problem: FutharkProgram, ctx: FinalizeContext) -> dict[str, Any]:
+    """The OpenCL imitations: ``<problem>.fut.tuning`` when recommended, log, validation table."""
+    if tuned_result(ctx) is None:
         return {"report_text": NOTHING.format(problem.name)}
-    spec = write_spec(problem, run_dir)
+    reference = None
     if problem.reference_tuning:
-        reference = {**configs["untuned"], **read_tuning(problem.reference_tuning)}
-        unknown = sorted(set(reference) - set(configs["untuned"]))
+        reference = read_tuning(problem.reference_tuning)
+        problem.space.validate(Config(reference))
+    run_dir = Path(ctx.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    out = _finish(problem, ctx, run_dir, run_dir / f"{problem.name}.fut.tuning", problem.name,
+                  problem.validation_repeats, reference, "exhaustive")
+    rows = out.pop("rows")
+    out["validation_ms"] = {label: {d: v["median"] * 1e3 for d, v in times.items()} for label, times in rows.items()}
+    if "exhaustive" in rows and "tuned" in rows:
+        ratio = sum(v["median"] for v in rows["tuned"].values()) / max(
+            sum(v["median"] for v in rows["exhaustive"].values()), 1e-300)
+        out["report_text"] += f"\ntuned / exhaustive (summed validation time): {ratio:.3f}"
+    return out
+
+
+def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
+    """``.tuning`` when recommended (accepted by ``futhark bench --tuning``; with ``problem.sizes`` it
+    holds the sizes too), the best found as ``<stem>.candidate.tuning``, comparison log, spec file,
+    validation table (untuned and all-false at default sizes)."""
+    if tuned_result(ctx) is None:
+        return {"report_text": NOTHING.format(problem.name)}
+    run_dir = Path(ctx.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    spec = write_spec(problem, run_dir)
+    reference = None
+    if problem.reference_tuning:
+        untuned = {k: int(v) for k, v in problem.space.default_config().items()}
+        reference = {**untuned, **read_tuning(problem.reference_tuning)}
+        unknown = sorted(set(reference) - set(untuned))
         if unknown:
             raise ConfigError(f"problem.reference_tuning={problem.reference_tuning}: names {unknown} are not "
                               f"tuning parameters of {problem.source.name} (with problem.sizes={problem.params['sizes']})")
         problem.tree.validate(Config({k: reference[k] for k in problem.tree.names}))
-        configs["reference"] = reference
-    rows, ran, tuning_runs, text = _validation(problem, ctx, configs, format_interval_table,
-                                               run_dir / f"{problem.source.stem}.validation.txt")
-    return {
-        "tuning_file": str(tuning),
-        "comparison_log": str(log),
-        "spec_file": str(spec),
-        "tuned": configs["tuned"],
-        "validation": {label: {d: {"median_ms": v["median"] * 1e3, "ci95_ms": [x * 1e3 for x in v["ci95"]],
-                                   "cv": v["cv"]} for d, v in times.items()} for label, times in rows.items()},
-        "benchmark_runs": ran,
-        "tuning_runs": tuning_runs,
-        "tuning_time_s": ctx.wall_time_s,
-        "code_versions": problem.code_versions,
-        "report_text": text,
-    }
+    out = _finish(problem, ctx, run_dir, run_dir / f"{problem.source.name}.tuning", problem.source.stem,
+                  problem.validation_runs, reference)
+    rows = out.pop("rows")
+    out["spec_file"] = str(spec)
+    out["validation"] = {label: {d: {"median_ms": v["median"] * 1e3, "ci95_ms": [x * 1e3 for x in v["ci95"]],
+                                     "cv": v["cv"]} for d, v in times.items()} for label, times in rows.items()}
+    return out
 
 
 def write_spec(problem: Any, run_dir: Path) -> Path:

@@ -49,7 +49,7 @@ class FutharkServerProblem(Problem):
     device_need = DeviceNeed.OPENCL
     capabilities = frozenset({"instrumentation", "datasets", "validation"})
     objective_name = "time_s"
-    code_version = "1"
+    code_version = "2"  # 2: a threshold of 0 means the default, as in a .tuning file (split, _discover)
     default_program: Path | None = None
     default_validation: tuple[str, ...] = ()
 
@@ -124,8 +124,15 @@ class FutharkServerProblem(Problem):
         return ProgramServer(self.exe, *self._server_opts(log, sizes))
 
     def split(self, params: Mapping[str, int]) -> tuple[dict[str, int], Sizes]:
-        """A configuration as (thresholds, the sizes that differ from the device's default)."""
-        thresholds = {k: int(v) for k, v in params.items() if k not in self._size_by_name}
+        """A configuration as (thresholds, the sizes that differ from the device's default).
+
+        A threshold of 0 is sent as the device's default threshold: that is what the program makes
+        of a 0 read from a ``.tuning`` file at start-up (Futhark's runtime replaces every tuning
+        parameter that is 0 by its class's default, for thresholds the device's), while
+        ``set_tuning_param`` on a running server would keep the 0. Measured live, 0 would be a
+        configuration no ``.tuning`` file can give (docs/futhark.md, "Why a tuned LUD was slower
+        under futhark bench")."""
+        thresholds = {k: int(v) or self.default_threshold for k, v in params.items() if k not in self._size_by_name}
         sizes = tuple(sorted((name, int(params[name])) for name, p in self._size_by_name.items()
                              if name in params and int(params[name]) != p.default))
         return thresholds, sizes
@@ -144,6 +151,8 @@ class FutharkServerProblem(Problem):
             raise ConfigError(f"problem.program={self.source.name}: the compiled program has no thresholds to tune")
         self.classes = dict(spec["classes"])
         info = spec["sizes"]
+        # what a 0 becomes at start-up: the device's default threshold (-L "Default threshold: N")
+        self.default_threshold = int(info["defaults"].get("threshold", min(t.default for t in thresholds)))
         self.size_params: tuple[SizeParam, ...] = size_params(info["classes"], info["defaults"], info["limits"])
         self._size_by_name = {p.name: p for p in self.size_params}
         for data in self.data.values():
@@ -151,7 +160,7 @@ class FutharkServerProblem(Problem):
             data.input_types = tuple(t.lstrip("*") for t in entry["inputs"])
             data.consumes = any(t.startswith("*") for t in entry["inputs"])
             data.n_outputs = int(entry["outputs"])
-        datasets = tuple(ThresholdDataset(d["name"], d["values"], d["train"]) for d in spec["datasets"])
+        datasets = tuple(ThresholdDataset(d["name"], positive(d["values"]), d["train"]) for d in spec["datasets"])
         return ThresholdTree(thresholds, datasets)
 
     def _dry_runs(self) -> dict[str, Any]:
@@ -225,7 +234,8 @@ class FutharkServerProblem(Problem):
             raise
 
     def evaluate(self, config: Config) -> Measurement:
-        self._space.validate(config)
+        if dict(config) != dict(self.space.default_config()):  # untuned is measured too, off the plateau grid
+            self._space.validate(config)
         start = time.time()
         params = {k: int(v) for k, v in config.items()}  # type: ignore[arg-type]
         runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self.tree.train_datasets()}
@@ -244,11 +254,14 @@ class FutharkServerProblem(Problem):
         return Measurement.ok(sum(medians.values()), samples=totals, datasets=medians, log=tuple(log),
                               sensors=sensors, extra=extra, run_s=time.time() - start)
 
-    def validation_times(self, config: Mapping[str, int], names: list[str] | None = None) -> dict[str, Any]:
-        """Median and 95 % interval per validation dataset (outputs always checked); what the
-        mapping leaves out stays at its default (empty: untuned)."""
+    def validation_times(self, config: Mapping[str, int], names: list[str] | None = None,
+                         runs: int | None = None) -> dict[str, Any]:
+        """Median and 95 % interval per validation dataset over ``runs`` timed runs (default
+        ``validation_runs``; outputs always checked); what the mapping leaves out stays at its
+        default (empty: untuned)."""
         params = {k: int(v) for k, v in config.items()}
-        protocol = MeasurementProtocol(min_runs=self.validation_runs, max_runs=self.validation_runs,
+        runs = runs or self.validation_runs
+        protocol = MeasurementProtocol(min_runs=runs, max_runs=runs,
                                        min_time_s=0.0, target_rel_ci=0.0, warmup=1)
         names = names if names is not None else [d.name for d in self.tree.validation_datasets()]
         out = {}
@@ -261,6 +274,13 @@ class FutharkServerProblem(Problem):
         from searchlab.adapters.futhark._report import finalize_server_run
 
         return finalize_server_run(self, ctx)
+
+
+def positive(values: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """E_par values without 0: only a threshold of 0 is true on E_par 0, and a ``.tuning`` file
+    cannot hold one (0 means the default), so every value a tuner may write is false there and the
+    plateau "<= 0" is left out of the space (``split``)."""
+    return {name: tuple(int(v) for v in seq if int(v) > 0) for name, seq in values.items()}
 
 
 PROGRAMS = Path(__file__).parent / "programs"

@@ -1,0 +1,144 @@
+"""The verdict that ends every run: did tuning help, by how much, and what was written.
+
+Built on the default check (searchlab.confirm: the default measured beside the best, paired
+speed-up with its 95 % interval; Futhark: the same on the validation datasets), in the
+problem's own units, one time unit per run (chosen from the best objective's size), with the
+stop reason in words and, where the optimum is known (replays), the fraction of it reached.
+Printed last and stored as ``summary.json``'s ``verdict`` (docs/measurement.md, "Verdict").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+TIME_SUFFIXES = {"_s": 1.0, "_ms": 1e-3, "_us": 1e-6, "_ns": 1e-9}
+
+
+def seconds_per_unit(objective_name: str) -> float | None:
+    """Seconds in one unit of the objective when its name says it is a time (``time_s``, ``time_ms``)."""
+    for suffix, factor in TIME_SUFFIXES.items():
+        if objective_name.endswith(suffix):
+            return factor
+    return None
+
+
+def run_time_unit(objective_name: str, value: float | None) -> tuple[str, float]:
+    """The run's time unit (label, factor from seconds): s, ms or µs, by the size of ``value``
+    (the best objective), so that every time of a run reads in one unit; ms when unknown."""
+    per = seconds_per_unit(objective_name)
+    if per is None or value is None or value == 0:
+        return "ms", 1e3
+    seconds = abs(value) * per
+    return ("s", 1.0) if seconds >= 1 else ("ms", 1e3) if seconds >= 1e-3 else ("µs", 1e6)
+
+
+def show(objective_name: str, value: float, unit: tuple[str, float]) -> str:
+    """``value`` of the objective in the run's unit (``7.32 ms``), or as it is when not a time."""
+    per = seconds_per_unit(objective_name)
+    if per is None:
+        return f"{value:.6g} ({objective_name})"
+    return f"{value * per * unit[1]:.4g} {unit[0]}"
+
+
+def stop_words(reason: str, evaluations: int, budget: int | None, space_size: int | None, distinct: int) -> str:
+    """A stop reason as a sentence ("exhausted" -> "every configuration in the space was measured")."""
+    of = f"{evaluations} of {budget}" if budget else f"{evaluations}"
+    why = {
+        "evaluations": "the evaluation budget was used",
+        "wall_time": "the wall-time budget (budget.wall_time_s) ran out",
+        "charged_time": "the charged-time budget (budget.charged_time_s) ran out",
+        "target": "the target objective (budget.target) was reached",
+        "failure_rate": "too many evaluations failed (budget.max_failure_rate)",
+        "infeasible_proposals": "the searcher kept proposing known-infeasible configurations "
+                                "(budget.max_infeasible_proposals)",
+        "stalled": "the searcher proposed nothing while nothing was running",
+        "interrupted": "interrupted (Ctrl-C or SIGTERM); every finished evaluation is kept",
+    }.get(reason, reason)
+    if reason == "exhausted":
+        why = ("every configuration in the space was measured" if space_size and distinct >= space_size
+               else "the searcher had nothing left to propose (its plan was complete)")
+    return f"stopped at {of} evaluations: {why}"
+
+
+def _interval(c: Mapping[str, Any]) -> str:
+    lo, hi = c["ci95"]
+    return "(exact)" if lo == hi else f"[{lo:.2f}, {hi:.2f}]"
+
+
+def change_words(name: str, c: Mapping[str, Any], base: str) -> str:
+    """One dataset's (or the total's) paired speed-up in words."""
+    s, (lo, hi) = c["speedup"], c["ci95"]
+    if lo > 1:
+        return f"{s:.2f}x faster than {base} on {name} {_interval(c)}"
+    if hi < 1:
+        return f"{1 / s:.2f}x slower than {base} on {name} (speed-up {s:.2f} {_interval(c)})"
+    return f"no measurable change on {name} ({s:.2f}x {_interval(c)})"
+
+
+def comparison_words(c: Mapping[str, Any], base: str) -> str:
+    where = "validation datasets" if c.get("basis") == "validation" else "tuning datasets"
+    parts = [change_words(d, v, base) for d, v in c.get("datasets", {}).items()]
+    total = change_words(f"the {where}" + (" (summed)" if len(parts) > 1 else ""), c, base)
+    pairs = c.get("pairs", 0)
+    note = f" (95 % intervals over {pairs} paired rounds)" if pairs > 1 else ""
+    return "; ".join([*parts, total] if len(parts) > 1 else [total]) + note
+
+
+def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
+    """The decision first (what is recommended or written, and why), then the comparison with the
+    default per dataset, one line each."""
+    report, confirm = s.get("report") or {}, s.get("confirm") or {}
+    name = s["objective_name"]
+    if "recommended" in report:  # an adapter that writes a file (Futhark): its comparison decides
+        c = report.get("versus_default")
+        config = ", ".join(f"{k}={v}" for k, v in sorted(report.get("tuned", {}).items()))
+        details = f"tuned vs untuned: {comparison_words(c, 'untuned')}" if c else ""
+        if report["recommended"]:
+            head = f"wrote {Path(report['tuning_file']).name}: {report.get('chosen')} ({config})"
+        else:
+            candidate = Path(str(report.get("candidate_tuning_file"))).name
+            head = (f"kept the default: {report.get('recommendation')}, so no .tuning file was written "
+                    f"(the best found, {config}, is in {candidate})")
+        return "\n".join(x for x in (head, details) if x)
+    c, best = confirm.get("versus_default"), confirm.get("best")
+    if confirm.get("default") is None:
+        if best is not None:
+            return (f"confirmed best {show(name, best['median'], unit)} {_ci(name, best, unit)}; "
+                    "the problem has no default configuration to compare with")
+        return "the problem has no default configuration to compare with"
+    if c is None:
+        return "keep the default: no other configuration was measured successfully against it"
+    from searchlab.confirm import recommended
+
+    config = s["best"]["description"] if best is None else ", ".join(f"{k}={v}" for k, v in best["config"].items())
+    details = f"tuned vs the default: {comparison_words(c, 'the default')}"
+    if recommended(c):
+        which = f"the confirmed best of {len(confirm['candidates'])}" if confirm.get("candidates") else "the best"
+        return f"recommended: {which} ({config})\n{details}"
+    return (f"keep the default: nothing measurably faster than the default was found (best candidate: {config})"
+            f"\n{details}")
+
+
+def _ci(name: str, entry: Mapping[str, Any], unit: tuple[str, float]) -> str:
+    lo, hi = entry["ci95"]
+    return f"[{show(name, lo, unit)}, {show(name, hi, unit)}]"
+
+
+def build_verdict(s: Mapping[str, Any], budget: int | None, space_size: int | None, distinct: int) -> str:
+    """The verdict of summary ``s`` (lines: decision, then search outcome)."""
+    best = s.get("best")
+    if best is None:
+        return (f"no configuration was measured successfully; nothing recommended, nothing written; "
+                f"{stop_words(s['stop_reason'], s['evaluations'], budget, space_size, distinct)}")
+    name = s["objective_name"]
+    unit = run_time_unit(name, best["objective"])
+    second = f"search: best {show(name, best['objective'], unit)} at evaluation {best['evaluation']}"
+    optimum = s.get("known_optimum")
+    if isinstance(optimum, (int, float)) and best["objective"]:
+        minimize = s.get("direction", "minimize") == "minimize"
+        fraction = optimum / best["objective"] if minimize else best["objective"] / optimum
+        second += f" ({fraction:.3f} of the known optimum {show(name, optimum, unit)})"
+    second += "; " + stop_words(s["stop_reason"], s["evaluations"], budget, space_size, distinct)
+    return f"{_decision(s, unit)}\n{second}"
