@@ -9,12 +9,12 @@ Python call is inside a timed region. The run returns a :class:`~searchlab.measu
 (one execution's time, kept as the sample, and the batch's length), so ``min_time_s``
 counts the time the batches really took (sensor ``measured_s``); before, a run counted as
 one execution and every measurement ran to ``max_runs`` (issue 22, item 1). FFTW 3 is
-measured under the same protocol (:mod:`._fftw`: ``problem_reference``, ``versus_fftw``). Objective: pseudo-Mflop/s = 5·n·log2(n)/median time
-(§5), maximised; every batch's value is kept as a sample. Timing pins the process to its
-first allowed core (the OpenMP helper thread to the second), restored afterwards. The
-clock is the timing thread's CPU time by default (``clock=cpu``: on a machine shared by
-several jobs, elapsed time mostly measures the scheduler); OpenMP plans (``threads=2``)
-need ``clock=wall``.
+measured under the same protocol (:mod:`._fftw`: ``problem_reference``, ``versus_fftw``).
+Objective: pseudo-Mflop/s = 5·n·log2(n)/median time (§5), maximised; every batch's value
+is kept as a sample. Timing pins the process to its first allowed core (the OpenMP helper
+thread to the second), restored afterwards. The clock is the timing thread's CPU time by
+default (``clock=cpu``: on a machine shared by several jobs, elapsed time mostly measures
+the scheduler); OpenMP plans (``threads=2``) need ``clock=wall``.
 
 Sub-problems (capability ``subproblems``, for DP as FFTW/Spiral do it, §4.2) are measured
 in the context a parent split gives them (``subproblem_context=strided``, default):
