@@ -176,16 +176,22 @@ def test_fftw_is_measured_under_the_problems_protocol() -> None:
     assert spent["measured_s"] >= 0.004 and spent["runs"] < 40
 
 
-def test_our_plan_and_fftw_are_compared_interleaved_with_an_interval() -> None:
+def test_our_plan_and_fftw_are_compared_interleaved_with_an_interval(monkeypatch: pytest.MonkeyPatch) -> None:
     problem = DftProblem(size=1024, min_runs=3, max_runs=3, min_time_s=0.0, target_rel_ci=0.0, batch_s=0.0003)
     calls: list[str] = []
     evaluate, timed = problem.evaluate, _fftw.FftwPlan.measure
-    problem.evaluate = lambda config: (calls.append("ours"), evaluate(config))[1]  # type: ignore[method-assign]
-    _fftw.FftwPlan.measure = lambda self, *a: (calls.append("fftw"), timed(self, *a))[1]  # type: ignore[method-assign]
-    try:
-        out = _fftw.versus_fftw(problem, Config(word="DFT_1024(TW_32(t1v_32),DFT_32(n1v_32))"), "estimate", rounds=4)
-    finally:
-        _fftw.FftwPlan.measure = timed  # type: ignore[method-assign]
+
+    def ours(config: Config) -> Any:
+        calls.append("ours")
+        return evaluate(config)
+
+    def fftw(self: _fftw.FftwPlan, *args: Any) -> Any:
+        calls.append("fftw")
+        return timed(self, *args)
+
+    monkeypatch.setattr(problem, "evaluate", ours)
+    monkeypatch.setattr(_fftw.FftwPlan, "measure", fftw)
+    out = _fftw.versus_fftw(problem, Config(word="DFT_1024(TW_32(t1v_32),DFT_32(n1v_32))"), "estimate", rounds=4)
     assert calls == ["ours", "fftw", "fftw", "ours", "ours", "fftw", "fftw", "ours"]
     lo, hi = out["ours_over_fftw_ci95"]
     assert len(out["ours_over_fftw_rounds"]) == 4 and lo <= out["ours_over_fftw_median"] <= hi and lo > 0
