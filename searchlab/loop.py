@@ -128,6 +128,7 @@ class SearchLoop:
                  store: Recorder | None = None, cache: MeasurementCache | None = None,
                  progress: Progress | None = None, prior: Sequence[Result] = ()) -> None:
         self.searcher, self.executor, self.budget = searcher, executor, budget
+        searcher.set_budget(budget.evaluations)  # budget-dependent schedules span the run (Searcher.set_budget)
         self.space, self.store, self.cache, self.progress = space, store, cache, progress
         self.state = LoopState(searcher.direction)
         for result in prior:

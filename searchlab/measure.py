@@ -11,6 +11,13 @@ Usage by an adapter::
 
     samples = measure(lambda: run_kernel_once(), protocol)   # each call returns seconds
     Measurement.ok(samples.median, samples=samples.values, sensors={**samples.sensors(), ...})
+
+A timer that repeats the work itself (a C loop over a batch of back-to-back executions, as
+the DFT and FFTW timers do, so that no Python call is inside the timed region) returns a
+:class:`Batch`: the time of one execution (the sample kept) *and* how many executions it
+averaged, so the protocol counts the time the run really measured toward ``min_time_s``.
+Without it such a timer looks ``executions`` times shorter than it is and every
+measurement runs to ``max_runs`` (issue 22, item 1).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import statistics
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields, make_dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from searchlab.errors import ConfigError
 
@@ -59,11 +66,27 @@ class MeasurementProtocol:
                 raise ConfigError(message)
 
 
+class Batch(NamedTuple):
+    """One timed run that averaged ``executions`` back-to-back executions of the work."""
+
+    per_execution_s: float  # the sample: one execution's time
+    executions: int = 1  # the run measured per_execution_s * executions seconds
+
+
 @dataclass(frozen=True)
 class Samples:
-    """Every timed run of one measurement, with the statistics a record keeps."""
+    """Every timed run of one measurement, with the statistics a record keeps.
+
+    ``values`` are per-execution times (one per run); ``measured_s`` is the time the runs
+    really measured (more than ``sum(values)`` when a run timed a batch of executions).
+    """
 
     values: tuple[float, ...]
+    measured_s: float | None = None
+
+    @property
+    def measured(self) -> float:
+        return float(sum(self.values)) if self.measured_s is None else self.measured_s
 
     @property
     def median(self) -> float:
@@ -114,21 +137,36 @@ def median_ci(values: Sequence[float]) -> tuple[float, float]:
     return float(xs[lo]), float(xs[hi])
 
 
-def measure(run_once: Callable[[], float], protocol: MeasurementProtocol) -> Samples:
-    """Repeat ``run_once`` (returns one run's time in seconds) under ``protocol``.
+def _timed(run: float | Batch) -> tuple[float, float]:
+    """(the sample, the seconds the run measured) of what ``run_once`` returned."""
+    if isinstance(run, Batch):
+        if run.executions < 1:
+            raise ValueError(f"Batch.executions={run.executions}: must be >= 1")
+        return float(run.per_execution_s), float(run.per_execution_s) * run.executions
+    return float(run), float(run)
 
-    Exceptions from ``run_once`` propagate: the adapter classifies them into a failure mode.
+
+def measure(run_once: Callable[[], float | Batch], protocol: MeasurementProtocol) -> Samples:
+    """Repeat ``run_once`` under ``protocol``: it returns one run's time in seconds, or a
+    :class:`Batch` (one execution's time and the executions the run averaged).
+
+    The time criterion counts what the runs really measured; each run's per-execution time
+    is kept as a sample. Exceptions from ``run_once`` propagate: the adapter classifies them
+    into a failure mode.
     """
     for _ in range(protocol.warmup):
         run_once()
     values: list[float] = []
+    measured = 0.0
     while len(values) < protocol.max_runs:
-        values.append(float(run_once()))
-        if len(values) < protocol.min_runs or sum(values) < protocol.min_time_s:
+        value, seconds = _timed(run_once())
+        values.append(value)
+        measured += seconds
+        if len(values) < protocol.min_runs or measured < protocol.min_time_s:
             continue
         if protocol.target_rel_ci == 0 or Samples(tuple(values)).rel_ci <= protocol.target_rel_ci:
             break
-    return Samples(tuple(values))
+    return Samples(tuple(values), measured)
 
 
 def _config_class() -> type:

@@ -125,3 +125,50 @@ def test_non_mapping_and_unreadable_files_are_refused(tmp_path: Path) -> None:
     for name, message in (("list.yaml", "mapping"), ("broken.json", "not readable"), ("absent.json", "no such file")):
         with pytest.raises(ConfigError, match=message):
             OpenCLKernel(spec=str(tmp_path / name))
+
+
+def _with_measurement(tmp_path: Path, measurement: dict[str, Any]) -> Path:
+    doc = _doc(REDUCTION)
+    doc["KernelSpecification"]["KernelFile"] = str(REDUCTION.parent / "row_sum.cl")
+    doc["Searchlab"]["Measurement"] = measurement
+    return _write(tmp_path, doc)
+
+
+SPEC_PROTOCOL = {"min_runs": 7, "max_runs": 13, "min_time_s": 0.0, "target_rel_ci": 0.0, "warmup": 2}
+
+
+def test_the_specs_measurement_block_is_the_protocol_under_overrides(tmp_path: Path) -> None:
+    """Precedence: protocol defaults < the spec's Searchlab.Measurement < problem.measure.* (issue 22,
+    item 5: the parent constructor rebuilt the protocol from the overrides alone, dropping the spec's)."""
+    from searchlab.adapters.user import OpenCLKernel
+    from searchlab.measure import MeasurementProtocol
+
+    spec = _with_measurement(tmp_path, SPEC_PROTOCOL)
+    assert OpenCLKernel(spec=str(spec)).protocol == MeasurementProtocol(**SPEC_PROTOCOL)  # type: ignore[arg-type]
+    mixed = OpenCLKernel(spec=str(spec), measure={"max_runs": 9, "min_time_s": 100.0})
+    assert mixed.protocol == MeasurementProtocol(7, 9, 100.0, 0.0, 2)
+    assert mixed.params["measure"]["max_runs"] == 9 and mixed.params["measure"]["min_runs"] == 7  # the fingerprint
+    assert OpenCLKernel(spec=str(_with_measurement(tmp_path, {}))).protocol == MeasurementProtocol()
+
+
+@pytest.mark.opencl
+def test_the_specs_measurement_block_decides_the_runs_on_the_device(tmp_path: Path) -> None:
+    from searchlab.adapters.user import OpenCLKernel
+    from searchlab.problem import DeviceInfo
+    from searchlab.records import Config, Status
+    from tests.byo_helpers import has_opencl
+
+    if not has_opencl():
+        pytest.skip("no OpenCL platform")
+    spec = str(_with_measurement(tmp_path, SPEC_PROTOCOL))
+    runs = {}
+    for name, override in (("spec", {}), ("capped", {"min_runs": 2, "max_runs": 11, "min_time_s": 100.0})):
+        problem = OpenCLKernel(spec=spec, measure=override)
+        problem.setup(DeviceInfo())
+        try:
+            m = problem.evaluate(Config(block_size_x=64, UNROLL=2))
+        finally:
+            problem.teardown()
+        assert m.status is Status.OK, m.message
+        runs[name] = len(m.samples)
+    assert runs == {"spec": 7, "capped": 11}  # fixed 7 from the spec; the override's cap of 11 (100 s unreachable)

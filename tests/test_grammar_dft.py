@@ -146,11 +146,56 @@ def test_lazy_children_are_the_children_in_order() -> None:
         assert graph.open_leaves(node) == graph.open_leaves(graph.node(graph.key(node)))
 
 
+def test_a_dft_measurement_stops_at_min_time_not_at_max_runs() -> None:
+    """Each run times a batch of ~2 ms in C: 10 ms of measuring is about 5 runs, far below the
+    cap of 30 (issue 22, item 1: the batch's time was counted as one execution's, so every
+    DFT measurement ran all 30). The time criterion alone (no interval target) decides."""
+    problem = DftProblem(size=1024, min_runs=3, max_runs=30, min_time_s=0.01, target_rel_ci=0.0, batch_s=0.002)
+    m = problem.evaluate(Config(word="DFT_1024(TW_32(t1v_32),DFT_32(n1v_32))"))
+    runs, measured = len(m.samples), m.sensors["measured_s"]
+    batch_s = measured / runs  # a batch's mean length (the C loop sizes it from a first timing)
+    assert m.status is Status.OK and 3 <= runs < 30, (runs, measured)
+    assert measured >= 0.01 and (runs == 3 or measured - batch_s < 0.01 + 3 * batch_s)
+    assert measured == pytest.approx(sum(m.extra["batch"] * 5 * 1024 * 10 / v / 1e6 for v in m.samples), rel=1e-6)
+
+
 def test_fftw_reference_is_checked_and_timed() -> None:
     out = _fftw.fftw_reference(1024, "estimate", MeasurementProtocol(3, 4, 0.0, 0.0, 0), batch_s=0.0002)
     assert out["relative_error"] < 1e-13 and out["mflops"] > 0 and out["plan_s"] >= 0
     lo, hi = out["mflops_ci95"]
     assert lo <= out["mflops"] <= hi
+
+
+def test_fftw_is_measured_under_the_problems_protocol() -> None:
+    """A distinctive protocol of the problem (fixed 7 runs) is what FFTW's timing follows."""
+    problem = DftProblem(size=1024, min_runs=7, max_runs=7, min_time_s=0.0, target_rel_ci=0.0, batch_s=0.0003)
+    out = _fftw.problem_reference(problem, "estimate")
+    assert out["runs"] == 7 and out["relative_error"] < 1e-13
+    spent = _fftw.problem_reference(DftProblem(size=1024, min_runs=2, max_runs=40, min_time_s=0.004,
+                                               target_rel_ci=0.0, batch_s=0.001), "estimate")
+    assert spent["measured_s"] >= 0.004 and spent["runs"] < 40
+
+
+def test_our_plan_and_fftw_are_compared_interleaved_with_an_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    problem = DftProblem(size=1024, min_runs=3, max_runs=3, min_time_s=0.0, target_rel_ci=0.0, batch_s=0.0003)
+    calls: list[str] = []
+    evaluate, timed = problem.evaluate, _fftw.FftwPlan.measure
+
+    def ours(config: Config) -> Any:
+        calls.append("ours")
+        return evaluate(config)
+
+    def fftw(self: _fftw.FftwPlan, *args: Any) -> Any:
+        calls.append("fftw")
+        return timed(self, *args)
+
+    monkeypatch.setattr(problem, "evaluate", ours)
+    monkeypatch.setattr(_fftw.FftwPlan, "measure", fftw)
+    out = _fftw.versus_fftw(problem, Config(word="DFT_1024(TW_32(t1v_32),DFT_32(n1v_32))"), "estimate", rounds=4)
+    assert calls == ["ours", "fftw", "fftw", "ours", "ours", "fftw", "fftw", "ours"]
+    lo, hi = out["ours_over_fftw_ci95"]
+    assert len(out["ours_over_fftw_rounds"]) == 4 and lo <= out["ours_over_fftw_median"] <= hi and lo > 0
+    assert out["protocol"]["min_runs"] == 3 and out["protocol"]["batch_s"] == 0.0003
 
 
 def test_ruletree_of_a_word() -> None:

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from searchlab.errors import ConfigError
-from searchlab.measure import MeasurementProtocol, Samples, measure, median_ci
+from searchlab.measure import Batch, MeasurementProtocol, Samples, measure, median_ci
 
 
 def test_stops_at_min_runs_when_quiet_and_long_enough() -> None:
@@ -20,6 +20,27 @@ def test_stops_at_min_runs_when_quiet_and_long_enough() -> None:
 def test_repeats_until_min_time() -> None:
     samples = measure(lambda: 0.01, MeasurementProtocol(min_runs=3, max_runs=100, min_time_s=0.2, warmup=0))
     assert len(samples.values) == 20
+
+
+def test_a_batched_timer_stops_at_min_time_not_at_the_cap() -> None:
+    """A run that times 10 executions of 1 ms lasts 10 ms: 50 ms of measuring is 5 runs, not
+    the 50 of the cap (issue 22, item 1); every run's per-execution time is the sample."""
+    calls = itertools.count()
+    samples = measure(lambda: (next(calls), Batch(0.001, 10))[1],
+                      MeasurementProtocol(min_runs=3, max_runs=50, min_time_s=0.05, target_rel_ci=0.0, warmup=1))
+    assert samples.values == (0.001,) * 5 and next(calls) == 6  # one warm-up batch, unrecorded
+    assert samples.measured == 0.05 and samples.median == 0.001
+
+
+def test_mixed_and_plain_timers_count_measured_time() -> None:
+    plain = measure(lambda: 0.01, MeasurementProtocol(min_runs=1, max_runs=100, min_time_s=0.05, target_rel_ci=0.0))
+    assert len(plain.values) == 5 and plain.measured == sum(plain.values)
+    batches = iter([Batch(0.002, 5), Batch(0.004, 5), Batch(0.002, 5), Batch(0.002, 5)])
+    mixed = measure(lambda: next(batches), MeasurementProtocol(min_runs=1, max_runs=4, min_time_s=0.04,
+                                                                target_rel_ci=0.0, warmup=0))
+    assert mixed.values == (0.002, 0.004, 0.002) and abs(mixed.measured - 0.04) < 1e-12
+    with pytest.raises(ValueError, match="executions"):
+        measure(lambda: Batch(0.001, 0), MeasurementProtocol(warmup=0))
 
 
 def test_noisy_runs_hit_the_cap() -> None:

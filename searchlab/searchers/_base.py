@@ -62,6 +62,21 @@ class Searcher(ABC):
         self._seen: set[Config] = set()
         self.history: list[Result] = []
         self._best: Result | None = None
+        self.evaluation_budget: int | None = None  # told by the loop (set_budget); None: unbounded or unknown
+
+    def set_budget(self, evaluations: int | None) -> None:
+        """The run's evaluation budget (``budget.evaluations``), told once by the search loop
+        before the first ask, as the run's direction and seed are given at construction.
+
+        Why: a schedule that depends on the budget (simulated annealing's cooling, Kernel Tuner's
+        ``max_fevals``) must span the run it is in, not a fixed length (issue 22, item 7). Told by
+        :class:`searchlab.loop.SearchLoop`, the one place every run (CLI, studies, ``optimize``)
+        passes through, so no builder has to forward it; a searcher driven by hand keeps ``None``
+        and its own defaults.
+        """
+        if evaluations is not None and (isinstance(evaluations, bool) or evaluations < 1):
+            raise ValueError(f"set_budget({evaluations!r}): must be a positive integer or None")
+        self.evaluation_budget = evaluations
 
     # -- compatibility ------------------------------------------------------------------
     @classmethod

@@ -13,8 +13,14 @@ our own code with Kernel Tuner's parameters and rules:
   (an absolute difference when ``old`` is 0);
 - temperature ``T = T_start * alpha ** (max_iter / max_fevals * c)`` with ``c`` the
   configurations evaluated in this annealing run and ``max_iter = ceil(log(T_min) / log(alpha))``,
-  so the schedule spans ``max_fevals`` evaluations (Kernel Tuner passes its budget; default
-  ``max_iter``); ``maxiter`` neighbours per temperature step;
+  so the schedule spans ``max_fevals`` evaluations; ``maxiter`` neighbours per temperature step;
+- ``max_fevals`` left unset is the run's evaluation budget (what is left of it when an
+  annealing run starts: :meth:`Searcher.set_budget`), capped at the feasible configurations
+  when they are countable. That is Kernel Tuner's rule (``strategies/simulated_annealing.py``:
+  ``max_fevals = strategy_options.get("max_fevals", max_iter)``, then
+  ``min(searchspace.size, max_fevals)``, where ``max_fevals`` is the run's budget). Without a
+  budget it is ``max_iter`` (1,379 evaluations at the defaults), as before; a 220-evaluation
+  run then ended at T = 0.33, still hot, never reaching ``T_min`` (issue 22, item 7);
 - stuck (100 steps without a new configuration): jump to a random configuration.
 
 When the temperature falls below ``T_min`` (Kernel Tuner stops there) the driver restarts
@@ -66,17 +72,32 @@ class SimulatedAnnealingSearcher(SequentialSearcher):
         super().__init__(space, **kwargs)
         self.T, self.T_min, self.alpha, self.maxiter, self.hamming_share = T, T_min, alpha, maxiter, hamming_share
         self.max_iter = math.ceil(math.log(T_min) / math.log(alpha))
-        self.max_fevals = max_fevals or self.max_iter
+        self.max_fevals = max_fevals
+        self.temperature = T  # the current annealing run's temperature
+        self.span = 0  # evaluations the current annealing run's schedule spans
+
+    def _span(self) -> int:
+        """Evaluations this annealing run's schedule spans: ``max_fevals`` if given, else what is
+        left of the run's budget (at most the feasible configurations), else ``max_iter``."""
+        if self.max_fevals is not None:
+            return self.max_fevals
+        if self.evaluation_budget is None:
+            return self.max_iter
+        left = max(1, self.evaluation_budget - self.n_seen)
+        feasible = self.grid.n_feasible(limit=100_000)
+        return max(1, min(left, feasible)) if feasible is not None else left
 
     def _neighbour(self, position: Config) -> Config:
         method = "hamming" if self.rng.random() < self.hamming_share else "strictly_adjacent"
         return self.grid.random_neighbour(position, method, self.rng) or self.start_point()
 
     def _run(self) -> Algorithm:
+        self.span = span = self._span()
         position = self.start_point()
         (cost,) = yield [position]
         first_seen = self.n_seen
         temperature, stuck, last_count, steps = self.T, 0, 0, 0
+        self.temperature = temperature
         while temperature > self.T_min and steps <= 10 * self.max_iter:
             steps += 1
             batch = [self._neighbour(position) for _ in range(max(self.maxiter, self._width))]
@@ -85,7 +106,7 @@ class SimulatedAnnealingSearcher(SequentialSearcher):
                 if acceptance(cost, loss, temperature) > self.rng.random():
                     position, cost = config, loss
             count = self.n_seen - first_seen
-            temperature = self.T * self.alpha ** (self.max_iter / self.max_fevals * count)
+            temperature = self.temperature = self.T * self.alpha ** (self.max_iter / span * count)
             stuck = stuck + 1 if count == last_count else 0
             last_count = count
             if stuck > 100:
@@ -95,6 +116,6 @@ class SimulatedAnnealingSearcher(SequentialSearcher):
 
 # T: start temperature
 # maxiter: neighbours per temperature step
-# max_fevals: evaluations the schedule spans (None: ceil(log T_min / log alpha))
+# max_fevals: evaluations the schedule spans (None: the run's budget left, else ceil(log T_min / log alpha))
 # hamming_share: probability of a Hamming instead of a strictly-adjacent move
 SimulatedAnnealingConfig = searcher_config(SimulatedAnnealingSearcher)

@@ -15,6 +15,9 @@ Order of checks: ``build`` (COMPILE) -> ``local_mem``/``work_group`` (RESOURCES)
 ``launch`` (LAUNCH; sizes that are not positive integers fail here too) ->
 ``compile_time`` (COMPILE) -> ``output`` (WRONG_OUTPUT, checked on the first launch, from
 fresh data, before timing) -> timing (a failed timed launch is RUNTIME).
+
+The measurement protocol: :class:`~searchlab.measure.MeasurementProtocol`'s defaults, over
+them the spec's ``Searchlab.Measurement`` block, over that ``problem.measure.*``.
 """
 
 from __future__ import annotations
@@ -85,8 +88,10 @@ class OpenCLKernel(OpenCLKnobProblem):
         self.protocol = _protocol(self.spec, dict(measure or {}))
         if len(self.spec.global_size) != len(self.spec.local_size):
             raise ConfigError(f"GlobalSize has {len(self.spec.global_size)} dimensions, LocalSize {len(self.spec.local_size)}")
+        # the protocol itself, not the override alone: the parent builds its protocol from what it is
+        # given, so passing only `measure` dropped the spec's Measurement block (issue 22, item 5)
         super().__init__(arch=arch, runs=1, limits={**self.spec.limits, **dict(limits or {})}, model=model,
-                         spec=str(self.spec.path), measure=dict(measure or {}))
+                         spec=str(self.spec.path), measure=self.protocol)
         check_names(self.spec, [n for n, _ in self.spec.params])
         values = dict(self.spec.params)
         vectors = [a for a in self.spec.arguments if a.memory == "Vector"]
