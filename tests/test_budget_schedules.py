@@ -48,3 +48,13 @@ def test_the_loop_tells_every_searcher_its_budget() -> None:
     assert searcher.evaluation_budget == 7
     with pytest.raises(ValueError, match="positive"):
         searcher.set_budget(0)
+
+
+def test_auto_tells_its_delegate_the_budget() -> None:
+    """``auto`` on a threshold tree delegates; the delegate's schedule must span the same run."""
+    from searchlab.adapters.synthetic.thresholds import SyntheticThresholds
+    from searchlab.searchers._auto import AutoSearcher
+
+    searcher = AutoSearcher(SyntheticThresholds().space, seed=0, thresholds="simulated_annealing")
+    searcher.set_budget(37)
+    assert searcher._inner is not None and searcher._inner.evaluation_budget == 37

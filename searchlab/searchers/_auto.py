@@ -76,6 +76,12 @@ class AutoSearcher(Searcher):
             name, option = (thresholds, "thresholds") if isinstance(self.space, ThresholdTree) else (dag, "dag")
             self._inner = _delegate_class(name, option)(self.space, direction=self.direction, seed=self.seed)
 
+    def set_budget(self, evaluations: int | None) -> None:
+        """The delegate (thresholds, DAGs) spans the same run, so it hears the budget too."""
+        super().set_budget(evaluations)
+        if self._inner is not None:
+            self._inner.set_budget(evaluations)
+
     @classmethod
     def _check_space(cls, space: Space) -> str | None:
         return None
