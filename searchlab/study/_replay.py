@@ -133,8 +133,10 @@ def _replay(cells: Sequence[Cell], workers: int | None, address: str | None) -> 
                 cause = getattr(exc, "cause", None) or exc
                 errors.append(f"{cell.problem}/{cell.searcher}/seed {cell.seed}: {type(cause).__name__}: {cause}")
                 continue
+            t = time.perf_counter()
             publish(cell.run_dir, outcome)  # the driver writes; the task wrote nothing of the study's
-            records.append(dict(outcome.record, node=outcome.node))
+            records.append(dict(outcome.record, node=outcome.node, written=outcome.rows.evaluations,
+                                write_s=time.perf_counter() - t))
             _progress(len(records), len(cells), records[-1])
         if errors:
             raise StudyError(f"study: {len(errors)} of {len(cells)} replays failed (the others are recorded; "
