@@ -68,7 +68,9 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nodes]:
     try:
         worker = cluster.add_node(num_cpus=1, num_gpus=2, object_store_memory=80 * 1024**2)
         cluster.wait_for_nodes()
-        yield Nodes(cluster, cluster.address, cluster.head_node.node_id, worker, env)
+        head = cluster.head_node
+        assert head is not None
+        yield Nodes(cluster, cluster.address, head.node_id, worker, env)
     finally:
         ray.shutdown()
         cluster.shutdown()
@@ -172,7 +174,7 @@ def fake_node_gpus() -> list[DeviceInfo]:
 def test_each_gpu_actor_holds_one_gpu_id_and_opens_the_device_it_names(nodes: Nodes) -> None:
     import ray
 
-    from searchlab.execution import RayExecutor
+    from searchlab.execution._ray import RayExecutor
 
     executor = RayExecutor(workers=2, address=nodes.address, timeout_s=60, opencl_lister=fake_node_gpus)
     try:
@@ -257,6 +259,51 @@ def test_joining_a_cluster_without_authentication_is_refused_unless_said_explici
         ray.shutdown()
         mode("token")
         open_cluster.shutdown()
+
+
+class Slow(Problem):
+    """One second per evaluation: long enough to lose a node under it (test double)."""
+
+    name = "slow"
+
+    @property
+    def space(self) -> KnobSpace:
+        return KnobSpace((IntKnob("x", 0, 9),))
+
+    def evaluate(self, config: Config) -> Measurement:
+        time.sleep(1.0)
+        return Measurement.ok(float(config["x"]))  # type: ignore[arg-type]
+
+
+def test_actor_on_a_lost_node_is_recreated_on_a_live_one(nodes: Nodes) -> None:
+    import ray
+
+    from searchlab.execution._ray import RayExecutor
+    from searchlab.records import Status
+    from searchlab.searchers import ExhaustiveSearcher
+
+    problem = Slow()
+    executor = RayExecutor(workers=2, address=nodes.address, timeout_s=120)
+    try:
+        workers = executor.start(problem)
+        assert {w.node for w in workers} == {nodes.head, nodes.worker.node_id}  # one actor per node
+        for candidate in ExhaustiveSearcher(problem.space).ask(2):
+            executor.submit(candidate)
+        nodes.cluster.remove_node(nodes.worker, allow_graceful=False)
+        results: list[Any] = []
+        while len(results) < 2:
+            results += executor.collect(timeout=30)
+        lost = next(w.name for w in workers if w.node == nodes.worker.node_id)
+        assert {r.worker: r.status for r in results}[lost] is Status.CRASHED  # unfinished: recorded as such
+        assert all(w.node == nodes.head for w in executor.workers)  # the new actor lives on the live node
+        (again,) = ExhaustiveSearcher(problem.space).ask(1)
+        executor.submit(again)
+        assert [r.status for r in executor.collect(timeout=60)] == [Status.OK]
+    finally:
+        executor.close()
+        ray.shutdown()
+        nodes.worker = nodes.cluster.add_node(num_cpus=1, num_gpus=2, object_store_memory=80 * 1024**2)
+        nodes.cluster.wait_for_nodes()
 
 
 def test_worker_node_lost_mid_study_every_run_complete_exactly_once(nodes: Nodes, tmp_path: Path) -> None:
