@@ -4,8 +4,9 @@ Why a check of our own: a Ray cluster started without ``RAY_AUTH_MODE=token`` an
 anyone who can reach its ports, and whoever can reach them can run code on every node
 (https://docs.ray.io/en/latest/ray-security/token-auth.html). A client that has token mode
 on still connects to such a cluster without complaint -- the token it sends is simply
-ignored. So after joining we make one request to the cluster's GCS *without* a token: a
-cluster with authentication on refuses it (``UNAUTHENTICATED``), one without answers, and
+ignored. So after joining we make one request to the cluster's GCS *without* a token (Ray's
+own client, in a fresh process with auth off): a cluster with authentication on refuses it
+(``InvalidAuthToken``), one without answers, and
 then the join is refused unless the user said explicitly, with Ray's own switch, that they
 accept it: ``RAY_AUTH_MODE=disabled`` in the driver's environment (the one declaration of
 that choice; nothing in searchlab's configs overrides it).
@@ -52,22 +53,39 @@ def token_environment() -> None:
         Config.initialize("")
 
 
-def answers_without_token(gcs_address: str, timeout_s: float = 10.0) -> bool:
-    """True if the GCS at ``host:port`` answers a request that carries no token."""
-    import grpc
-    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc
+_PROBE = """
+import sys
+from ray._raylet import GcsClient
+try:
+    GcsClient(address=sys.argv[1], cluster_id=sys.argv[2]).internal_kv_get(b"searchlab-auth-probe", None, timeout=20)
+except Exception as exc:
+    print("REFUSED" if "auth" in (type(exc).__name__ + str(exc)).lower() else f"ERROR {type(exc).__name__}")
+else:
+    print("ANSWERED")
+"""
 
-    with grpc.insecure_channel(gcs_address) as channel:
-        stub = gcs_service_pb2_grpc.InternalKVGcsServiceStub(channel)
-        try:
-            request = gcs_service_pb2.InternalKVGetRequest(key=b"searchlab-auth-probe")  # type: ignore[attr-defined]
-            stub.InternalKVGet(request, timeout=timeout_s)
-        except grpc.RpcError as exc:
-            if exc.code() == grpc.StatusCode.UNAUTHENTICATED:
-                return False
-            raise ConfigError(f"the Ray GCS at {gcs_address} did not answer an authentication probe "
-                              f"({exc.code().name})") from None
-    return True
+
+def answers_without_token(gcs_address: str, cluster_id: str) -> bool:
+    """True if the GCS at ``host:port`` answers a request that carries no token.
+
+    Made by Ray's own GCS client in a fresh process with authentication off and no token
+    anywhere it looks (``RAY_AUTH_MODE=disabled``, no ``RAY_AUTH_TOKEN*``, an empty HOME):
+    this process's client is in token mode and would send the token.
+    """
+    import subprocess
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH_TOKEN")}
+    with tempfile.TemporaryDirectory() as home:
+        env.update(RAY_AUTH_MODE="disabled", HOME=home)
+        done = subprocess.run([sys.executable, "-c", _PROBE, gcs_address, cluster_id], env=env, capture_output=True,
+                              text=True, timeout=120)
+    if "ANSWERED" in done.stdout:
+        return True
+    if "REFUSED" in done.stdout or "InvalidAuthToken" in done.stderr or "Unauthenticated" in done.stderr:
+        return False
+    raise ConfigError(f"the Ray GCS at {gcs_address} did not answer an authentication probe "
+                      f"({(done.stdout + done.stderr).strip().splitlines()[-1:] or 'no answer'})")
 
 
 def join_cluster(address: str, what: str) -> None:
@@ -95,7 +113,8 @@ def join_cluster(address: str, what: str) -> None:
               file=sys.stderr, flush=True)
         return
     gcs = ray.get_runtime_context().gcs_address
-    if answers_without_token(gcs):
+    cluster_id = ray._private.worker.global_worker.node.cluster_id.hex()  # type: ignore[union-attr]
+    if answers_without_token(gcs, cluster_id):
         ray.shutdown()
         raise ConfigError(f"{what}={address}: that Ray cluster answers clients without a token (it was started "
                           f"without RAY_AUTH_MODE=token), so anyone who reaches it can run code on it; restart it with "
