@@ -62,6 +62,18 @@ def local_ray_environment() -> None:
         Config.initialize("")
 
 
+def _cpu_per_gpu_actor() -> int:
+    """1 if every node that has GPUs also has a CPU per GPU (a GPU actor then holds one), else 0.
+
+    Per node, not cluster-wide: on a cluster whose GPU node has fewer CPUs than GPUs, a CPU
+    per actor would leave GPU actors unplaceable while the head's CPUs sit idle (issue 24).
+    """
+    import ray
+
+    nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+    return 1 if all(r.get("CPU", 0) >= r.get("GPU", 0) for r in nodes if r.get("GPU", 0) > 0) else 0
+
+
 @dataclass
 class RayExecutorConfig:
     _target_: str = "searchlab.execution.RayExecutor"
@@ -194,7 +206,7 @@ class RayExecutor(Executor):
             n = self.requested or gpus
             if n > gpus:
                 raise ExecutorError(f"executor.workers={n}: the Ray cluster has {gpus} free GPU(s), one worker per GPU")
-            per_cpu = 1 if cpus >= n else 0
+            per_cpu = _cpu_per_gpu_actor()
             return [_Slot(i, {"num_gpus": 1, "num_cpus": per_cpu}, DeviceInfo(kind="gpu")) for i in range(n)]
         if self._need is DeviceNeed.OPENCL:
             return self._plan_cpu_devices(available)
