@@ -201,6 +201,7 @@ def _run(p: Prepared, hydra_dir: str, started: float, guard: Any) -> tuple[dict[
             "versions": package_versions(), "devices": devices,
         }, hydra_dir)
         prior = []
+    store.node_of = executor.node_of  # evaluations.node: where each ran (issue 24)
     if p.cache is not None:
         p.cache.fingerprint = fingerprint
     loop = SearchLoop(p.searcher, executor, p.budget, space=problem.space, store=store, cache=p.cache,

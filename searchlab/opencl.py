@@ -7,6 +7,7 @@ the device their worker owns. Timings come from OpenCL profiling events (DESIGN.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,42 @@ def default_device(kind: str | None = None, cores: tuple[int, ...] = ()) -> Devi
         raise ExecutorError(f"no OpenCL {kind} device found")
     d = devices[0]
     return DeviceInfo(d.kind, d.name, d.platform, d.platform_index, d.device_index, cores, d.gpu_ids)
+
+
+Lister = Callable[[], list[DeviceInfo]]
+
+
+def pinned_device(kind: str, cores: tuple[int, ...] = (), gpu_ids: Sequence[str] = (),
+                  lister: Lister | None = None) -> DeviceInfo:
+    """The OpenCL device a worker owns: for a GPU worker, the one its Ray GPU id names.
+
+    Why: Ray gives each device actor one GPU id and sets ``CUDA_VISIBLE_DEVICES`` to it
+    (issue 24). NVIDIA's OpenCL driver honours that variable, so the worker sees one GPU and
+    it is the one; a driver that ignores it (pocl, AMD's) lists every GPU of the node, in
+    the node's order, and the id is the index into that list. Anything else (no GPU, an id
+    past the list, more than one id) is refused, never a silent shared device.
+    ``lister`` is the enumeration seam (default: pyopencl's platforms, :func:`list_devices`),
+    so a test can drive the choice on a machine without GPUs.
+    """
+    devices = (lister or list_devices)()
+    if kind != "gpu":
+        found = [d for d in devices if d.kind == kind]
+        if not found:
+            raise ExecutorError(f"no OpenCL {kind} device found")
+        d = found[0]
+        return DeviceInfo(d.kind, d.name, d.platform, d.platform_index, d.device_index, cores, ())
+    if len(gpu_ids) != 1:
+        raise ExecutorError(f"a GPU worker needs exactly one GPU id from Ray, got {list(gpu_ids)}")
+    gpus = [d for d in devices if d.kind == "gpu"]
+    gid = str(gpu_ids[0])
+    if len(gpus) == 1:  # the driver honours CUDA_VISIBLE_DEVICES: the only GPU is ours
+        d = gpus[0]
+    elif gid.isdigit() and int(gid) < len(gpus):  # every GPU of the node listed: the id indexes them
+        d = gpus[int(gid)]
+    else:
+        raise ExecutorError(f"GPU id {gid} (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES')}) names "
+                            f"no OpenCL GPU here: {len(gpus)} listed")
+    return DeviceInfo(d.kind, d.name, d.platform, d.platform_index, d.device_index, cores, (gid,))
 
 
 @dataclass

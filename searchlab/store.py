@@ -5,6 +5,11 @@ Every finished evaluation is committed before the searcher hears of it (the loop
 ``synchronous=NORMAL`` survives a killed process; it would take a power cut to lose the
 last commits. A resumed run appends a row to ``sessions`` and continues the same run.
 
+Schema 2 (issue 24) adds where work ran: ``evaluations.node`` (the Ray node id of the
+process that evaluated it; empty outside Ray) and ``runs.nodes`` (the distinct nodes, set
+when the run finishes). A schema-1 database is read as is (its nodes are unknown) and is
+migrated in place (two ``ALTER TABLE ... ADD COLUMN``) when it is opened to resume.
+
 Confirm-phase measurements (searchlab.confirm) are rows of ``evaluations`` with negative
 candidate ids (``meta.phase = "confirm"``): :meth:`RunStore.results` (what the searcher is
 replayed on resume, what studies read) leaves them out, :meth:`RunStore.confirmations` has them.
@@ -17,7 +22,7 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -26,7 +31,8 @@ from searchlab.errors import StoreError, WriteError
 from searchlab.records import Candidate, Config, Result, measurement_from_dict, measurement_to_dict
 
 DB_NAME = "results.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # schema 1: before the node columns (issue 24)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,7 +40,7 @@ CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY, name TEXT, problem TEXT NOT NULL, searcher TEXT NOT NULL, seed INTEGER,
     fingerprint TEXT, direction TEXT, objective_name TEXT, known_optimum REAL,
     config TEXT NOT NULL, space TEXT, versions TEXT, devices TEXT, host TEXT,
-    started REAL NOT NULL, ended REAL, status TEXT NOT NULL, stop_reason TEXT);
+    started REAL NOT NULL, ended REAL, status TEXT NOT NULL, stop_reason TEXT, nodes TEXT);
 CREATE TABLE IF NOT EXISTS sessions (
     id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, pid INTEGER, host TEXT,
     hydra_dir TEXT, started REAL NOT NULL, ended REAL, stop_reason TEXT);
@@ -44,7 +50,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
     proposal TEXT, meta TEXT, status TEXT NOT NULL, failure_mode TEXT NOT NULL, message TEXT,
     objective REAL, samples TEXT, sensors TEXT, datasets TEXT, log TEXT, extra TEXT,
     worker TEXT, device TEXT, t_submit REAL, t_start REAL, t_end REAL,
-    queue_s REAL, compile_s REAL, run_s REAL, charged_s REAL, cache_hit INTEGER NOT NULL,
+    queue_s REAL, compile_s REAL, run_s REAL, charged_s REAL, cache_hit INTEGER NOT NULL, node TEXT,
     UNIQUE (run_id, candidate_id));
 CREATE INDEX IF NOT EXISTS evaluations_config ON evaluations (run_id, config_key);
 """
@@ -81,6 +87,20 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
+def _no_node(worker: str) -> str:
+    return ""
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: the node columns (old rows keep NULL: where they ran is unknown)."""
+    have = {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}
+    if "node" not in have:
+        conn.execute("ALTER TABLE evaluations ADD COLUMN node TEXT")
+    if "nodes" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(runs)")}:
+        conn.execute("ALTER TABLE runs ADD COLUMN nodes TEXT")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, default=str)
 
@@ -90,6 +110,8 @@ class RunStore:
 
     def __init__(self, path: Path, conn: sqlite3.Connection, run_id: int, session_id: int) -> None:
         self.path, self._conn, self.run_id, self.session_id = path, conn, run_id, session_id
+        # worker name -> the node it runs on; the executor's (app.py sets it), "" when unknown
+        self.node_of: Callable[[str], str] = _no_node
 
     @classmethod
     def create(cls, run_dir: str | Path, run: Mapping[str, Any], hydra_dir: str = "") -> RunStore:
@@ -133,8 +155,9 @@ class RunStore:
             run = conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"resume={run_dir}: {DB_NAME} is not a readable searchlab database ({exc})") from None
-        if row is None or int(row[0]) != SCHEMA_VERSION or run is None:
+        if row is None or int(row[0]) not in READABLE_VERSIONS or run is None:
             raise StoreError(f"resume={run_dir}: {DB_NAME} has no run of schema version {SCHEMA_VERSION}")
+        migrate(conn)
         conn.execute("UPDATE runs SET status='running', ended=NULL WHERE id=?", (run[0],))
         return cls(path, conn, int(run[0]), cls._new_session(conn, int(run[0]), hydra_dir))
 
@@ -150,7 +173,7 @@ class RunStore:
             row = dict(self._conn.execute("SELECT * FROM runs WHERE id=?", (self.run_id,)).fetchone())
         finally:
             self._conn.row_factory = None
-        for key in ("config", "space", "versions", "devices"):
+        for key in ("config", "space", "versions", "devices", "nodes"):
             if row.get(key):
                 row[key] = json.loads(row[key])
         return row
@@ -180,13 +203,14 @@ class RunStore:
         self._conn.execute(
             "INSERT INTO evaluations (run_id, session_id, candidate_id, config, config_key, proposal, meta,"
             " status, failure_mode, message, objective, samples, sensors, datasets, log, extra, worker, device,"
-            " t_submit, t_start, t_end, queue_s, compile_s, run_s, charged_s, cache_hit)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " t_submit, t_start, t_end, queue_s, compile_s, run_s, charged_s, cache_hit, node)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (self.run_id, self.session_id, c.id, c.config.to_json(), c.config.key, c.proposal.to_json(),
              _dumps(dict(c.meta)), m.status.value, m.failure_mode.value, m.message, m.objective,
              _dumps(d["samples"]), _dumps(d["sensors"]), _dumps(d["datasets"]), _dumps(d["log"]),
              _dumps(d["extra"]), result.worker, result.device, result.t_submit, result.t_start, result.t_end,
-             max(0.0, result.t_start - result.t_submit), m.compile_s, m.run_s, m.charged, int(result.cache_hit)),
+             max(0.0, result.t_start - result.t_submit), m.compile_s, m.run_s, m.charged, int(result.cache_hit),
+             self.node_of(result.worker) or None),
         )
 
     def results(self) -> list[Result]:
@@ -207,8 +231,10 @@ class RunStore:
 
     def finish(self, stop_reason: str, status: str = "finished", devices: Sequence[Any] | None = None) -> None:
         now = time.time()
-        self._conn.execute("UPDATE runs SET ended=?, status=?, stop_reason=? WHERE id=?",
-                           (now, status, stop_reason, self.run_id))
+        nodes = [r[0] for r in self._conn.execute("SELECT DISTINCT node FROM evaluations WHERE run_id=? AND node"
+                                                  " IS NOT NULL AND node != '' ORDER BY node", (self.run_id,))]
+        self._conn.execute("UPDATE runs SET ended=?, status=?, stop_reason=?, nodes=? WHERE id=?",
+                           (now, status, stop_reason, _dumps(nodes), self.run_id))
         if devices is not None:
             self._conn.execute("UPDATE runs SET devices=? WHERE id=?", (_dumps(list(devices)), self.run_id))
         self._conn.execute("UPDATE sessions SET ended=?, stop_reason=? WHERE id=?", (now, stop_reason, self.session_id))
@@ -241,5 +267,19 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
         return store.run_info(), store.results()
     except (sqlite3.DatabaseError, TypeError) as exc:
         raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
+    finally:
+        conn.close()
+
+
+def node_counts(run_dir: str | Path) -> dict[str, int]:
+    """Evaluations of a run per node ("" for unknown: a schema-1 run or one outside Ray)."""
+    path = Path(run_dir) / DB_NAME
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    try:
+        if "node" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}:
+            return {"": int(conn.execute("SELECT COUNT(*) FROM evaluations WHERE candidate_id >= 0").fetchone()[0])}
+        rows = conn.execute("SELECT COALESCE(node, ''), COUNT(*) FROM evaluations WHERE candidate_id >= 0"
+                            " GROUP BY 1").fetchall()
+        return {str(n): int(c) for n, c in rows}
     finally:
         conn.close()

@@ -144,6 +144,16 @@ def test_bad_thread_override_is_refused_before_anything_is_written(in_tmp: Path,
     assert not list(in_tmp.rglob("*"))
 
 
+def test_ray_auth_mode_typo_is_refused_before_joining(in_tmp: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Ray reads an unknown RAY_AUTH_MODE as 'disabled': a typo must not turn auth off (issue 24)."""
+    monkeypatch.setenv("RAY_AUTH_MODE", "tokn")
+    status, err = _refused(["problem=synthetic_knobs", "searcher=random", "executor=ray",
+                            "executor.address=127.0.0.1:1"], capsys)
+    assert status == 2 and len(err) == 1 and "RAY_AUTH_MODE='tokn'" in err[0], err
+    assert not list(in_tmp.rglob("*"))
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from searchlab.app import execute

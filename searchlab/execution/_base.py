@@ -21,6 +21,21 @@ ProblemSource = Union[Problem, Mapping[str, Any]]  # an object, or a Hydra confi
 class WorkerInfo:
     name: str
     device: DeviceInfo
+    node: str = ""  # Ray's node id of the worker's process ("" outside Ray)
+
+
+def current_node() -> str:
+    """Ray's node id of this process, "" when it is not part of a Ray cluster (issue 24).
+
+    Ray is never imported for this: a process that has not imported it is not in a cluster.
+    """
+    import sys
+
+    if "ray" not in sys.modules:
+        return ""
+    import ray
+
+    return str(ray.get_runtime_context().get_node_id()) if ray.is_initialized() else ""
 
 
 class Executor(ABC):
@@ -56,6 +71,11 @@ class Executor(ABC):
     @abstractmethod
     def call(self, method: str, *args: Any) -> Any:
         """Run ``problem.method(*args)`` on a worker (for run-end validation)."""
+
+    def node_of(self, worker: str) -> str:
+        """The node ``worker`` runs on, recorded with each evaluation (``evaluations.node``):
+        in process, this process's node (a replay task's, in a study on a cluster)."""
+        return current_node()
 
     def proposer_cores(self) -> int | None:
         """Cores left to the searcher in this process while the workers evaluate (the thread

@@ -62,6 +62,18 @@ def local_ray_environment() -> None:
         Config.initialize("")
 
 
+def _cpu_per_gpu_actor() -> int:
+    """1 if every node that has GPUs also has a CPU per GPU (a GPU actor then holds one), else 0.
+
+    Per node, not cluster-wide: on a cluster whose GPU node has fewer CPUs than GPUs, a CPU
+    per actor would leave GPU actors unplaceable while the head's CPUs sit idle (issue 24).
+    """
+    import ray
+
+    nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+    return 1 if all(r.get("CPU", 0) >= r.get("GPU", 0) for r in nodes if r.get("GPU", 0) > 0) else 0
+
+
 @dataclass
 class RayExecutorConfig:
     _target_: str = "searchlab.execution.RayExecutor"
@@ -72,25 +84,33 @@ class RayExecutorConfig:
 
 
 class EvaluatorActor:
-    """Runs inside a Ray worker process; wrapped with ``ray.remote`` at start."""
+    """Runs inside a Ray worker process; wrapped with ``ray.remote`` at start.
 
-    def __init__(self, source: ProblemSource, device: DeviceInfo, need: str) -> None:
+    A GPU actor holds one Ray GPU id (``num_gpus=1``) and opens the OpenCL device that id
+    names (:func:`searchlab.opencl.pinned_device`; ``lister`` is its enumeration seam).
+    """
+
+    def __init__(self, source: ProblemSource, device: DeviceInfo, need: str, lister: Any = None) -> None:
         limit_threads(device)  # before pyopencl is imported in this process
         limit_pools(len(device.cores) or None)  # BLAS/OpenMP/torch at Ray's share (docs/threads.md)
         if need == DeviceNeed.OPENCL.value:
             import ray
 
-            from searchlab.opencl import default_device
+            from searchlab.opencl import pinned_device
 
             kind = "gpu" if device.kind == "gpu" else "cpu"
-            found = default_device(kind, device.cores)
             gpu_ids = tuple(str(g) for g in ray.get_gpu_ids()) if kind == "gpu" else ()
-            device = DeviceInfo(found.kind, found.name, found.platform, found.platform_index,
-                                found.device_index, device.cores, gpu_ids)
+            device = pinned_device(kind, device.cores, gpu_ids, lister)
         self.runtime = WorkerRuntime(source, device)
 
-    def ready(self) -> tuple[DeviceInfo, int]:
-        return self.runtime.device, os.getpid()
+    def ready(self) -> tuple[DeviceInfo, int, str]:
+        from searchlab.execution._base import current_node
+
+        return self.runtime.device, os.getpid(), current_node()
+
+    def environment(self) -> dict[str, str]:
+        """What the worker sees of its placement (tests, diagnostics)."""
+        return {k: os.environ.get(k, "") for k in ("CUDA_VISIBLE_DEVICES", "POCL_CPU_MAX_CU_COUNT")}
 
     def evaluate(self, config: Any) -> tuple[Measurement, float, float]:
         return self.runtime.evaluate(config)
@@ -110,6 +130,7 @@ class _Slot:
     ref: Any = None
     submitted: float = 0.0
     pid: int = 0
+    node: str = ""
     replaced: int = field(default=0)
 
 
@@ -117,19 +138,25 @@ class RayExecutor(Executor):
     name = "ray"
 
     def __init__(self, workers: int | None = None, timeout_s: float | None = 600.0, address: str | None = None,
-                 cpus_per_worker: int | None = None) -> None:
+                 cpus_per_worker: int | None = None, opencl_lister: Any = None) -> None:
         if workers is not None and workers < 1:
             raise ConfigError(f"executor.workers={workers}: must be a positive integer or null")
         if timeout_s is not None and timeout_s <= 0:
             raise ConfigError(f"executor.timeout_s={timeout_s}: must be positive or null")
         if cpus_per_worker is not None and cpus_per_worker < 0:
             raise ConfigError(f"executor.cpus_per_worker={cpus_per_worker}: must be >= 0 or null")
+        if address or os.environ.get("RAY_ADDRESS"):
+            from searchlab.execution._join import auth_mode
+
+            auth_mode()  # a typo in RAY_AUTH_MODE is refused before anything starts
         self.requested, self.timeout_s, self.address, self.cpus_per_worker = workers, timeout_s, address, cpus_per_worker
         self._slots: list[_Slot] = []
         self._started_ray = False
         self._source: ProblemSource | None = None
         self._need = DeviceNeed.NONE
         self._remote: Any = None
+        self._lister = opencl_lister  # the OpenCL enumeration seam (searchlab.opencl.pinned_device)
+        self._nodes: dict[str, str] = {}  # worker name -> Ray node id, replaced workers included
 
     # -- start-up ------------------------------------------------------------------------
     def _init_ray(self) -> None:
@@ -143,7 +170,9 @@ class RayExecutor(Executor):
             return
         kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
         if address:  # join: "auto" finds a cluster started with `ray start` on this machine
-            ray.init(address=address, **kwargs)
+            from searchlab.execution._join import join_cluster
+
+            join_cluster(address, "executor.address" if self.address else "RAY_ADDRESS")
             return
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
         ray.init(address="local", num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
@@ -177,7 +206,7 @@ class RayExecutor(Executor):
             n = self.requested or gpus
             if n > gpus:
                 raise ExecutorError(f"executor.workers={n}: the Ray cluster has {gpus} free GPU(s), one worker per GPU")
-            per_cpu = 1 if cpus >= n else 0
+            per_cpu = _cpu_per_gpu_actor()
             return [_Slot(i, {"num_gpus": 1, "num_cpus": per_cpu}, DeviceInfo(kind="gpu")) for i in range(n)]
         if self._need is DeviceNeed.OPENCL:
             return self._plan_cpu_devices(available)
@@ -217,8 +246,11 @@ class RayExecutor(Executor):
         self._remote = ray.remote(max_restarts=0, max_task_retries=0)(EvaluatorActor)
         try:
             self._slots = self._plan()
+            if not self._started_ray:  # a joined cluster: one worker per node before two on one (issue 24)
+                for slot in self._slots:
+                    slot.options["scheduling_strategy"] = "SPREAD"
             for slot in self._slots:
-                slot.actor = self._remote.options(**slot.options).remote(self._source, slot.device, self._need.value)
+                slot.actor = self._spawn(slot)
             for slot in self._slots:
                 self._await_ready(slot)
         except BaseException:
@@ -231,14 +263,21 @@ class RayExecutor(Executor):
         from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
         try:
-            device, slot.pid = ray.get(slot.actor.ready.remote(), timeout=STARTUP_TIMEOUT_S)
+            device, slot.pid, slot.node = ray.get(slot.actor.ready.remote(), timeout=STARTUP_TIMEOUT_S)
         except GetTimeoutError:
             raise ExecutorError(f"worker {slot.index} did not start within {STARTUP_TIMEOUT_S:.0f} s "
                                 f"(resources {slot.options} could not be placed, or setup hung)") from None
         except (RayActorError, RayTaskError) as exc:
             cause = getattr(exc, "cause", None) or exc
             raise ExecutorError(f"worker {slot.index} failed while building the problem: {cause}") from None
-        slot.info = WorkerInfo(f"ray-{slot.index}" + (f".{slot.replaced}" if slot.replaced else ""), device)
+        slot.info = WorkerInfo(f"ray-{slot.index}" + (f".{slot.replaced}" if slot.replaced else ""), device, slot.node)
+        self._nodes[slot.info.name] = slot.node
+
+    def _spawn(self, slot: _Slot) -> Any:
+        return self._remote.options(**slot.options).remote(self._source, slot.device, self._need.value, self._lister)
+
+    def node_of(self, worker: str) -> str:
+        return self._nodes.get(worker, "")
 
     def proposer_cores(self) -> int | None:
         """This machine's cores minus those the evaluators hold (a cluster we started; a
@@ -271,9 +310,12 @@ class RayExecutor(Executor):
     def _replace(self, slot: _Slot) -> None:
         import ray
 
-        ray.kill(slot.actor, no_restart=True)
+        try:
+            ray.kill(slot.actor, no_restart=True)
+        except Exception:  # its node may be gone: the new actor is placed on a live one
+            pass
         slot.replaced += 1
-        slot.actor = self._remote.options(**slot.options).remote(self._source, slot.device, self._need.value)
+        slot.actor = self._spawn(slot)
         self._await_ready(slot)
 
     def _finish(self, slot: _Slot, measurement: Measurement, start: float, end: float) -> Result:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from searchlab.study import _metrics as M
+from searchlab.study import _nodes as N
 from searchlab.study import _report_pairs as P
 from searchlab.study._aggregate import StudyData
 from searchlab.study._headline import headlines
@@ -189,6 +190,7 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
         parts.append("<h2>Validation (threshold problems; medians over runs, as paper 003 Table 6.2)</h2>")
         for problem, vrows in data.validation.items():
             parts.append(f"<h3>{html.escape(problem)}</h3>" + _html_table(vrows))
+    parts.append(N.html_section(data.runs, _html_table))  # issue 24: work per node
     parts.append("<h2>Definitions</h2><dl>" + "".join(
         f"<dt><b>{html.escape(k)}</b></dt><dd>{html.escape(v)}</dd>" for k, v in DEFINITIONS) + "</dl>")
     parts.append("<details><summary>All metrics</summary>" + _html_table(data.rows) + "</details>")
@@ -213,6 +215,7 @@ def render_markdown(data: StudyData, meta: Mapping[str, Any]) -> str:
     lines += P.markdown(data.comparisons)
     for problem, vrows in data.validation.items():
         lines += [f"## Validation: {problem}", "", _md_table(vrows)]
+    lines += N.markdown_section(data.runs, _md_table)  # issue 24: work per node
     lines += ["## Definitions", ""] + [f"- **{k}**: {v}" for k, v in DEFINITIONS]
     return "\n".join(lines) + "\n"
 
