@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,13 +105,13 @@ def test_replay_task_caps_pools_inside_ray(monkeypatch: pytest.MonkeyPatch, tmp_
     if not started:
         pytest.skip("Ray was already running in this process with another environment")
 
-    def probe(cell: Cell, cwd: str) -> tuple[str | None, dict[str, str | None], dict[str, int], dict[str, object]]:
+    def probe(cell: Cell, cwd: str) -> tuple[str | None, dict[str, str | None], dict[str, int], dict[str, Any]]:
         inherited = os.environ.get("OMP_NUM_THREADS")
         import numpy  # noqa: F401  (OpenBLAS sizes its pool now, from the inherited variable)
 
         if with_torch:
             import torch  # noqa: F401
-        record = _replay._task(cell, cwd)
+        record = _replay._task(cell, cwd).record  # the task returns its rows to the driver (ReplayOutcome)
         env = {k: os.environ.get(k) for k in threads.ENV_VARS}
         return inherited, env, threads.observed_threads(), record
 
