@@ -94,6 +94,10 @@ def _options(group: str) -> list[str]:
         lines.append(f"  {name:<22} {description}")
         if options:
             lines.append(" " * 25 + ", ".join(f"{k}={v}" for k, v in options.items()))
+        if group == "searcher":  # the ranges problem=searcher_settings tunes (searchlab/searchers/_tunable.py)
+            from searchlab.searchers._tunable import registered_ranges_text
+
+            lines += [" " * 25 + t for t in [registered_ranges_text(name)] if t]
     return lines
 
 
