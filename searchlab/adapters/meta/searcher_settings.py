@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from searchlab.adapters.meta._train import SCORES, replay, train_table
 from searchlab.errors import ConfigError, EvaluationError
@@ -41,6 +41,9 @@ from searchlab.records import Config, Direction, FailureMode, Measurement
 from searchlab.searchers._schema import option_defaults
 from searchlab.searchers._tunable import Tunable, tunable_ranges
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
+
+if TYPE_CHECKING:
+    from searchlab.searchers import Searcher
 
 
 @dataclass
@@ -118,6 +121,8 @@ class SearcherSettings(Problem):
             reason = cls.incompatibility(table.space)
             if reason:
                 raise ConfigError(f"problem.train: {p!r}: {reason}")
+            if score == "methodology":  # its range and baseline depend on the table only: refuse before any run
+                SCORES[score](table, [[loss_of_best(table)] * int(budget)])
         super().__init__(searcher=searcher, train=paths, seeds=int(seeds), budget=int(budget), score=score,
                          options=sorted(self.ranges))
         self.searcher, self.seeds, self.budget, self.score = searcher, int(seeds), int(budget), score
@@ -188,10 +193,21 @@ class SearcherSettings(Problem):
         return out
 
 
-def registry_class(name: str) -> type:
-    from searchlab import registry
+def loss_of_best(table: Any) -> float:
+    from searchlab.records import loss
 
-    return registry.searcher_class(name)
+    best = table.best()
+    return loss(best[1], table.direction)
+
+
+def registry_class(name: str) -> type[Searcher]:
+    from searchlab import registry
+    from searchlab.searchers import Searcher
+
+    cls = registry.searcher_class(name)
+    if not issubclass(cls, Searcher):
+        raise ConfigError(f"problem.searcher={name}: its target is not a Searcher")
+    return cls
 
 
 def overrides(searcher: str, settings: Mapping[str, Any]) -> list[str]:
