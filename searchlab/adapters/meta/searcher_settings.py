@@ -204,6 +204,9 @@ def registry_class(name: str) -> type[Searcher]:
     from searchlab import registry
     from searchlab.searchers import Searcher
 
+    if name not in registry.searchers():
+        raise ConfigError(f"problem.searcher={name}: no such searcher is registered "
+                          f"(available: {', '.join(sorted(registry.searchers()))})")
     cls = registry.searcher_class(name)
     if not issubclass(cls, Searcher):
         raise ConfigError(f"problem.searcher={name}: its target is not a Searcher")
