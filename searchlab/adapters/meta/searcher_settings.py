@@ -147,19 +147,21 @@ class SearcherSettings(Problem):
         """The score of ``settings`` (the searcher's defaults for options not given)."""
         started = time.perf_counter()
         jobs = [(p, s) for p in self.tables for s in range(self.seeds)]
-        curves = self._run(settings, jobs)
+        parallel = _ray_running() and len(jobs) > 1
+        curves = self._run(settings, jobs, parallel)
         per_table = {}
         for p, table in self.tables.items():
             mine = [c for (q, _), c in zip(jobs, curves) if q == p]
             per_table[_label(p)] = SCORES[self.score](table, mine)
         value = sum(per_table.values()) / len(per_table)
         wall = time.perf_counter() - started
+        extra = {"replays": len(jobs), "budget": self.budget, "inner": "ray tasks" if parallel else "in process"}
         return Measurement.ok(value, sensors={f"score_{k}": v for k, v in per_table.items()}, run_s=wall,
-                              charged_s=wall, extra={"replays": len(jobs), "budget": self.budget})
+                              charged_s=wall, extra=extra)
 
-    def _run(self, settings: Mapping[str, Any], jobs: list[tuple[str, int]]) -> list[list[float]]:
+    def _run(self, settings: Mapping[str, Any], jobs: list[tuple[str, int]], parallel: bool) -> list[list[float]]:
         try:
-            if _ray_running() and len(jobs) > 1:
+            if parallel:
                 return self._run_ray(settings, jobs)
             return [replay(self.searcher, settings, p, s, self.budget) for p, s in jobs]
         except ConfigError as exc:  # the constructor refused these settings
