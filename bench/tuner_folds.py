@@ -66,7 +66,19 @@ def fold(held: str, args: argparse.Namespace, out: Path) -> dict:
             "train_score_tuned": summary["best"]["objective"], "train_score_default": summary["report"].get("default_score"),
             "test_default": float(default.mean()), "test_tuned": float(mine.mean()), "diff_mean": mean,
             "diff_ci95": [lo, hi], "wilcoxon_p": p, "verdict": verdict, "test_seeds": len(seeds),
+            "test_default_per_seed": default.tolist(), "test_tuned_per_seed": mine.tolist(),
             "wall_s": round(time.time() - started, 1)}
+
+
+def pooled(results: list[dict]) -> dict:
+    """Every fold's pairs together (pairs = held-out table x seed), as the study pools problems."""
+    from searchlab.study import _stats as S
+
+    default = np.concatenate([r["test_default_per_seed"] for r in results])
+    mine = np.concatenate([r["test_tuned_per_seed"] for r in results])
+    mean, lo, hi = (float(v[0]) for v in S.bootstrap_band((mine - default)[:, None]))
+    return {"pairs": int(default.size), "test_default": float(default.mean()), "test_tuned": float(mine.mean()),
+            "diff_mean": mean, "diff_ci95": [lo, hi], "wilcoxon_p": S.wilcoxon_pair(mine, default)[1]}
 
 
 def main() -> None:
@@ -87,7 +99,8 @@ def main() -> None:
         results.append(fold(held, args, out))
         print(json.dumps(results[-1]), flush=True)
         payload = {"searcher": args.searcher, "meta": args.meta, "meta_evaluations": args.meta_evaluations,
-                   "train_seeds": args.train_seeds, "budget": args.budget, "score": "fraction", "folds": results}
+                   "train_seeds": args.train_seeds, "budget": args.budget, "score": "fraction", "folds": results,
+                   "pooled": pooled(results)}
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(payload, indent=1) + "\n")
 
