@@ -155,3 +155,33 @@ def test_the_best_settings_round_trip_through_the_cli(tmp_path: Path) -> None:
         value = points.get(n, value)
         curve.append(1.0 / value)  # optimum 1.0, minimised time
     assert summary["best"]["objective"] == pytest.approx(sum(curve) / 3, abs=1e-9)
+
+
+def test_with_the_ray_executor_inner_replays_fan_out_and_give_the_same_scores(tables: list[str]) -> None:
+    """executor=ray: each evaluation runs in an actor that sends its table x seed replays out as Ray tasks."""
+    import ray
+
+    from searchlab.adapters.meta import SearcherSettings
+    from searchlab.api import optimize
+    from searchlab.execution._ray import LOOPBACK, RayExecutor, local_ray_environment
+    from searchlab.loop import Budget
+    from searchlab.searchers import RandomSearcher
+
+    problem = SearcherSettings("genetic", tables, seeds=2, budget=4, options=["method"])
+    local_ray_environment()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=128 * 1024**2,
+             logging_level="ERROR", _node_ip_address=LOOPBACK)
+    try:
+        executor = RayExecutor(workers=1)
+        executor.start(problem)
+        try:
+            outcome = optimize(problem, RandomSearcher(problem.space, seed=0), Budget(evaluations=2), executor=executor)
+        finally:
+            executor.close()
+    finally:
+        ray.shutdown()
+    assert len(outcome.results) == 2
+    for result in outcome.results:
+        assert result.measurement.extra["inner"] == "ray tasks"
+        here = problem.evaluate(result.config)  # Ray is down now: in process
+        assert here.extra["inner"] == "in process" and here.objective == result.objective
