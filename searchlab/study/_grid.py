@@ -143,7 +143,8 @@ def _split_plan(cfg: Any, povers: dict[str, list[str]], searchers: dict[str, tup
     from searchlab.study._split import folds, table_path, tune
 
     split = _plain(cfg.get("split")) or {}
-    tuned = {label: t for label, (_, t) in searchers.items() if t is not None}
+    evaluations = (_plain(cfg.budget) or {}).get("evaluations") or 100
+    tuned = {label: {**t, "budget": t["budget"] or evaluations} for label, (_, t) in searchers.items() if t is not None}
     need = "leave_one_out" in split or bool(tuned)
     paths = {label: table_path(label, _compose_run(p)["problem"]) if need else None for label, p in povers.items()}
     plan, notes = folds(split, paths), []

@@ -8,10 +8,11 @@ A study may split its problems into training and test problems (``study.split``)
 
 Anything chosen from data is chosen on a fold's training problems only: a searcher given as
 ``{overrides: [searcher=NAME, ...], tune: {searcher: META, evaluations: E, seeds: S, budget: B}}``
-has its Tunable settings tuned per fold by an ordinary ``problem=searcher_settings`` run on the
-fold's training tables (``<study>/tuning/<searcher label>/<fold>``, resumed or kept like any run),
-and runs on the fold's test problems with the tuned settings. Only test problems are run in the
-grid, so the report (its paired intervals included) shows test-set results only.
+(``budget`` defaults to the study's ``budget.evaluations``) has its Tunable settings tuned per fold
+by an ordinary ``problem=searcher_settings`` run on the fold's training tables
+(``<study>/tuning/<searcher label>/<fold>``, resumed or kept like any run), and runs on the fold's
+test problems with the tuned settings. Only test problems are run in the grid, so the report (its
+paired intervals included) shows test-set results only.
 
 The kernel and device of a problem are read from its table: a Kernel Tuner cache's ``kernel_name``
 and ``device_name``; our tables' ``meta.problem`` and ``device``; a T4 file's ``metadata``; where
@@ -126,7 +127,8 @@ def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
         return spec["overrides"], None
     if not isinstance(tune, Mapping) or set(tune) - TUNE_KEYS:
         raise ConfigError(f"study.searchers.{label}.tune: a mapping with keys from {sorted(TUNE_KEYS)}")
-    return spec["overrides"], {"searcher": "optuna_tpe", "evaluations": 30, "seeds": 5, "budget": 100,
+    # budget None: the study's own budget.evaluations (filled in by the grid)
+    return spec["overrides"], {"searcher": "optuna_tpe", "evaluations": 30, "seeds": 5, "budget": None,
                                "score": "fraction", "seed": 0, **dict(tune)}
 
 
