@@ -104,3 +104,37 @@ def test_the_grid_runs_only_test_problems(tmp_path: Path) -> None:
     cells, notes = make_cells(cfg, tmp_path)
     assert {c.problem for c in cells} == {"k2"} and len(cells) == 2
     assert any("train ['k1'], test ['k2']" in n for n in notes)
+
+
+def test_a_tuned_searcher_is_tuned_per_fold_on_training_tables_only(tmp_path: Path, four: dict[str, str | None]) -> None:
+    import json
+
+    from omegaconf import OmegaConf
+
+    from searchlab.study._config import StudyConfig
+    from searchlab.study._grid import make_cells
+
+    problems = {label: ["problem=kernel_tuner_cache", f"problem.path={path}"] for label, path in four.items()}
+    cfg = OmegaConf.merge(OmegaConf.structured(StudyConfig), {
+        "problems": problems, "seeds": 1, "budget": {"evaluations": 3}, "split": {"leave_one_out": "device"},
+        "searchers": {"plain": "genetic", "tuned": {"overrides": ["searcher=genetic"],
+                                                    "tune": {"searcher": "random", "evaluations": 2, "seeds": 1}}}})
+    cells, notes = make_cells(cfg, tmp_path)
+    assert sorted((c.problem, c.searcher) for c in cells) == sorted((p, s) for p in four for s in ("plain", "tuned"))
+    runs = sorted((tmp_path / "tuning" / "tuned").iterdir())
+    assert [r.name for r in runs] == ["device_A100", "device_MI250X", "device_W6600"]
+    for run in runs:  # each fold's tuning replayed its training tables only, at the study's budget
+        summary = json.loads((run / "summary.json").read_text())
+        best = summary["best"]["config"]
+        held = {"device_A100": ("p1", "p2"), "device_MI250X": ("p4",), "device_W6600": ("p3",)}[run.name]
+        from searchlab.store import read_run
+
+        problem = read_run(run)[0]["config"]["problem"]
+        assert sorted(Path(t).name for t in problem["train"]) == sorted(f"{p}.json.gz" for p in four if p not in held)
+        assert problem["budget"] == 3 and problem["seeds"] == 1
+        for cell in cells:
+            if cell.searcher == "tuned" and cell.problem in held:
+                assert {k: cell.cfg["searcher"][k] for k in best} == best
+    assert any("tuned tuned on ['p3', 'p4'] (device=A100)" in n for n in notes)
+    train_of_a100 = [n for n in notes if n.startswith("split device=A100")]
+    assert train_of_a100 == ["split device=A100: train ['p3', 'p4'], test ['p1', 'p2'] (test results only)"]
