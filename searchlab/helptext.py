@@ -252,8 +252,25 @@ def focused(conf: Path, group: str, name: str) -> str:
     if not values:
         lines.append("  (no options)")
     where = _where(group, name)
+    ranges = _ranges(group, name)
     for key, value in values.items():
         shown = "(required)" if value == "???" else _value(value, key + " " + where)
         phrase = said.get(key) or _type_phrase(hints.get(key, type(value)))
+        if key in ranges:  # the range problem=searcher_settings tunes (searchlab/searchers/_tunable.py)
+            phrase += f"; tunable {ranges[key].describe()}"
         lines.append(_fit(f"{f'  {group}.{key}={shown}':<36}  {phrase}"))
     return "\n".join(lines) + "\n"
+
+
+def _ranges(group: str, name: str) -> dict[str, Any]:
+    """A searcher's tunable ranges, declared once in its constructor signature (``Annotated``)."""
+    if group != "searcher":
+        return {}
+    from searchlab import registry
+    from searchlab.errors import ConfigError
+    from searchlab.searchers._tunable import tunable_ranges
+
+    try:
+        return dict(tunable_ranges(registry.searcher_class(name)))
+    except ConfigError:
+        return {}

@@ -48,6 +48,8 @@ def _file(tmp: Path, name: str, data: bytes) -> Path:
     return path
 
 
+SETTINGS = ["problem=searcher_settings", "searcher=random"]
+TWO = {"1": {"x": 1, "time": 1.0}, "2": {"x": 2, "time": 2.0}}
 ALL_FAILED = {"1": {"x": 1, "time": "CompilationFailedConfig"}, "2": {"x": 2, "time": "InvalidConfig"}}
 CASES: dict[str, Case] = {
     # the existing ones
@@ -110,6 +112,18 @@ CASES: dict[str, Case] = {
     "misspelt budget key": lambda t: (["budget.evaluationz=3"], "(did you mean 'evaluations'?) (valid keys: evaluations,"),
     "relative resume path": lambda t: (["resume=runs/nowhere"], f"{t / 'runs' / 'nowhere'}: no results.db"),
     "relative table path": lambda t: (["problem=table", "problem.path=tables/t.json.gz"], f"'{t / 'tables' / 't.json.gz'}'"),
+    # issue 23: problem=searcher_settings
+    "settings unknown searcher": lambda t: ([*SETTINGS, "problem.searcher=nope", f"problem.train=[{_kt(t, TWO)}]"],
+                                            "problem.searcher=nope"),
+    "settings no tunables": lambda t: ([*SETTINGS, "problem.searcher=random", f"problem.train=[{_kt(t, TWO)}]"],
+                                       "problem.searcher=random"),
+    "settings no train": lambda t: ([*SETTINGS, "problem.searcher=genetic"], "problem.train"),
+    "settings missing train": lambda t: ([*SETTINGS, "problem.searcher=genetic", f"problem.train=[{t / 'no.json.gz'}]"],
+                                         "no.json.gz"),
+    "settings unsupported train": lambda t: ([*SETTINGS, "problem.searcher=genetic",
+                                              f"problem.train=[{_file(t, 'x.txt', b'hi')}]"], "x.txt"),
+    "settings seeds 0": lambda t: ([*SETTINGS, "problem.searcher=genetic", f"problem.train=[{_kt(t, TWO)}]",
+                                    "problem.seeds=0"], "problem.seeds=0"),
 }
 
 

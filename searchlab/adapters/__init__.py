@@ -16,6 +16,7 @@ _PACKAGES = [
     "searchlab.adapters.futhark",
     "searchlab.adapters.knobs",
     "searchlab.adapters.user",
+    "searchlab.adapters.meta",
 ]
 
 

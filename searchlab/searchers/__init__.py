@@ -45,6 +45,7 @@ from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._simple import SimpleConfig, SimpleSearcher
 from searchlab.searchers._simulated_annealing import SimulatedAnnealingConfig, SimulatedAnnealingSearcher
 from searchlab.searchers._tag import TagConfig, TagSearcher
+from searchlab.searchers._tunable import Tunable, tunable_ranges
 from searchlab.searchers._uct import UctConfig, UctSearcher
 
 SCHEMAS: dict[str, type] = {
@@ -106,6 +107,8 @@ __all__ = [
     "SimulatedAnnealingSearcher",
     "SubproblemGraph",
     "TagSearcher",
+    "Tunable",
     "UctSearcher",
     "searcher_config",
+    "tunable_ranges",
 ]

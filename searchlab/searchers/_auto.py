@@ -26,6 +26,7 @@ from searchlab.records import Candidate, Config, Result
 from searchlab.searchers._auto_knobs import KnobModel
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import KnobSpace, Space, ThresholdTree
 
 
@@ -49,8 +50,11 @@ class AutoSearcher(Searcher):
     # prior on the GP's length scales (0: none, plain maximum likelihood); min_feasibility: model steps
     # skip candidates predicted to fail with probability above 1 - this while any other is left (0: EI x p only);
     # thresholds / dag: the delegate on threshold trees / derivation DAGs.
-    def __init__(self, space: Space, *, initial: int = 10, candidates: int = 20000, local_every: int = 3,
-                 refit_every: int = 5, alignment: bool = True, prior: float = 1.0, min_feasibility: float = 0.5,
+    def __init__(self, space: Space, *, initial: Annotated[int, Tunable(3, 40, log=True)] = 10, candidates: int = 20000,
+                 local_every: Annotated[int, Tunable(0, 8)] = 3, refit_every: Annotated[int, Tunable(1, 10)] = 5,
+                 alignment: Annotated[bool, Tunable(choices=(True, False))] = True,
+                 prior: Annotated[float, Tunable(choices=(0.0, 0.25, 0.5, 1.0, 2.0, 4.0))] = 1.0,
+                 min_feasibility: Annotated[float, Tunable(0.0, 0.9)] = 0.5,
                  thresholds: str = "binary", dag: str = "tag", **kwargs: Any) -> None:
         for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
                                    ("refit_every", refit_every, 1)):

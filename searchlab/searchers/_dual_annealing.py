@@ -44,6 +44,7 @@ from searchlab.records import Config
 from searchlab.searchers._neighbours import Grid
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Space
 
 PENALTY = 1e20
@@ -109,8 +110,11 @@ class _AnnealingThread(threading.Thread):
 class DualAnnealingSearcher(SequentialSearcher):
     name = "dual_annealing"
 
-    def __init__(self, space: Space, *, method: str = "COBYLA", maxiter: int = 1000, maxfun: int | None = None,
-                 initial_temp: float = 5230.0, visit: float = 2.62, accept: float = -5.0, **kwargs: object) -> None:
+    def __init__(self, space: Space, *, method: Annotated[str, Tunable(choices=METHODS[:6])] = "COBYLA",
+                 maxiter: int = 1000, maxfun: int | None = None,
+                 initial_temp: Annotated[float, Tunable(10.0, 5e4, log=True)] = 5230.0,
+                 visit: Annotated[float, Tunable(1.5, 3.0)] = 2.62,
+                 accept: Annotated[float, Tunable(-1000.0, -5.0)] = -5.0, **kwargs: object) -> None:
         if method not in METHODS:
             raise ConfigError(f"searcher.method={method!r}: must be one of {list(METHODS)}")
         if maxiter < 1 or (maxfun is not None and maxfun < 1):

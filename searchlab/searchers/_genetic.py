@@ -31,6 +31,7 @@ from searchlab.records import Config
 from searchlab.searchers._neighbours import Index
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Space
 
 Crossover = Callable[[Index, Index, np.random.Generator], tuple[Index, Index]]
@@ -72,8 +73,10 @@ CROSSOVERS: dict[str, Crossover] = {
 class GeneticSearcher(SequentialSearcher):
     name = "genetic"
 
-    def __init__(self, space: Space, *, popsize: int = 30, maxiter: int = 30, method: str = "uniform",
-                 mutation_chance: int = 20, **kwargs: object) -> None:
+    def __init__(self, space: Space, *, popsize: Annotated[int, Tunable(4, 64, log=True)] = 30,
+                 maxiter: Annotated[int, Tunable(5, 150, log=True)] = 30,
+                 method: Annotated[str, Tunable(choices=tuple(CROSSOVERS))] = "uniform",
+                 mutation_chance: Annotated[int, Tunable(2, 50, log=True)] = 20, **kwargs: object) -> None:
         if method not in CROSSOVERS:
             raise ConfigError(f"searcher.method={method!r}: must be one of {list(CROSSOVERS)}")
         if popsize < 2 or maxiter < 1 or mutation_chance < 1:

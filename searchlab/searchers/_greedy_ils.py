@@ -34,14 +34,16 @@ from searchlab.records import Config
 from searchlab.searchers._neighbours import check_method
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Space
 
 
 class GreedyIlsSearcher(SequentialSearcher):
     name = "greedy_ils"
 
-    def __init__(self, space: Space, *, neighbour: str = "hamming", random_walk: float = 0.3,
-                 no_improvement: int = 50, **kwargs: object) -> None:
+    def __init__(self, space: Space, *, neighbour: Annotated[str, Tunable(choices=("hamming", "adjacent"))] = "hamming",
+                 random_walk: Annotated[float, Tunable(0.0, 1.0)] = 0.3,
+                 no_improvement: Annotated[int, Tunable(5, 200, log=True)] = 50, **kwargs: object) -> None:
         self.neighbour = check_method(neighbour)
         if self.neighbour == "strictly_adjacent":
             raise ConfigError("searcher.neighbour='strictly_adjacent': greedy_ils climbs one knob at a time; "

@@ -19,6 +19,7 @@ from searchlab.records import Candidate, Result
 from searchlab.searchers._bandit import _FIRST, DagWalker
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import DerivationGraph, Space
 
 
@@ -27,7 +28,8 @@ class McSearcher(Searcher):
     space_kinds = (DerivationGraph,)
     unique = False  # True on instances with no_repeat
 
-    def __init__(self, space: Space, *, no_repeat: bool = True, arcs: str = "all", **kwargs: Any) -> None:
+    def __init__(self, space: Space, *, no_repeat: Annotated[bool, Tunable(choices=(True, False))] = True,
+                 arcs: str = "all", **kwargs: Any) -> None:
         super().__init__(space, **kwargs)
         self.graph: DerivationGraph = self.space  # type: ignore[assignment]
         self.no_repeat = bool(no_repeat)

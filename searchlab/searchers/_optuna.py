@@ -53,6 +53,7 @@ from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._neighbours import Grid
 from searchlab.searchers._optuna_encoding import DagEncoder, Encoder, KnobEncoder, Meta
 from searchlab.searchers._schema import searcher_config
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import DerivationGraph, KnobSpace, Space
 
 CONSTRAINT = "failed"
@@ -206,8 +207,10 @@ class OptunaTpeSearcher(OptunaSearcher):
     name = "optuna_tpe"
     sampler_label = "TPESampler"
 
-    def __init__(self, space: Space, *, n_startup_trials: int = 10, n_ei_candidates: int = 24,
-                 multivariate: bool = True, group: bool = False, constant_liar: bool = True, **kwargs: Any) -> None:
+    def __init__(self, space: Space, *, n_startup_trials: Annotated[int, Tunable(2, 40, log=True)] = 10,
+                 n_ei_candidates: Annotated[int, Tunable(8, 128, log=True)] = 24,
+                 multivariate: Annotated[bool, Tunable(choices=(True, False))] = True,
+                 group: bool = False, constant_liar: bool = True, **kwargs: Any) -> None:
         self.options = {"n_startup_trials": n_startup_trials, "n_ei_candidates": n_ei_candidates,
                         "multivariate": multivariate, "group": group, "constant_liar": constant_liar}
         super().__init__(space, **kwargs)
@@ -226,7 +229,8 @@ class OptunaCmaesSearcher(OptunaSearcher):
     models_conditionals = False
     uses_constraints = False  # CMA-ES ranks values only: failures get the worst loss seen
 
-    def __init__(self, space: Space, *, n_startup_trials: int = 1, popsize: int | None = None,
+    def __init__(self, space: Space, *, n_startup_trials: Annotated[int, Tunable(1, 20, log=True)] = 1,
+                 popsize: int | None = None,
                  with_margin: bool = True, use_separable_cma: bool = False, **kwargs: Any) -> None:
         self.options = {"n_startup_trials": n_startup_trials, "popsize": popsize, "with_margin": with_margin,
                         "use_separable_cma": use_separable_cma}

@@ -43,6 +43,7 @@ from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Space
 
 log = logging.getLogger(__name__)
@@ -106,8 +107,9 @@ class PortfolioSearcher(Searcher):
     space_kinds = (Space,)
 
     def __init__(self, space: Space, *, members: Sequence[str] = DEFAULT_MEMBERS,
-                 options: Mapping[str, Mapping[str, Any]] = NO_OPTIONS, c: float = 0.05, window: int = 500,
-                 share: bool = True, max_redraws: int = 16, **kwargs: Any) -> None:
+                 options: Mapping[str, Mapping[str, Any]] = NO_OPTIONS, c: Annotated[float, Tunable(0.005, 0.5, log=True)] = 0.05,
+                 window: Annotated[int, Tunable(20, 1000, log=True)] = 500,
+                 share: Annotated[bool, Tunable(choices=(True, False))] = True, max_redraws: int = 16, **kwargs: Any) -> None:
         if not members or len(set(members)) != len(members):
             raise ConfigError(f"searcher.members={list(members)}: need at least one searcher, each named once")
         if c < 0 or window < 1 or max_redraws < 1:

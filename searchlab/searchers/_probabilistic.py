@@ -56,6 +56,7 @@ from searchlab.searchers._base import ProposalLike, Searcher
 from searchlab.searchers._probabilistic_model import QUALITIES, Calibration, Evidence, Options, mean_nn_distance
 from searchlab.searchers._regression import Encoder
 from searchlab.searchers._schema import searcher_config
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.sensors import Normal, SensorModel, sensor_model_of
 from searchlab.spaces import KnobSpace
 
@@ -67,9 +68,13 @@ class ProbabilisticSearcher(Searcher):
     space_kinds = (KnobSpace,)
     trivial = False
 
-    def __init__(self, space: KnobSpace, *, candidates: int = 100, neighbors: str = "gabriel", k_factor: float = 2.0,
+    def __init__(self, space: KnobSpace, *, candidates: Annotated[int, Tunable(20, 400, log=True)] = 100,
+                 neighbors: Annotated[str, Tunable(choices=("gabriel", "knn"))] = "gabriel",
+                 k_factor: Annotated[float, Tunable(1.0, 4.0)] = 2.0,
                  gabriel_alpha: float = 1.0, epsilon: float = 1e-4, adjust_target: bool = True,
-                 evenness_target: float = 0.75, target_gain: float = 1.0, combine: str = "min",
+                 evenness_target: Annotated[float, Tunable(0.5, 0.95)] = 0.75,
+                 target_gain: Annotated[float, Tunable(0.25, 4.0, log=True)] = 1.0,
+                 combine: Annotated[str, Tunable(choices=("min", "product"))] = "min",
                  use_sensors: bool = True, quality: str = "raw", constraint_scaling: bool = True,
                  boundary: bool = True, **kwargs: object) -> None:
         _check_options(candidates, neighbors, k_factor, gabriel_alpha, epsilon, evenness_target, combine)

@@ -40,6 +40,7 @@ from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Space
 
 
@@ -58,8 +59,11 @@ def acceptance(old: float, new: float, temperature: float) -> float:
 class SimulatedAnnealingSearcher(SequentialSearcher):
     name = "simulated_annealing"
 
-    def __init__(self, space: Space, *, T: float = 1.0, T_min: float = 0.001, alpha: float = 0.995,
-                 maxiter: int = 1, max_fevals: int | None = None, hamming_share: float = 0.2,
+    def __init__(self, space: Space, *, T: Annotated[float, Tunable(0.1, 10.0, log=True)] = 1.0,
+                 T_min: Annotated[float, Tunable(1e-4, 0.05, log=True)] = 0.001,
+                 alpha: Annotated[float, Tunable(choices=(0.9, 0.95, 0.98, 0.99, 0.995, 0.9975, 0.999))] = 0.995,
+                 maxiter: Annotated[int, Tunable(1, 10)] = 1, max_fevals: int | None = None,
+                 hamming_share: Annotated[float, Tunable(0.0, 1.0)] = 0.2,
                  **kwargs: object) -> None:
         if not 0 < T_min < T:
             raise ConfigError(f"searcher.T={T}, T_min={T_min}: need 0 < T_min < T")

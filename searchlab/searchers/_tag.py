@@ -27,6 +27,7 @@ from typing import Any
 from searchlab.errors import ConfigError
 from searchlab.searchers._bandit import GraphBanditSearcher
 from searchlab.searchers._schema import searcher_config
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Arc, Node, Space
 
 
@@ -51,7 +52,8 @@ class TagSearcher(GraphBanditSearcher):
 
     name = "tag"
 
-    def __init__(self, space: Space, *, delta: float = 0.1, s: int = 30, no_repeat: bool = True,
+    def __init__(self, space: Space, *, delta: Annotated[float, Tunable(0.001, 1.0, log=True)] = 0.1,
+                 s: Annotated[int, Tunable(1, 200, log=True)] = 30, no_repeat: bool = True,
                  arcs: str = "all", **kwargs: Any) -> None:
         if not 0 < delta <= 1:
             raise ConfigError(f"searcher.delta={delta}: must be in (0, 1] (a confidence level; alpha = ln(2nk/delta))")

@@ -21,6 +21,7 @@ from typing import Any
 from searchlab.errors import ConfigError
 from searchlab.searchers._bandit import GraphBanditSearcher
 from searchlab.searchers._schema import searcher_config
+from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Arc, Node, Space
 
 
@@ -29,7 +30,8 @@ class UctSearcher(GraphBanditSearcher):
 
     name = "uct"
 
-    def __init__(self, space: Space, *, c: float = 1.0, no_repeat: bool = True, arcs: str = "all",
+    def __init__(self, space: Space, *, c: Annotated[float, Tunable(0.05, 4.0, log=True)] = 1.0,
+                 no_repeat: bool = True, arcs: str = "all",
                  **kwargs: Any) -> None:
         if not c >= 0:
             raise ConfigError(f"searcher.c={c}: must be >= 0")

@@ -43,6 +43,9 @@ class StudyConfig:
     allow_mixed: bool = False  # pool runs of one problem with different fingerprints
     reference: str = "auto"  # auto | table | known | study (see searchlab.study._aggregate)
     skip_incompatible: bool = False  # leave out problem/searcher pairs that cannot work together
+    # {train: [LABEL...], test: [LABEL...]} | {leave_one_out: kernel | device}: only test problems are run and
+    # reported; searchers given with `tune:` are tuned on each fold's training problems (searchlab/study/_split.py)
+    split: dict[str, Any] = field(default_factory=dict)
 
 
 def register() -> None:

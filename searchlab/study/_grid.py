@@ -131,29 +131,61 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
     return [c for c in cells if (c.problem, c.searcher) not in bad], notes
 
 
-def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
-    """Every run of the grid, composed and checked before anything runs."""
+def _plain(value: Any) -> Any:
     from omegaconf import OmegaConf
+
+    return OmegaConf.to_object(value) if OmegaConf.is_config(value) else value
+
+
+def _split_plan(cfg: Any, povers: dict[str, list[str]], searchers: dict[str, tuple[Any, Any]],
+                study_dir: Path) -> tuple[list[Any], list[str]]:
+    """The folds of ``study.split`` with each tuned searcher's settings per fold (tuned on its train problems)."""
+    from searchlab.study._split import folds, table_path, tune
+
+    split = _plain(cfg.get("split")) or {}
+    evaluations = (_plain(cfg.budget) or {}).get("evaluations") or 100
+    tuned = {label: {**t, "budget": t["budget"] or evaluations} for label, (_, t) in searchers.items() if t is not None}
+    need = "leave_one_out" in split or bool(tuned)
+    paths = {label: table_path(label, _compose_run(p)["problem"]) if need else None for label, p in povers.items()}
+    plan, notes = folds(split, paths), []
+    for fold in plan:
+        if split:
+            notes.append(f"split {fold.name}: train {list(fold.train)}, test {list(fold.test)} (test results only)")
+        for label, options in tuned.items():
+            sover = overrides_of(searchers[label][0], "searcher", label)
+            name = next(o.split("=", 1)[1] for o in sover if o.split("=", 1)[0].lstrip("+") == "searcher")
+            run_dir = study_dir / "tuning" / label / fold.name.replace("=", "_").replace("/", "_")
+            fold.tuned[label] = tune(label, name, options, [str(paths[t]) for t in fold.train], run_dir)
+            notes.append(f"{label} tuned on {list(fold.train)} ({fold.name}): {' '.join(fold.tuned[label])}")
+    return plan, notes
+
+
+def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
+    """Every run of the grid, composed and checked before anything runs (tuning for a split runs first)."""
+    from searchlab.study._split import tune_spec
 
     if not cfg.problems or not cfg.searchers:
         raise ConfigError("study: give at least one problem and one searcher (study.problems, study.searchers)")
-    seeds = seeds_of(OmegaConf.to_object(cfg.seeds) if OmegaConf.is_config(cfg.seeds) else cfg.seeds)
+    seeds = seeds_of(_plain(cfg.seeds))
     budget = [f"budget.{k}={'null' if v is None else v}" for k, v in (cfg.budget or {}).items()]
     tables_dir = Path(cfg.tables_dir)
+    povers = {str(label): problem_overrides(str(label), _plain(spec), cfg.mode, tables_dir)
+              for label, spec in cfg.problems.items()}
+    searchers = {str(label): tune_spec(str(label), _plain(spec)) for label, spec in cfg.searchers.items()}
+    plan, notes = _split_plan(cfg, povers, searchers, study_dir)
     cells = []
-    for plabel, pspec in cfg.problems.items():
-        spec = OmegaConf.to_object(pspec) if OmegaConf.is_config(pspec) else pspec
-        pover = problem_overrides(str(plabel), spec, cfg.mode, tables_dir)
-        for slabel, sspec in cfg.searchers.items():
-            sover = overrides_of(OmegaConf.to_object(sspec) if OmegaConf.is_config(sspec) else sspec,
-                                 "searcher", str(slabel))
-            extra = ["executor=serial"] if cfg.mode == "replay" else []
-            # composed once per pair: the seed is a plain top-level value, set per cell below
-            base = _compose_run([*pover, *sover, *extra, *budget, "progress=off", *cfg.overrides])
-            for seed in seeds:
-                run_dir = study_dir / "runs" / str(plabel) / str(slabel) / f"seed_{seed}"
-                cells.append(Cell(str(plabel), str(slabel), seed, run_dir, {**copy.deepcopy(base), "seed": seed}))
-    return _check_pairs(cells, bool(cfg.skip_incompatible))
+    for fold in plan:
+        for plabel in fold.test:
+            for slabel, (sspec, _) in searchers.items():
+                sover = [*overrides_of(sspec, "searcher", slabel), *fold.tuned.get(slabel, [])]
+                extra = ["executor=serial"] if cfg.mode == "replay" else []
+                # composed once per pair: the seed is a plain top-level value, set per cell below
+                base = _compose_run([*povers[plabel], *sover, *extra, *budget, "progress=off", *cfg.overrides])
+                for seed in seeds:
+                    run_dir = study_dir / "runs" / plabel / slabel / f"seed_{seed}"
+                    cells.append(Cell(plabel, slabel, seed, run_dir, {**copy.deepcopy(base), "seed": seed}))
+    cells, more = _check_pairs(cells, bool(cfg.skip_incompatible))
+    return cells, [*notes, *more]
 
 
 def execute_cell(cell: Cell) -> dict[str, Any]:

@@ -1,0 +1,157 @@
+"""Train/test discipline in studies (issue 23, item 4).
+
+A study may split its problems into training and test problems (``study.split``):
+
+- ``split: {train: [LABEL, ...], test: [LABEL, ...]}``: one fold, explicit lists of problem labels;
+- ``split: {leave_one_out: kernel | device}``: one fold per kernel (device) read from each problem's
+  table; the fold's test problems are that kernel's (device's), its training problems all others.
+
+Anything chosen from data is chosen on a fold's training problems only: a searcher given as
+``{overrides: [searcher=NAME, ...], tune: {searcher: META, evaluations: E, seeds: S, budget: B}}``
+(``budget`` defaults to the study's ``budget.evaluations``) has its Tunable settings tuned per fold
+by an ordinary ``problem=searcher_settings`` run on the fold's training tables
+(``<study>/tuning/<searcher label>/<fold>``, resumed or kept like any run), and runs on the fold's
+test problems with the tuned settings. Only test problems are run in the grid, so the report (its
+paired intervals included) shows test-set results only.
+
+The kernel and device of a problem are read from its table: a Kernel Tuner cache's ``kernel_name``
+and ``device_name``; our tables' ``meta.problem`` and ``device``; a T4 file's ``metadata``; where
+the table names neither, its file name ``KERNEL_DEVICE.json[.gz]`` (the shared convolution tables).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from searchlab.errors import ConfigError
+
+KEYS = ("kernel", "device")
+TABLE_PROBLEMS = ("table", "kernel_tuner_cache", "t4")
+TUNE_KEYS = {"searcher", "evaluations", "seeds", "budget", "score", "seed"}
+
+
+@dataclass(frozen=True)
+class Fold:
+    name: str
+    train: tuple[str, ...]
+    test: tuple[str, ...]
+    tuned: dict[str, list[str]] = field(default_factory=dict)  # searcher label -> tuned overrides
+
+
+def table_path(label: str, problem_cfg: Mapping[str, Any]) -> str:
+    """The table a study problem replays (a split by metadata and tuning need one)."""
+    from searchlab import registry
+
+    name = registry.name_of_target(problem_cfg.get("_target_"), "problem")
+    path = problem_cfg.get("path")
+    if name not in TABLE_PROBLEMS or not isinstance(path, str):
+        raise ConfigError(f"study.problems.{label}: a split by metadata or a tuned searcher needs a table replay "
+                          f"(problem={'|'.join(TABLE_PROBLEMS)} or table: PATH), not problem={name}")
+    return path
+
+
+def table_key(path: str, key: str) -> str:
+    """The kernel or device of the table in ``path`` (module docstring)."""
+    from searchlab.adapters.meta._train import train_table
+
+    table = train_table(path)
+    meta = dict(table.meta)
+    raw = meta.get("metadata")
+    t4: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    stem = Path(path).name.removesuffix(".gz").removesuffix(".json")
+    kernel_name, _, device_name = stem.partition("_")
+    if key == "kernel":
+        found = meta.get("kernel") or meta.get("problem") or t4.get("kernel") or t4.get("kernel_name") or kernel_name
+    else:
+        found = table.device or t4.get("device") or t4.get("device_name") or device_name
+    return str(found or "")
+
+
+def _labels(value: Any, what: str, known: Sequence[str]) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else list(value or ())
+    labels = tuple(str(v) for v in items)
+    unknown = sorted(set(labels) - set(known))
+    if unknown:
+        raise ConfigError(f"study.split.{what}={list(labels)}: {unknown} are not problems of the study "
+                          f"(problems: {list(known)})")
+    if not labels:
+        raise ConfigError(f"study.split.{what}: give at least one problem label")
+    return labels
+
+
+def folds(split: Mapping[str, Any] | None, paths: Mapping[str, str | None]) -> list[Fold]:
+    """The study's folds; one fold testing every problem without a split. ``paths``: label -> table (or None)."""
+    labels = list(paths)
+    if not split:
+        return [Fold("all", (), tuple(labels))]
+    split = dict(split)
+    unknown = set(split) - {"train", "test", "leave_one_out"}
+    if unknown or ("leave_one_out" in split) == ("test" in split or "train" in split):
+        raise ConfigError(f"study.split={split}: give either train and test (lists of problem labels) or "
+                          f"leave_one_out: {' | '.join(KEYS)}")
+    if "leave_one_out" not in split:
+        train, test = _labels(split.get("train"), "train", labels), _labels(split.get("test"), "test", labels)
+        both = sorted(set(train) & set(test))
+        if both:
+            raise ConfigError(f"study.split: {both} are both train and test problems: a test problem must be unseen")
+        return [Fold("split", train, test)]
+    key = split["leave_one_out"]
+    if key not in KEYS:
+        raise ConfigError(f"study.split.leave_one_out={key!r}: must be one of {list(KEYS)}")
+    groups: dict[str, list[str]] = {}
+    for label, path in paths.items():
+        if path is None:
+            raise ConfigError(f"study.problems.{label}: leave_one_out by {key} reads the table's metadata; "
+                              "this problem replays no table")
+        groups.setdefault(table_key(path, key) or label, []).append(label)
+    if len(groups) < 2:
+        raise ConfigError(f"study.split.leave_one_out={key}: the problems span one {key} only ({next(iter(groups))}); "
+                          "leave-one-out needs at least two")
+    return [Fold(f"{key}={value}", tuple(lb for lb in labels if lb not in group), tuple(group))
+            for value, group in groups.items()]
+
+
+def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
+    """(the searcher's overrides spec, its tuning options or None) from a study searcher entry."""
+    if not isinstance(spec, Mapping):
+        return spec, None
+    unknown = set(spec) - {"overrides", "tune"}
+    if unknown or "overrides" not in spec:
+        raise ConfigError(f"study.searchers.{label}: a mapping takes overrides (required) and tune, not {sorted(unknown)}")
+    tune = spec.get("tune")
+    if tune is None:
+        return spec["overrides"], None
+    if not isinstance(tune, Mapping) or set(tune) - TUNE_KEYS:
+        raise ConfigError(f"study.searchers.{label}.tune: a mapping with keys from {sorted(TUNE_KEYS)}")
+    # budget None: the study's own budget.evaluations (filled in by the grid)
+    return spec["overrides"], {"searcher": "optuna_tpe", "evaluations": 30, "seeds": 5, "budget": None,
+                               "score": "fraction", "seed": 0, **dict(tune)}
+
+
+def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[str], run_dir: Path) -> list[str]:
+    """Tune ``searcher`` on the tables ``train`` by a searcher_settings run (kept when done); its overrides."""
+    from searchlab.app import execute
+    from searchlab.study._grid import _compose_run
+
+    if not train:
+        raise ConfigError(f"study.searchers.{label}.tune: the fold has no training problem; give study.split")
+    summary_path = run_dir / "summary.json"
+    if not summary_path.is_file():
+        cfg = _compose_run(["problem=searcher_settings", f"problem.searcher={searcher}",
+                            f"problem.train=[{','.join(train)}]", f"problem.seeds={options['seeds']}",
+                            f"problem.budget={options['budget']}", f"problem.score={options['score']}",
+                            f"searcher={options['searcher']}", f"budget.evaluations={options['evaluations']}",
+                            f"seed={options['seed']}", "executor=serial", "progress=off"])
+        if (run_dir / "results.db").exists():
+            cfg["resume"] = str(run_dir)
+        print(f"study: tuning {label} ({searcher}) on {len(train)} training table(s) into {run_dir}", flush=True)
+        execute(cfg, run_dir, names=("searcher_settings", str(options["searcher"])), quiet=True)
+    summary = json.loads(summary_path.read_text())
+    tuned = (summary.get("report") or {}).get("tuned_overrides")
+    if not tuned:
+        raise ConfigError(f"study: tuning {label} in {run_dir} found no settings that ran")
+    return [o for o in tuned if not o.startswith("searcher=")]
