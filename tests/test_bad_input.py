@@ -48,6 +48,20 @@ def _file(tmp: Path, name: str, data: bytes) -> Path:
     return path
 
 
+def _kt_shifted(tmp: Path) -> Path:
+    """KT_SMALL's parameters, every block_size_x outside the problem's values: no overlap."""
+    with gzip.open(KT_SMALL, "rt") as fh:
+        doc = json.load(fh)
+    doc["tune_params"]["block_size_x"] = [v + 1 for v in doc["tune_params"]["block_size_x"]]
+    for entry in doc["cache"].values():
+        entry["block_size_x"] += 1
+    path = tmp / "shifted.json.gz"
+    with gzip.open(path, "wt") as fh:
+        json.dump(doc, fh)
+    return path
+
+
+KT_PROBLEM = ["problem=kernel_tuner_cache", f"problem.path={KT_SMALL}"]
 ALL_FAILED = {"1": {"x": 1, "time": "CompilationFailedConfig"}, "2": {"x": 2, "time": "InvalidConfig"}}
 CASES: dict[str, Case] = {
     # the existing ones
@@ -101,6 +115,18 @@ CASES: dict[str, Case] = {
                                      "numeric 'time'"),
     "kt empty cache": lambda t: (["problem=kernel_tuner_cache", f"problem.path={_kt(t, {})}"], "holds no entry"),
     "resume nowhere": lambda t: ([f"resume={t / 'nowhere'}"], "nowhere"),
+    # issue 25: prior= (searchlab.priors)
+    "prior missing file": lambda t: ([*KT_PROBLEM, "searcher=transfer", "prior=[nowhere.json.gz]"], "nowhere.json.gz"),
+    "prior other parameters": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{_kt(t, {'1': {'x': 1, 'time': 1.0}})}]"],
+                                         "lacks the problem's parameter"),
+    "prior no overlap": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{_kt_shifted(t)}]"],
+                                   "no successfully measured configuration"),
+    "prior not a table": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{_file(t, 'p.json', b'[1, 2]')}]"],
+                                    "not a Kernel Tuner cache"),
+    "prior on a dag": lambda t: (["problem=synthetic_dag", "searcher=transfer", f"prior=[{KT_SMALL}]"],
+                                 "priors work on knob spaces"),
+    "prior twice": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{KT_SMALL},{KT_SMALL}]"], "names a path twice"),
+    "prior bad base": lambda t: ([*KT_PROBLEM, "searcher=transfer_warm", "searcher.base=portfolio"], "searcher.base"),
 }
 
 
