@@ -185,11 +185,11 @@ def match(raw: RawPrior, space: KnobSpace, direction: Direction) -> PriorTable:
     names = set(space.names)
     fill: dict[str, Any] = {}
     for name in sorted(names - set(raw.names)):
-        values = space.knob(name).values
-        if len(values) != 1:
-            raise ConfigError(f"{where}: lacks the problem's parameter {name!r} (which takes {len(values)} values); "
+        choices = space.knob(name).values
+        if len(choices) != 1:
+            raise ConfigError(f"{where}: lacks the problem's parameter {name!r} (which takes {len(choices)} values); "
                               f"a prior must set every parameter of the problem: {sorted(names)}")
-        fill[name] = values[0]
+        fill[name] = choices[0]
     extra = sorted(set(raw.names) - names)
     for name in extra:
         if len(_constant_values(raw, name)) != 1:

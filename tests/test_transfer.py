@@ -8,9 +8,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.loop import Budget
 from searchlab.priors import Prior, PriorTable
 from searchlab.problem import Problem
 from searchlab.records import Candidate, Config, Measurement, Result
@@ -145,7 +143,7 @@ BIG = KnobSpace((OrdinalKnob("a", tuple(range(12))), OrdinalKnob("b", tuple(rang
 
 
 def test_transfer_falls_back_to_cold_search_on_an_adversarial_prior() -> None:
-    truth = {c: 1.0 + (int(c["a"]) - 3) ** 2 + (int(c["b"]) - 7) ** 2 for c in BIG.enumerate()}
+    truth = {c: 1.0 + (c["a"] - 3) ** 2 + (c["b"] - 7) ** 2 for c in BIG.enumerate()}  # type: ignore[operator]
     best = min(truth.values())
     reverse = Prior((PriorTable("adversary", "", {c: (t - best) / max(truth.values()) for c, t in truth.items()}, 0),))
     faithful = Prior((PriorTable("friend", "", {c: best / t for c, t in truth.items()}, 0),))
@@ -155,23 +153,27 @@ def test_transfer_falls_back_to_cold_search_on_an_adversarial_prior() -> None:
         s.attach_prior(prior)
         _drive(s, truth, 12)
         searchers[name] = s
-    assert searchers["reverse"].fell_back and searchers["reverse"].fell_back_at <= 8
+    assert searchers["reverse"].fell_back and (searchers["reverse"].fell_back_at or 99) <= 8
     assert searchers["reverse"].agreement is not None and searchers["reverse"].agreement <= 0
     assert not searchers["faithful"].fell_back
     # after falling back, the model has no prior inputs (plain auto: knob columns only)
-    assert searchers["reverse"]._inner._model.x.shape[1] < searchers["faithful"]._inner._model.x.shape[1]
+    cold, warm = searchers["reverse"]._inner, searchers["faithful"]._inner
+    assert cold._model.x.shape[1] < warm._model.x.shape[1]  # type: ignore[attr-defined]
 
 
 def test_without_a_prior_transfer_is_cold_auto() -> None:
-    truth = {c: 1.0 + int(c["a"]) + int(c["b"]) for c in BIG.enumerate()}
+    truth = {c: 1.0 + c["a"] + c["b"] for c in BIG.enumerate()}  # type: ignore[operator]
     s = TransferSearcher(BIG, seed=0)
     _drive(s, truth, 6)
     assert s.prior is None and all(r.candidate.meta["from"] == "base" for r in s.history)
 
 
-@pytest.mark.parametrize("cls,options", [(TransferTopKSearcher, {"k": -1}), (TransferWarmSearcher, {"k": 0}),
-                                         (TransferPruneSearcher, {"patience": 0}), (TransferGpSearcher, {"base": "random"}),
-                                         (TransferSearcher, {"min_agreement": 1.5}), (TransferWarmSearcher, {"base": "transfer"})])
+BAD = [(TransferTopKSearcher, {"k": -1}), (TransferWarmSearcher, {"k": 0}), (TransferPruneSearcher, {"patience": 0}),
+       (TransferGpSearcher, {"base": "random"}), (TransferSearcher, {"min_agreement": 1.5}),
+       (TransferWarmSearcher, {"base": "transfer"})]
+
+
+@pytest.mark.parametrize("cls,options", BAD)
 def test_bad_options_are_refused(cls: type[Searcher], options: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         cls(SPACE, **options)
@@ -190,4 +192,3 @@ def test_front_skips_configs_already_replayed() -> None:
     s.attach_prior(prior)
     s.replay(Result(Candidate(0, Config({"a": 8, "b": 3}), Config()), Measurement.ok(1.0)))
     assert [(c.config["a"], c.config["b"]) for c in s.ask(1)] == [(4, 3)]
-    assert optimize  # noqa: B018 - the library entry point is what studies use

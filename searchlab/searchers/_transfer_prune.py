@@ -47,12 +47,16 @@ def bounding_box(space: KnobSpace, tops: list[list[Config]]) -> dict[str, tuple[
 
 def restrict(space: KnobSpace, allowed: dict[str, tuple[Any, ...]]) -> KnobSpace:
     """``space`` with each knob limited to ``allowed`` values (known constraints and table members kept)."""
-    knobs = tuple(OrdinalKnob(k.name, allowed[k.name]) if k.ordered else dataclasses.replace(k, values=allowed[k.name])
+    knobs = tuple(OrdinalKnob(k.name, allowed[k.name]) if k.ordered else dataclasses.replace(k, values=allowed[k.name])  # type: ignore[arg-type]
                   for k in space.knobs)
     if isinstance(space, TableKnobSpace):
         inside = frozenset(m for m in space.members if all(m[n] in allowed[n] for n in allowed))
         return dataclasses.replace(space, knobs=knobs, members=inside)
     return dataclasses.replace(space, knobs=knobs)
+
+
+def _top(speed: dict[Config, float], n: int) -> list[Config]:
+    return sorted(speed, key=lambda c: (-speed[c], c.key))[:n]
 
 
 class TransferPruneSearcher(TransferBase):
@@ -76,7 +80,7 @@ class TransferPruneSearcher(TransferBase):
 
     def _box(self, prior: Any) -> None:
         assert isinstance(self.space, KnobSpace)
-        tops = [sorted(t.speed, key=lambda c, t=t: (-t.speed[c], c.key))[: self.top] for t in prior.tables]
+        tops = [_top(t.speed, self.top) for t in prior.tables]
         allowed = bounding_box(self.space, tops)
         whole = all(len(allowed[k.name]) == len(k.values) for k in self.space.knobs)
         box = self.space if whole else restrict(self.space, allowed)
