@@ -177,6 +177,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (["problem.noise=0.5"], "problem.noise=0.5 differs"),
     (["seed=-1"], "seed=-1"),
     (["budget.target=nan"], "budget.target=nan"),
+    ([f"prior=[{KT_SMALL}]"], "prior="),  # a prior changes the search: not a resumable change
 ])
 def test_a_refused_resume_leaves_the_run_unchanged(finished_run: Path, extra: list[str], needle: str, in_tmp: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
