@@ -42,8 +42,9 @@ ALPHA = 0.05
 
 
 def run_study(out: Path, seeds: int, only: list[str]) -> float:
-    cmd = [sys.executable, "-m", "searchlab.study", "study=transfer_lodo", f"seeds={seeds}", "--out", str(out)]
+    cmd = [sys.executable, "-m", "searchlab.study", "study=transfer_lodo", f"seeds={seeds}"]
     cmd += [f"~searchers.{s}" for s in SEARCHERS if only and s not in only]
+    cmd += ["--out", str(out)]
     started = time.time()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env)
