@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from searchlab.errors import ConfigError, SearchlabError
+from searchlab.errors import ConfigError
 from searchlab.records import Config, Direction, Status
 from searchlab.spaces import KnobSpace, Space
 
@@ -233,8 +233,5 @@ def give_prior(searcher: Any, prior: Prior | None, name: str) -> str | None:
     attach = getattr(searcher, "attach_prior", None)
     if not callable(attach):
         return f"searcher={name} does not learn from priors: prior= is checked but unused (a cold run)"
-    try:
-        attach(prior)
-    except SearchlabError:
-        raise
+    attach(prior)
     return None
