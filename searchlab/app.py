@@ -11,6 +11,7 @@ and a resumed run's stored config is re-composed through them: records are data.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -135,6 +136,7 @@ def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     problem = build_problem(cfg.problem)
     problem_name, searcher_name = names or (problem.name, _searcher_name(plain["searcher"]))
     searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), searcher_name)
+    _give_prior(searcher, plain.get("prior"), problem, searcher_name)
     progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name)
     executor: Executor = _build("executor", plain["executor"], "executor")
     cache = SQLiteCache(str(plain["cache"])) if plain.get("cache") else None
@@ -232,6 +234,15 @@ def _run(p: Prepared, hydra_dir: str, started: float, guard: Any) -> tuple[dict[
         _plot(p.run_dir, summary, results)
     store.finish(reason.value, "interrupted" if reason is StopReason.INTERRUPTED else "finished", devices)
     return summary, interrupt
+
+
+def _give_prior(searcher: Searcher, paths: Any, problem: Problem, name: str) -> None:
+    """``prior=``: loaded, matched to the space and handed to the searcher once (searchlab.priors)."""
+    from searchlab.priors import give_prior, load_prior
+
+    note = give_prior(searcher, load_prior(paths, problem.space, problem.direction), name)
+    if note:
+        print(f"searchlab: note: {note}", file=sys.stderr, flush=True)
 
 
 def _confirm_options(cfg: DictConfig) -> ConfirmConfig:

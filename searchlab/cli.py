@@ -41,6 +41,7 @@ Common overrides:
   resume=RUN_DIR              continue a killed run to its budget (same problem and searcher)
   cache=FILE                  measurement cache shared across runs (SQLite)
   progress=auto|bar|log|off   live progress display
+  prior=[PATH,...]            tables/runs of this space on other devices for searcher=transfer* (docs/transfer.md)
   plot=false                  no best_so_far.png in the run directory (default: written beside summary.json)
   problem.X=V, searcher.X=V   options of the chosen problem / searcher (listed below; one phrase each:
                               python -m searchlab problem=NAME --help, searcher=NAME --help)

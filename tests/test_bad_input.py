@@ -50,6 +50,20 @@ def _file(tmp: Path, name: str, data: bytes) -> Path:
 
 SETTINGS = ["problem=searcher_settings", "searcher=random"]
 TWO = {"1": {"x": 1, "time": 1.0}, "2": {"x": 2, "time": 2.0}}
+def _kt_shifted(tmp: Path) -> Path:
+    """KT_SMALL's parameters, every block_size_x outside the problem's values: no overlap."""
+    with gzip.open(KT_SMALL, "rt") as fh:
+        doc = json.load(fh)
+    doc["tune_params"]["block_size_x"] = [v + 1 for v in doc["tune_params"]["block_size_x"]]
+    for entry in doc["cache"].values():
+        entry["block_size_x"] += 1
+    path = tmp / "shifted.json.gz"
+    with gzip.open(path, "wt") as fh:
+        json.dump(doc, fh)
+    return path
+
+
+KT_PROBLEM = ["problem=kernel_tuner_cache", f"problem.path={KT_SMALL}"]
 ALL_FAILED = {"1": {"x": 1, "time": "CompilationFailedConfig"}, "2": {"x": 2, "time": "InvalidConfig"}}
 CASES: dict[str, Case] = {
     # the existing ones
@@ -124,6 +138,18 @@ CASES: dict[str, Case] = {
                                               f"problem.train=[{_file(t, 'x.txt', b'hi')}]"], "x.txt"),
     "settings seeds 0": lambda t: ([*SETTINGS, "problem.searcher=genetic", f"problem.train=[{_kt(t, TWO)}]",
                                     "problem.seeds=0"], "problem.seeds=0"),
+    # issue 25: prior= (searchlab.priors)
+    "prior missing file": lambda t: ([*KT_PROBLEM, "searcher=transfer", "prior=[nowhere.json.gz]"], "nowhere.json.gz"),
+    "prior other parameters": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{_kt(t, {'1': {'x': 1, 'time': 1.0}})}]"],
+                                         "lacks the problem's parameter"),
+    "prior no overlap": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{_kt_shifted(t)}]"],
+                                   "no successfully measured configuration"),
+    "prior not a table": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{_file(t, 'p.json', b'[1, 2]')}]"],
+                                    "not a Kernel Tuner cache"),
+    "prior on a dag": lambda t: (["problem=synthetic_dag", "searcher=transfer", f"prior=[{KT_SMALL}]"],
+                                 "priors work on knob spaces"),
+    "prior twice": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{KT_SMALL},{KT_SMALL}]"], "names a path twice"),
+    "prior bad base": lambda t: ([*KT_PROBLEM, "searcher=transfer_warm", "searcher.base=portfolio"], "searcher.base"),
 }
 
 
@@ -184,6 +210,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (["problem.noise=0.5"], "problem.noise=0.5 differs"),
     (["seed=-1"], "seed=-1"),
     (["budget.target=nan"], "budget.target=nan"),
+    ([f"prior=[{KT_SMALL}]"], "prior="),  # a prior changes the search: not a resumable change
 ])
 def test_a_refused_resume_leaves_the_run_unchanged(finished_run: Path, extra: list[str], needle: str, in_tmp: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:

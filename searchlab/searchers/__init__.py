@@ -45,6 +45,11 @@ from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._simple import SimpleConfig, SimpleSearcher
 from searchlab.searchers._simulated_annealing import SimulatedAnnealingConfig, SimulatedAnnealingSearcher
 from searchlab.searchers._tag import TagConfig, TagSearcher
+from searchlab.searchers._transfer import TransferConfig, TransferSearcher
+from searchlab.searchers._transfer_gp import TransferGpConfig, TransferGpSearcher
+from searchlab.searchers._transfer_prune import TransferPruneConfig, TransferPruneSearcher
+from searchlab.searchers._transfer_topk import TransferTopKConfig, TransferTopKSearcher
+from searchlab.searchers._transfer_warm import TransferWarmConfig, TransferWarmSearcher
 from searchlab.searchers._tunable import Tunable, tunable_ranges
 from searchlab.searchers._uct import UctConfig, UctSearcher
 
@@ -74,6 +79,11 @@ SCHEMAS: dict[str, type] = {
     "futhark_autotune": FutharkAutotuneConfig,
     "probabilistic": ProbabilisticConfig,
     "probabilistic_trivial": ProbabilisticTrivialConfig,
+    "transfer": TransferConfig,
+    "transfer_topk": TransferTopKConfig,
+    "transfer_warm": TransferWarmConfig,
+    "transfer_prune": TransferPruneConfig,
+    "transfer_gp": TransferGpConfig,
 }
 
 __all__ = [
@@ -107,6 +117,11 @@ __all__ = [
     "SimulatedAnnealingSearcher",
     "SubproblemGraph",
     "TagSearcher",
+    "TransferGpSearcher",
+    "TransferPruneSearcher",
+    "TransferSearcher",
+    "TransferTopKSearcher",
+    "TransferWarmSearcher",
     "Tunable",
     "UctSearcher",
     "searcher_config",
