@@ -37,9 +37,7 @@ import gzip
 import json
 import os
 import sys
-import tempfile
 import time
-import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -49,69 +47,17 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from peers_kt import COUNTINGS, complete, counting_of, failed_tables, kt_run, ours_run  # noqa: E402
+
 TABLES = sorted((ROOT.parent / "shared" / "data" / "kernel_tuner").glob("*.json.gz"))
 OUT = ROOT / "bench" / "results"
 CHECKPOINTS = (20, 40, 55, 100, 220)
+FAILED_TABLES = failed_tables(TABLES)  # where the two countings differ (A100, A4000)
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "pso", "simulated_annealing", "dual_annealing", "diff_evo",
                  "greedy_ils", "bayes_opt")
 OURS = ("auto", "random", "optuna_tpe", "optuna_cmaes", "optuna_qmc", "dual_annealing", "greedy_ils", "simulated_annealing",
         "genetic", "portfolio", "probabilistic", "tag", "mc", "uct")
-
-
-def _kt_run(args: tuple[str, str, int, int]) -> list[float]:
-    """Best-so-far objective after each distinct cached configuration Kernel Tuner looked up."""
-    table, strategy, seed, budget = args
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from kernel_tuner.interface import tune_cache
-
-    from searchlab import threads
-
-    threads.limit_pools(1)  # one worker per core (see _ours_run)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "cache.json"
-        with gzip.open(table, "rt") as src:
-            path.write_text(src.read())
-        names = json.loads(path.read_text())["tune_params_keys"]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results, _ = tune_cache(str(path), strategy=strategy, strategy_options={"max_fevals": budget},
-                                    quiet=True, seed=seed)
-    seen: set[tuple[object, ...]] = set()
-    best, curve = np.inf, []
-    for r in results:
-        key = tuple(r[n] for n in names)
-        if key in seen:
-            continue
-        seen.add(key)
-        value = r.get("time")
-        if isinstance(value, (int, float)) and np.isfinite(value):
-            best = min(best, float(value))
-        curve.append(best)
-    return curve[:budget]
-
-
-def _ours_run(args: tuple[str, str, int, int]) -> list[float]:
-    table, name, seed, budget = args
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from searchlab import registry, threads
-
-    threads.limit_pools(1)  # one worker per core: numpy's OpenBLAS, loaded before, had a thread per core
-    from searchlab.adapters.knobs import KernelTunerCache
-    from searchlab.api import optimize
-    from searchlab.loop import Budget
-
-    problem = KernelTunerCache(path=table)
-    searcher = registry.searcher_class(name)(problem.space, direction=problem.direction, seed=seed)
-    outcome = optimize(problem, searcher, Budget(evaluations=budget))
-    best, curve = np.inf, []
-    for r in outcome.results:
-        if r.measurement.status.value == "infeasible":
-            continue
-        if r.ok and r.measurement.objective is not None:
-            best = min(best, float(r.measurement.objective))
-        curve.append(best)
-    return curve[:budget]
 
 
 def _table_values(table: Path) -> tuple[np.ndarray, float]:
@@ -136,13 +82,19 @@ def _stats(fractions: np.ndarray, rng: np.random.Generator) -> dict[str, object]
             "ci95": [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]}
 
 
-def _run_all(side: str, names: tuple[str, ...], seeds: range, budget: int, workers: int) -> dict[str, dict[str, np.ndarray]]:
-    fn: Callable[[tuple[str, str, int, int]], list[float]] = _kt_run if side == "kt" else _ours_run
-    jobs = [(str(t), n, s, budget) for t in TABLES for n in names for s in seeds]
-    with ProcessPoolExecutor(workers) as pool:
+def _tables(spec: str) -> list[Path]:
+    wanted = [w for w in spec.split(",") if w]
+    return [t for t in TABLES if not wanted or any(w in t.name for w in wanted)]
+
+
+def _run_all(side: str, names: tuple[str, ...], seeds: range, args: argparse.Namespace) -> dict[str, dict[str, np.ndarray]]:
+    fn: Callable[[tuple[str, str, int, int, str]], list[float]] = kt_run if side == "kt" else ours_run
+    budget = args.budget
+    jobs = [(str(t), n, s, budget, args.counting) for t in _tables(args.tables) for n in names for s in seeds]
+    with ProcessPoolExecutor(args.workers) as pool:
         curves = list(pool.map(fn, jobs, chunksize=1))
     out: dict[str, dict[str, list[np.ndarray]]] = {}
-    for (table, name, _seed, _), curve in zip(jobs, curves):
+    for (table, name, _seed, _, _), curve in zip(jobs, curves):
         out.setdefault(f"{side}:{name}", {}).setdefault(Path(table).name, []).append(_pad(curve, budget))
     return {k: {t: np.array(v) for t, v in d.items()} for k, d in out.items()}
 
@@ -160,6 +112,9 @@ def main() -> None:
     parser.add_argument("--kt", default="", help="comma-separated Kernel Tuner strategies (default: all of KT_STRATEGIES)")
     parser.add_argument("--merge", default="", help="comma-separated stems under bench/results/ whose rows to add")
     parser.add_argument("--reference", default="", help="row to compare with every other (e.g. ours:auto)")
+    parser.add_argument("--counting", choices=COUNTINGS, default="hidden",
+                        help="recorded failures: hidden (met and counted, as live) or known (excluded, as KT's simulation mode)")
+    parser.add_argument("--tables", default="", help="comma-separated parts of table names to run on (default: all four)")
     args = parser.parse_args()
     if not TABLES:
         sys.exit("bench/peers.py: no Kernel Tuner tables in ../shared/data/kernel_tuner")
@@ -167,10 +122,10 @@ def main() -> None:
     curves: dict[str, dict[str, np.ndarray]] = {}
     if args.only in (None, "kt"):
         kt = tuple(n for n in args.kt.split(",") if n) or KT_STRATEGIES
-        curves.update(_run_all("kt", kt, range(args.first_seed, args.first_seed + args.seeds), args.budget, args.workers))
+        curves.update(_run_all("kt", kt, range(args.first_seed, args.first_seed + args.seeds), args))
     if args.only in (None, "ours"):
         ours = tuple(n for n in args.searchers.split(",") if n) or OURS
-        curves.update(_run_all("ours", ours, range(args.first_seed, args.first_seed + args.seeds), args.budget, args.workers))
+        curves.update(_run_all("ours", ours, range(args.first_seed, args.first_seed + args.seeds), args))
     report(curves, args, time.time() - start)
 
 
@@ -193,6 +148,7 @@ def _rows(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace) ->
         rows[name]["methodology_score"] = scores
         rows[name]["runs"] = runs
         rows[name]["first_seed"] = args.first_seed
+        rows[name]["counting"] = args.counting
         rows[name]["mean_curve"] = [round(float(v), 6) for v in frac.mean(0)]
     return rows
 
@@ -281,16 +237,21 @@ def compare(rows: dict[str, dict[str, Any]], reference: str, budget: int) -> dic
 
 
 def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, wall: float) -> None:
-    rows = _rows(curves, args)
+    rows, stored = _rows(curves, args), {}
     merged = []
     for stem in (s for s in args.merge.split(",") if s):
-        stored = json.loads((OUT / f"{stem}.json").read_text())
         merged.append(stem)
-        for name, row in stored["results"].items():  # a row already there: extended by the next seeds, or kept
-            rows[name] = row if name not in rows else _combine(rows[name], row)
+        for name, row in json.loads((OUT / f"{stem}.json").read_text())["results"].items():
+            stored[name] = row if name not in stored else _combine(stored[name], row)  # extended by the next seeds, or kept
+    for name, row in stored.items():
+        if name in rows:
+            rows[name] = complete(rows[name], row, name, FAILED_TABLES)
+        elif counting_of(name, row) == args.counting:
+            rows[name] = row
     meta = {"seeds": args.seeds, "first_seed": args.first_seed, "budget": args.budget,
-            "tables": [t.name for t in TABLES], "wall_s": round(wall, 1),
-            "load_average": os.getloadavg(), "counting": "distinct configurations looked up; restricted and repeats not counted",
+            "tables": [t.name for t in _tables(args.tables)], "wall_s": round(wall, 1),
+            "load_average": os.getloadavg(), "counting": args.counting,
+            "counted": "distinct configurations looked up; restricted and repeats not counted",
             "merged_from": merged, "note": "replays: no timing in these numbers; other sessions shared the 2-core machine"}
     result: dict[str, Any] = {"meta": meta, "results": rows}
     if args.reference:
