@@ -43,6 +43,13 @@ def grid_scores() -> tuple[dict[str, dict[str, float]], list[int]]:
     return {s: {t: float(np.mean(v)) for t, v in per.items()} for s, per in values.items()}, seeds
 
 
+def choose(scores: dict[str, dict[str, float]], held: str) -> tuple[str, dict[str, float]]:
+    """The setting with the highest mean score over the tables other than ``held`` (ties: the
+    first label in sorted order), and every setting's training score."""
+    train = {s: float(np.mean([v for t, v in per.items() if t != held])) for s, per in scores.items()}
+    return max(sorted(train), key=lambda s: train[s]), train
+
+
 def choices() -> dict[str, dict[str, Any]]:
     """Held-out table -> the setting chosen on the other three, with its training score and the default's."""
     scores, seeds = grid_scores()
@@ -50,8 +57,7 @@ def choices() -> dict[str, dict[str, Any]]:
         raise SystemExit("bench/auto_loto.py: no grid seed is complete (run the grid phase first)")
     out = {}
     for held in (t.name for t in TABLES):
-        train = {s: float(np.mean([v for t, v in per.items() if t != held])) for s, per in scores.items()}
-        chosen = max(sorted(train), key=lambda s: train[s])
+        chosen, train = choose(scores, held)
         out[held] = {"chosen": chosen, "train_score": train[chosen], "default_train_score": train[label(DEFAULTS)],
                      "is_default": chosen == label(DEFAULTS), "grid_seeds": seeds, "held_out_score": scores[chosen][held],
                      "default_held_out_score": scores[label(DEFAULTS)][held]}
@@ -104,7 +110,7 @@ def report() -> None:
     frac = np.array([v for per in loto.values() for v in per])
     rows = {f"@{c}": _stats(frac[:, i], rng) for i, c in enumerate(at)}
     row = {**rows, "runs": loto, "first_seed": 0, "counting": "hidden", "folds": picked,
-           "methodology_score": {t: float("nan") for t in loto}, "mean_curve": []}
+           "methodology_score": {}, "mean_curve": []}  # per-run values at the checkpoints only
     meta = {"grid": "bench/results/auto_loto_grid.jsonl", "defaults": label(DEFAULTS), "report_seeds": n,
             "budget": REPORT_BUDGET, "counting": "hidden"}
     result = {"meta": meta,

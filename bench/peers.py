@@ -1,17 +1,24 @@
-"""Kernel Tuner's strategies beside searchlab's searchers on the shared Kernel Tuner tables (issue 16).
+"""Kernel Tuner's strategies beside searchlab's searchers on the shared Kernel Tuner tables (issues 16, 22).
 
 Both sides replay the same four cache files (``../shared/data/kernel_tuner``) and are counted
 the same way: **distinct configurations looked up in the table**. Repeats and configurations
-the table's restrictions exclude are not counted.
+the table's restrictions exclude are not counted. ``--counting`` says what a configuration the
+cache records as *failed* is, on both sides alike (``bench/peers_kt.py``; only A100 and A4000
+record failures, 161 each):
 
-- Kernel Tuner 1.5.0 (the ``bench`` extra) runs in its simulation mode through
-  ``kernel_tuner.interface.tune_cache``: restrictions are inferred from the cache (table
-  membership), ``strategy_options={"max_fevals": B}``; its budget counts distinct cached
-  configurations visited, which is our count. A strategy stops when that budget is spent or
-  when it converges on its own (then its curve stays flat to B).
-- searchlab searchers replay ``problem=kernel_tuner_cache`` with ``Budget(evaluations=B)``;
-  ``budget.evaluations`` counts measurements (table look-ups), never known-infeasible
-  proposals (docs/measurement.md).
+- ``hidden`` (the default, as live): Kernel Tuner 1.5.0 (the ``bench`` extra) runs
+  ``tune_kernel(..., simulation_mode=True)`` with a restriction that admits every recorded
+  configuration, failed ones included, so its strategies meet the failures; searchlab replays
+  ``problem.recorded_failures=hidden``. A failure is a counted look-up.
+- ``known`` (Kernel Tuner's simulation mode as shipped, ``tune_cache``: restrictions inferred
+  from the entries without an error): the failed configurations are excluded on both sides
+  (searchlab: ``problem.recorded_failures=known``).
+
+Kernel Tuner gets ``strategy_options={"max_fevals": B}``; its budget counts distinct cached
+configurations visited, which is our count. A strategy stops when that budget is spent or
+when it converges on its own (then its curve stays flat to B). searchlab searchers run with
+``Budget(evaluations=B)``, which counts measurements (table look-ups), never known-infeasible
+proposals (docs/measurement.md).
 
 Reported per searcher: mean and median fraction of the optimum at 20/40/55/100/220 with a
 95 % bootstrap interval of the mean over (table, seed) runs, and the Kernel Tuner
@@ -20,13 +27,18 @@ methodology score (searchlab/study/_methodology.py) per table.
 Every row keeps its per-run fractions at the checkpoints and its mean curve, so a later run
 can be merged with a stored one (``--merge STEM``) instead of replaying every peer again; a
 searcher run again on the next seeds (``--first-seed 10``) and merged has its two rows joined
-into one of 20 seeds per table.
+into one of 20 seeds per table; a row run on some tables (``--tables A100,A4000``) is completed
+from the stored row of the same name on the other tables, for the seeds both hold, where the
+two countings coincide (no recorded failure) or the stored row counts alike. A stored row of
+the other counting is left out of the report. Rows stored before issue 22 carry no counting:
+Kernel Tuner's were ``known``, ours ``hidden``.
 With ``--reference NAME`` (e.g. ``ours:auto``) the report compares NAME with every other
 row at each checkpoint on the (table, seed) pairs both have: mean difference with a
 paired-bootstrap 95 % interval, the Wilcoxon signed-rank p-value with Holm's correction over
 the peers (``searchlab.study._stats``), and whether NAME's mean is the highest.
 
     .venv/bin/python bench/peers.py [--seeds 10] [--first-seed 0] [--budget 220] [--only kt|ours] [--searchers a,b] [--kt a,b]
+                                    [--counting hidden|known] [--tables A100,A4000]
                                     [--out STEM] [--merge STEM] [--only merge] [--reference NAME]
 """
 
