@@ -248,18 +248,28 @@ def compare(rows: dict[str, dict[str, Any]], reference: str, budget: int) -> dic
     return out
 
 
+def _merge(sources: list[dict[str, Any]], counting: str) -> dict[str, Any]:
+    """The rows of ``counting``: rows of one name and counting joined first (the next seeds, or other
+    tables), then completed from the other counting's row on the tables without recorded failures."""
+    by: dict[tuple[str, str], Any] = {}
+    for source in sources:
+        for name, row in source.items():
+            key = (name, counting_of(name, row))
+            if key not in by:
+                by[key] = row
+            elif set(by[key].get("runs") or ()) == set(row.get("runs") or ()):
+                by[key] = _combine(by[key], row)  # extended by the next seeds, or kept
+            else:
+                by[key] = complete(by[key], row, name, FAILED_TABLES)
+    other = "known" if counting == "hidden" else "hidden"
+    return {name: complete(row, by[(name, other)], name, FAILED_TABLES) if (name, other) in by else row
+            for (name, c), row in sorted(by.items()) if c == counting}
+
+
 def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, wall: float) -> None:
-    rows, stored = _rows(curves, args), {}
-    merged = []
-    for stem in (s for s in args.merge.split(",") if s):
-        merged.append(stem)
-        for name, row in json.loads((OUT / f"{stem}.json").read_text())["results"].items():
-            stored[name] = row if name not in stored else _combine(stored[name], row)  # extended by the next seeds, or kept
-    for name, row in stored.items():
-        if name in rows:
-            rows[name] = complete(rows[name], row, name, FAILED_TABLES)
-        elif counting_of(name, row) == args.counting:
-            rows[name] = row
+    merged = [s for s in args.merge.split(",") if s]
+    rows = _merge([_rows(curves, args)] + [json.loads((OUT / f"{stem}.json").read_text())["results"] for stem in merged],
+                  args.counting)
     meta = {"seeds": args.seeds, "first_seed": args.first_seed, "budget": args.budget,
             "tables": [t.name for t in _tables(args.tables)], "wall_s": round(wall, 1),
             "load_average": os.getloadavg(), "counting": args.counting,

@@ -133,9 +133,11 @@ def complete(new: dict[str, Any], stored: Mapping[str, Any], name: str, failed: 
     for the seeds both hold; a table is taken only where both countings coincide (no recorded
     failure) or the stored row counts alike. ``new`` as it is when nothing can be added."""
     runs, first = dict(new.get("runs") or {}), int(new.get("first_seed", 0))
+    if not runs:
+        return new
     seeds_new = range(first, first + len(next(iter(runs.values()), [])))
     old, old_first = stored.get("runs") or {}, int(stored.get("first_seed", 0))
-    same = counting_of(name, stored) == new.get("counting")
+    same = counting_of(name, stored) == counting_of(name, new)
     extra = [t for t in old if t not in runs and (same or t not in failed)]
     if not extra:
         return new
@@ -152,7 +154,7 @@ def complete(new: dict[str, Any], stored: Mapping[str, Any], name: str, failed: 
     scores = {**{t: stored["methodology_score"][t] for t in extra}, **new["methodology_score"]}
     weights = (len(runs), len(extra))  # the plotted curve only: approximate (stored curve over all its tables)
     curve = [(weights[0] * x + weights[1] * y) / sum(weights) for x, y in zip(new["mean_curve"], stored["mean_curve"])]
-    row.update(methodology_score=scores, runs=table_runs, first_seed=common[0], counting=new.get("counting"),
+    row.update(methodology_score=scores, runs=table_runs, first_seed=common[0], counting=counting_of(name, new),
                mean_curve=curve, completed_from_stored=sorted(extra))
     return row
 
