@@ -43,11 +43,12 @@ def grid_scores() -> tuple[dict[str, dict[str, float]], list[int]]:
     return {s: {t: float(np.mean(v)) for t, v in per.items()} for s, per in values.items()}, seeds
 
 
-def choose(scores: dict[str, dict[str, float]], held: str) -> tuple[str, dict[str, float]]:
-    """The setting with the highest mean score over the tables other than ``held`` (ties: the
-    first label in sorted order), and every setting's training score."""
+def choose(scores: dict[str, dict[str, float]], held: str, default: str = "") -> tuple[str, dict[str, float]]:
+    """The setting with the highest mean score over the tables other than ``held``, and every
+    setting's training score. A tie keeps ``default`` (no change without evidence: on tables
+    without failures ``min_feasibility`` changes nothing), else the first label in sorted order."""
     train = {s: float(np.mean([v for t, v in per.items() if t != held])) for s, per in scores.items()}
-    return max(sorted(train), key=lambda s: train[s]), train
+    return max(sorted(train), key=lambda s: (round(train[s], 9), s == default)), train
 
 
 def choices() -> dict[str, dict[str, Any]]:
@@ -57,7 +58,7 @@ def choices() -> dict[str, dict[str, Any]]:
         raise SystemExit("bench/auto_loto.py: no grid seed is complete (run the grid phase first)")
     out = {}
     for held in (t.name for t in TABLES):
-        chosen, train = choose(scores, held)
+        chosen, train = choose(scores, held, label(DEFAULTS))
         out[held] = {"chosen": chosen, "train_score": train[chosen], "default_train_score": train[label(DEFAULTS)],
                      "is_default": chosen == label(DEFAULTS), "grid_seeds": seeds, "held_out_score": scores[chosen][held],
                      "default_held_out_score": scores[label(DEFAULTS)][held]}
