@@ -48,3 +48,21 @@ def test_kernel_tuner_meets_failures_only_when_hidden() -> None:
         assert len(results) == 400
     raw = json.loads(gzip.open(A100, "rt").read())
     assert sum(isinstance(e["time"], str) for e in raw["cache"].values()) == 161
+
+
+def _row(tables: dict[str, list[float]], first: int, counting: str | None) -> dict:
+    row = {"@20": {}, "runs": {t: [[v] for v in vals] for t, vals in tables.items()}, "first_seed": first,
+           "methodology_score": {t: 0.0 for t in tables}, "mean_curve": [0.5]}
+    return {**row, "counting": counting} if counting else row
+
+
+def test_a_row_is_completed_only_where_the_countings_coincide() -> None:
+    from peers_kt import complete, counting_of
+
+    new = _row({"A100": [0.1, 0.2]}, 0, "known")
+    stored = _row({"A100": [0.9, 0.9, 0.9], "MI250X": [0.5, 0.6, 0.7]}, 0, None)  # ours, before issue 22: hidden
+    assert counting_of("ours:auto", stored) == "hidden" and counting_of("kt:pso", stored) == "known"
+    done = complete(new, stored, "ours:auto", frozenset({"A100"}))
+    assert done["runs"] == {"A100": [[0.1], [0.2]], "MI250X": [[0.5], [0.6]]}  # seeds 0-1, the failure-free table only
+    assert done["@20"]["mean"] == (0.1 + 0.2 + 0.5 + 0.6) / 4 and done["counting"] == "known"
+    assert complete(new, stored, "ours:auto", frozenset({"A100", "MI250X"})) is new  # MI250X differs too: nothing added
