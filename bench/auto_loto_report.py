@@ -45,10 +45,12 @@ def grid_scores() -> tuple[dict[str, dict[str, float]], list[int]]:
 
 def choose(scores: dict[str, dict[str, float]], held: str, default: str = "") -> tuple[str, dict[str, float]]:
     """The setting with the highest mean score over the tables other than ``held``, and every
-    setting's training score. A tie keeps ``default`` (no change without evidence: on tables
-    without failures ``min_feasibility`` changes nothing), else the first label in sorted order."""
+    setting's training score. A tie goes to the setting that keeps most of ``default``'s options
+    (no change without evidence: on tables without failures ``min_feasibility`` changes nothing),
+    then to the first label in sorted order."""
     train = {s: float(np.mean([v for t, v in per.items() if t != held])) for s, per in scores.items()}
-    return max(sorted(train), key=lambda s: (round(train[s], 9), s == default)), train
+    keep = set(default.split(","))
+    return max(sorted(train), key=lambda s: (round(train[s], 9), len(keep & set(s.split(","))))), train
 
 
 def choices() -> dict[str, dict[str, Any]]:
