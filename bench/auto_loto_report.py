@@ -89,6 +89,18 @@ def _paired(d: np.ndarray, rng: np.random.Generator) -> dict[str, Any]:
             "p": float(p), "pairs": len(d)}
 
 
+def grid_heldout() -> dict[str, Any]:
+    """Each fold's chosen setting minus the defaults on its held-out table, paired on the grid's own
+    runs (its seeds, its budget): available as soon as the grid is, before any ``heldout`` run."""
+    picked, lines = choices(), _lines("auto_loto_grid.jsonl")
+    runs = {(r["setting"], r["table"], r["seed"]): r["fractions"] for r in lines}
+    seeds = next(iter(picked.values()))["grid_seeds"]
+    pairs = [(runs[(c["chosen"], t, s)], runs[(label(DEFAULTS), t, s)]) for t, c in picked.items() for s in seeds]
+    rng = np.random.default_rng(3)
+    width = min(len(a) for a, _ in pairs)
+    return {f"@{c}": _paired(np.array([a[i] - b[i] for a, b in pairs]), rng) for i, c in enumerate(CHECKPOINTS[:width])}
+
+
 def report() -> None:
     picked, default = choices(), _default_runs()
     held = defaultdict(dict)
@@ -117,12 +129,16 @@ def report() -> None:
     meta = {"grid": "bench/results/auto_loto_grid.jsonl", "defaults": label(DEFAULTS), "report_seeds": n,
             "budget": REPORT_BUDGET, "counting": "hidden"}
     result = {"meta": meta,
-              "folds": picked, "loto_minus_default": vs_default, "results": {"ours:auto_loto": row}}
+              "folds": picked, "loto_minus_default": vs_default,
+              "grid_loto_minus_default": grid_heldout(), "results": {"ours:auto_loto": row}}
     (OUT / "peers22_auto_loto.json").write_text(json.dumps(result, indent=1))
     for table, c in picked.items():
         print(f"{table}: chosen on the other three {c['chosen']} (train {c['train_score']:.3f}, default "
               f"{c['default_train_score']:.3f}); held-out grid score {c['held_out_score']:.3f} "
               f"vs default {c['default_held_out_score']:.3f}")
+    for k, v in result["grid_loto_minus_default"].items():
+        print(f"grid runs: loto - default {k}: {v['mean_difference']:+.4f} "
+              f"[{v['ci95'][0]:+.4f}, {v['ci95'][1]:+.4f}] p={v['p']:.3g}")
     for k, v in vs_default.items():
         print(f"loto - default {k}: {v['mean_difference']:+.4f} [{v['ci95'][0]:+.4f}, {v['ci95'][1]:+.4f}] p={v['p']:.3g}")
 
