@@ -191,6 +191,8 @@ def _combine(first: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     row["methodology_score"] = {t: (n_a * a["methodology_score"][t] + n_b * b["methodology_score"][t]) / (n_a + n_b)
                                 for t in runs}  # seed-weighted mean of the two ranges' scores
     row["runs"], row["first_seed"] = runs, a.get("first_seed", 0)
+    if "counting" in a:
+        row["counting"] = a["counting"]
     row["mean_curve"] = [(n_a * x + n_b * y) / (n_a + n_b) for x, y in zip(a["mean_curve"], b["mean_curve"])]
     return row
 
