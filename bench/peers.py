@@ -1,17 +1,24 @@
-"""Kernel Tuner's strategies beside searchlab's searchers on the shared Kernel Tuner tables (issue 16).
+"""Kernel Tuner's strategies beside searchlab's searchers on the shared Kernel Tuner tables (issues 16, 22).
 
 Both sides replay the same four cache files (``../shared/data/kernel_tuner``) and are counted
 the same way: **distinct configurations looked up in the table**. Repeats and configurations
-the table's restrictions exclude are not counted.
+the table's restrictions exclude are not counted. ``--counting`` says what a configuration the
+cache records as *failed* is, on both sides alike (``bench/peers_kt.py``; only A100 and A4000
+record failures, 161 each):
 
-- Kernel Tuner 1.5.0 (the ``bench`` extra) runs in its simulation mode through
-  ``kernel_tuner.interface.tune_cache``: restrictions are inferred from the cache (table
-  membership), ``strategy_options={"max_fevals": B}``; its budget counts distinct cached
-  configurations visited, which is our count. A strategy stops when that budget is spent or
-  when it converges on its own (then its curve stays flat to B).
-- searchlab searchers replay ``problem=kernel_tuner_cache`` with ``Budget(evaluations=B)``;
-  ``budget.evaluations`` counts measurements (table look-ups), never known-infeasible
-  proposals (docs/measurement.md).
+- ``hidden`` (the default, as live): Kernel Tuner 1.5.0 (the ``bench`` extra) runs
+  ``tune_kernel(..., simulation_mode=True)`` with a restriction that admits every recorded
+  configuration, failed ones included, so its strategies meet the failures; searchlab replays
+  ``problem.recorded_failures=hidden``. A failure is a counted look-up.
+- ``known`` (Kernel Tuner's simulation mode as shipped, ``tune_cache``: restrictions inferred
+  from the entries without an error): the failed configurations are excluded on both sides
+  (searchlab: ``problem.recorded_failures=known``).
+
+Kernel Tuner gets ``strategy_options={"max_fevals": B}``; its budget counts distinct cached
+configurations visited, which is our count. A strategy stops when that budget is spent or
+when it converges on its own (then its curve stays flat to B). searchlab searchers run with
+``Budget(evaluations=B)``, which counts measurements (table look-ups), never known-infeasible
+proposals (docs/measurement.md).
 
 Reported per searcher: mean and median fraction of the optimum at 20/40/55/100/220 with a
 95 % bootstrap interval of the mean over (table, seed) runs, and the Kernel Tuner
@@ -20,13 +27,18 @@ methodology score (searchlab/study/_methodology.py) per table.
 Every row keeps its per-run fractions at the checkpoints and its mean curve, so a later run
 can be merged with a stored one (``--merge STEM``) instead of replaying every peer again; a
 searcher run again on the next seeds (``--first-seed 10``) and merged has its two rows joined
-into one of 20 seeds per table.
+into one of 20 seeds per table; a row run on some tables (``--tables A100,A4000``) is completed
+from the stored row of the same name on the other tables, for the seeds both hold, where the
+two countings coincide (no recorded failure) or the stored row counts alike. A stored row of
+the other counting is left out of the report. Rows stored before issue 22 carry no counting:
+Kernel Tuner's were ``known``, ours ``hidden``.
 With ``--reference NAME`` (e.g. ``ours:auto``) the report compares NAME with every other
 row at each checkpoint on the (table, seed) pairs both have: mean difference with a
 paired-bootstrap 95 % interval, the Wilcoxon signed-rank p-value with Holm's correction over
 the peers (``searchlab.study._stats``), and whether NAME's mean is the highest.
 
     .venv/bin/python bench/peers.py [--seeds 10] [--first-seed 0] [--budget 220] [--only kt|ours] [--searchers a,b] [--kt a,b]
+                                    [--counting hidden|known] [--tables A100,A4000]
                                     [--out STEM] [--merge STEM] [--only merge] [--reference NAME]
 """
 
@@ -37,9 +49,7 @@ import gzip
 import json
 import os
 import sys
-import tempfile
 import time
-import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -49,69 +59,17 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from peers_kt import COUNTINGS, complete, counting_of, failed_tables, kt_run, ours_run  # noqa: E402
+
 TABLES = sorted((ROOT.parent / "shared" / "data" / "kernel_tuner").glob("*.json.gz"))
 OUT = ROOT / "bench" / "results"
 CHECKPOINTS = (20, 40, 55, 100, 220)
+FAILED_TABLES = failed_tables(TABLES)  # where the two countings differ (A100, A4000)
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "pso", "simulated_annealing", "dual_annealing", "diff_evo",
                  "greedy_ils", "bayes_opt")
 OURS = ("auto", "random", "optuna_tpe", "optuna_cmaes", "optuna_qmc", "dual_annealing", "greedy_ils", "simulated_annealing",
         "genetic", "portfolio", "probabilistic", "tag", "mc", "uct")
-
-
-def _kt_run(args: tuple[str, str, int, int]) -> list[float]:
-    """Best-so-far objective after each distinct cached configuration Kernel Tuner looked up."""
-    table, strategy, seed, budget = args
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from kernel_tuner.interface import tune_cache
-
-    from searchlab import threads
-
-    threads.limit_pools(1)  # one worker per core (see _ours_run)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "cache.json"
-        with gzip.open(table, "rt") as src:
-            path.write_text(src.read())
-        names = json.loads(path.read_text())["tune_params_keys"]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results, _ = tune_cache(str(path), strategy=strategy, strategy_options={"max_fevals": budget},
-                                    quiet=True, seed=seed)
-    seen: set[tuple[object, ...]] = set()
-    best, curve = np.inf, []
-    for r in results:
-        key = tuple(r[n] for n in names)
-        if key in seen:
-            continue
-        seen.add(key)
-        value = r.get("time")
-        if isinstance(value, (int, float)) and np.isfinite(value):
-            best = min(best, float(value))
-        curve.append(best)
-    return curve[:budget]
-
-
-def _ours_run(args: tuple[str, str, int, int]) -> list[float]:
-    table, name, seed, budget = args
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from searchlab import registry, threads
-
-    threads.limit_pools(1)  # one worker per core: numpy's OpenBLAS, loaded before, had a thread per core
-    from searchlab.adapters.knobs import KernelTunerCache
-    from searchlab.api import optimize
-    from searchlab.loop import Budget
-
-    problem = KernelTunerCache(path=table)
-    searcher = registry.searcher_class(name)(problem.space, direction=problem.direction, seed=seed)
-    outcome = optimize(problem, searcher, Budget(evaluations=budget))
-    best, curve = np.inf, []
-    for r in outcome.results:
-        if r.measurement.status.value == "infeasible":
-            continue
-        if r.ok and r.measurement.objective is not None:
-            best = min(best, float(r.measurement.objective))
-        curve.append(best)
-    return curve[:budget]
 
 
 def _table_values(table: Path) -> tuple[np.ndarray, float]:
@@ -136,13 +94,19 @@ def _stats(fractions: np.ndarray, rng: np.random.Generator) -> dict[str, object]
             "ci95": [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]}
 
 
-def _run_all(side: str, names: tuple[str, ...], seeds: range, budget: int, workers: int) -> dict[str, dict[str, np.ndarray]]:
-    fn: Callable[[tuple[str, str, int, int]], list[float]] = _kt_run if side == "kt" else _ours_run
-    jobs = [(str(t), n, s, budget) for t in TABLES for n in names for s in seeds]
-    with ProcessPoolExecutor(workers) as pool:
+def _tables(spec: str) -> list[Path]:
+    wanted = [w for w in spec.split(",") if w]
+    return [t for t in TABLES if not wanted or any(w in t.name for w in wanted)]
+
+
+def _run_all(side: str, names: tuple[str, ...], seeds: range, args: argparse.Namespace) -> dict[str, dict[str, np.ndarray]]:
+    fn: Callable[[tuple[str, str, int, int, str]], list[float]] = kt_run if side == "kt" else ours_run
+    budget = args.budget
+    jobs = [(str(t), n, s, budget, args.counting) for t in _tables(args.tables) for n in names for s in seeds]
+    with ProcessPoolExecutor(args.workers) as pool:
         curves = list(pool.map(fn, jobs, chunksize=1))
     out: dict[str, dict[str, list[np.ndarray]]] = {}
-    for (table, name, _seed, _), curve in zip(jobs, curves):
+    for (table, name, _seed, _, _), curve in zip(jobs, curves):
         out.setdefault(f"{side}:{name}", {}).setdefault(Path(table).name, []).append(_pad(curve, budget))
     return {k: {t: np.array(v) for t, v in d.items()} for k, d in out.items()}
 
@@ -160,6 +124,9 @@ def main() -> None:
     parser.add_argument("--kt", default="", help="comma-separated Kernel Tuner strategies (default: all of KT_STRATEGIES)")
     parser.add_argument("--merge", default="", help="comma-separated stems under bench/results/ whose rows to add")
     parser.add_argument("--reference", default="", help="row to compare with every other (e.g. ours:auto)")
+    parser.add_argument("--counting", choices=COUNTINGS, default="hidden",
+                        help="recorded failures: hidden (met and counted, as live) or known (excluded, as KT's simulation mode)")
+    parser.add_argument("--tables", default="", help="comma-separated parts of table names to run on (default: all four)")
     args = parser.parse_args()
     if not TABLES:
         sys.exit("bench/peers.py: no Kernel Tuner tables in ../shared/data/kernel_tuner")
@@ -167,10 +134,10 @@ def main() -> None:
     curves: dict[str, dict[str, np.ndarray]] = {}
     if args.only in (None, "kt"):
         kt = tuple(n for n in args.kt.split(",") if n) or KT_STRATEGIES
-        curves.update(_run_all("kt", kt, range(args.first_seed, args.first_seed + args.seeds), args.budget, args.workers))
+        curves.update(_run_all("kt", kt, range(args.first_seed, args.first_seed + args.seeds), args))
     if args.only in (None, "ours"):
         ours = tuple(n for n in args.searchers.split(",") if n) or OURS
-        curves.update(_run_all("ours", ours, range(args.first_seed, args.first_seed + args.seeds), args.budget, args.workers))
+        curves.update(_run_all("ours", ours, range(args.first_seed, args.first_seed + args.seeds), args))
     report(curves, args, time.time() - start)
 
 
@@ -193,6 +160,7 @@ def _rows(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace) ->
         rows[name]["methodology_score"] = scores
         rows[name]["runs"] = runs
         rows[name]["first_seed"] = args.first_seed
+        rows[name]["counting"] = args.counting
         rows[name]["mean_curve"] = [round(float(v), 6) for v in frac.mean(0)]
     return rows
 
@@ -223,6 +191,8 @@ def _combine(first: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
     row["methodology_score"] = {t: (n_a * a["methodology_score"][t] + n_b * b["methodology_score"][t]) / (n_a + n_b)
                                 for t in runs}  # seed-weighted mean of the two ranges' scores
     row["runs"], row["first_seed"] = runs, a.get("first_seed", 0)
+    if "counting" in a:
+        row["counting"] = a["counting"]
     row["mean_curve"] = [(n_a * x + n_b * y) / (n_a + n_b) for x, y in zip(a["mean_curve"], b["mean_curve"])]
     return row
 
@@ -280,17 +250,32 @@ def compare(rows: dict[str, dict[str, Any]], reference: str, budget: int) -> dic
     return out
 
 
+def _merge(sources: list[dict[str, Any]], counting: str) -> dict[str, Any]:
+    """The rows of ``counting``: rows of one name and counting joined first (the next seeds, or other
+    tables), then completed from the other counting's row on the tables without recorded failures."""
+    by: dict[tuple[str, str], Any] = {}
+    for source in sources:
+        for name, row in source.items():
+            key = (name, counting_of(name, row))
+            if key not in by:
+                by[key] = row
+            elif set(by[key].get("runs") or ()) == set(row.get("runs") or ()):
+                by[key] = _combine(by[key], row)  # extended by the next seeds, or kept
+            else:
+                by[key] = complete(by[key], row, name, FAILED_TABLES)
+    other = "known" if counting == "hidden" else "hidden"
+    return {name: complete(row, by[(name, other)], name, FAILED_TABLES) if (name, other) in by else row
+            for (name, c), row in sorted(by.items()) if c == counting}
+
+
 def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, wall: float) -> None:
-    rows = _rows(curves, args)
-    merged = []
-    for stem in (s for s in args.merge.split(",") if s):
-        stored = json.loads((OUT / f"{stem}.json").read_text())
-        merged.append(stem)
-        for name, row in stored["results"].items():  # a row already there: extended by the next seeds, or kept
-            rows[name] = row if name not in rows else _combine(rows[name], row)
+    merged = [s for s in args.merge.split(",") if s]
+    rows = _merge([_rows(curves, args)] + [json.loads((OUT / f"{stem}.json").read_text())["results"] for stem in merged],
+                  args.counting)
     meta = {"seeds": args.seeds, "first_seed": args.first_seed, "budget": args.budget,
-            "tables": [t.name for t in TABLES], "wall_s": round(wall, 1),
-            "load_average": os.getloadavg(), "counting": "distinct configurations looked up; restricted and repeats not counted",
+            "tables": [t.name for t in _tables(args.tables)], "wall_s": round(wall, 1),
+            "load_average": os.getloadavg(), "counting": args.counting,
+            "counted": "distinct configurations looked up; restricted and repeats not counted",
             "merged_from": merged, "note": "replays: no timing in these numbers; other sessions shared the 2-core machine"}
     result: dict[str, Any] = {"meta": meta, "results": rows}
     if args.reference:

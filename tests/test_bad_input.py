@@ -116,6 +116,11 @@ CASES: dict[str, Case] = {
     "kt no numeric time": lambda t: (["problem=kernel_tuner_cache", f"problem.path={_kt(t, ALL_FAILED)}"],
                                      "numeric 'time'"),
     "kt empty cache": lambda t: (["problem=kernel_tuner_cache", f"problem.path={_kt(t, {})}"], "holds no entry"),
+    "kt recorded_failures": lambda t: (["problem=kernel_tuner_cache", f"problem.path={KT_SMALL}",
+                                        "problem.recorded_failures=drop"], "problem.recorded_failures='drop'"),
+    "kt known failures, missing invalid": lambda t: (["problem=kernel_tuner_cache", f"problem.path={KT_SMALL}",
+                                                      "problem.recorded_failures=known", "problem.missing=invalid"],
+                                                     "problem.missing=constraint"),
     "resume nowhere": lambda t: ([f"resume={t / 'nowhere'}"], "nowhere"),
     # issue 27 item 5: did you mean, the valid keys, resolved paths
     "searcher misspelt": lambda t: (["searcher=randmo"], "searcher/randmo' (did you mean 'random'?)"),

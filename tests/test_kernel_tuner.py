@@ -103,3 +103,47 @@ def test_shared_cache_files_load_and_probabilistic_runs(path: Path) -> None:
     outcome = optimize(problem, searcher, Budget(evaluations=12))
     assert len(outcome.results) == 12 and outcome.best is not None
     assert all(r.status is not Status.INFEASIBLE for r in outcome.results)  # never proposes excluded ones
+
+
+A100 = SHARED / "convolution_A100.json.gz"
+
+
+def _failed(raw: dict) -> set[Config]:
+    keys = raw["tune_params_keys"]
+    return {Config({k: e[k] for k in keys}) for e in raw["cache"].values() if isinstance(e["time"], str)}
+
+
+def test_recorded_failures_known_are_never_evaluated_hidden_are_met() -> None:
+    """Issue 22 (3): Kernel Tuner 1.5's simulation mode never proposes a configuration the cache
+    records as failed; ``recorded_failures=known`` replays the cache the same way."""
+    raw = _raw(SMALL)
+    failed = _failed(raw)
+    assert len(failed) == 20  # 14 launch + 6 compile failures in the small table
+    known = KernelTunerCache(path=str(SMALL), recorded_failures="known")
+    assert sum(1 for _ in known.space.enumerate()) == 430
+    assert all(known.space.check(c) is not None for c in failed)
+    outcome = optimize(known, RandomSearcher(known.space, seed=0), Budget(evaluations=430))
+    assert len(outcome.results) == 430 and all(r.status is Status.OK for r in outcome.results)
+    hidden = KernelTunerCache(path=str(SMALL))
+    outcome = optimize(hidden, RandomSearcher(hidden.space, seed=0), Budget(evaluations=450))
+    assert {r.candidate.config for r in outcome.results if r.status is Status.FAILED} == failed
+    assert known.fingerprint() != hidden.fingerprint()
+    with pytest.raises(ConfigError, match="recorded_failures"):
+        KernelTunerCache(path=str(SMALL), recorded_failures="drop")
+    with pytest.raises(ConfigError, match="missing=constraint"):
+        KernelTunerCache(path=str(SMALL), recorded_failures="known", missing="invalid")
+
+
+@pytest.mark.skipif(not A100.exists(), reason="../shared/data/kernel_tuner is not present")
+def test_known_failures_match_kernel_tuner_search_space_on_a100() -> None:
+    known = KernelTunerCache(path=str(A100), recorded_failures="known")
+    hidden = KernelTunerCache(path=str(A100))
+    assert sum(1 for _ in known.space.enumerate()) == 4201  # Kernel Tuner 1.5 tune_cache's search space
+    assert sum(1 for _ in hidden.space.enumerate()) == 4362  # every recorded configuration, 161 failed
+    for name in ("auto", "genetic"):
+        from searchlab import registry
+
+        searcher = registry.searcher_class(name)(known.space, direction=known.direction, seed=1)
+        outcome = optimize(known, searcher, Budget(evaluations=60))
+        measured = [r for r in outcome.results if r.status is not Status.INFEASIBLE]
+        assert len(measured) == 60 and all(r.status is Status.OK for r in measured)

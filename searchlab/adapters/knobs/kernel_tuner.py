@@ -16,6 +16,12 @@ joined with commas). Here its parameters become ordinal knobs, and each entry a 
   restrictions, which Kernel Tuner checks before compiling: with ``missing=constraint`` (the
   default) they violate a known constraint (never sent, never sampled; INFEASIBLE if a
   searcher proposes one), with ``missing=invalid`` they are FAILED(invalid) when tested.
+- configurations the file records as failed: with ``recorded_failures=hidden`` (the default)
+  a searcher discovers them by testing them, as it would live (a hidden constraint, paper 001
+  §2); with ``recorded_failures=known`` they are known-infeasible like the absent ones (never
+  sent, never sampled, never counted), which is how Kernel Tuner 1.5's simulation mode replays
+  a cache (``util.infer_restrictions_from_cache`` admits only entries without an error), so a
+  comparison with its strategies can count both sides alike (docs/baselines.md, issue 22).
 
 Each evaluation is charged the recorded compile + benchmark time (ms in the file, seconds
 here: ``Measurement.charged_s``), so ``budget.charged_time_s`` budgets replay fairly.
@@ -33,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Direction, FailureMode, Measurement
+from searchlab.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.sensors import SensedKnobSpace, model_from_spec
 from searchlab.spaces import KnobSpace, OrdinalKnob
 from searchlab.tables import ReplayNoiseConfig, Table, TableKnobSpace, TableProblem
@@ -44,6 +50,7 @@ FAILURES = {
     "InvalidConfig": FailureMode.INVALID,
 }
 MISSING = ("constraint", "invalid")
+RECORDED_FAILURES = ("hidden", "known")
 MODEL: dict[str, Any] = {  # generic: the objective plus the catch-all for failures (conf/problem/kernel_tuner_cache.yaml)
     "sensors": ["time", "compile_time"],
     "objective": "time",
@@ -76,10 +83,15 @@ def _entry_measurement(entry: Mapping[str, Any], objective: str, keys: set[str])
 
 
 def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
-                            model: Mapping[str, Any] | None = None) -> Table:
+                            model: Mapping[str, Any] | None = None, recorded_failures: str = "hidden") -> Table:
     """A Kernel Tuner cache file (``.json`` or ``.json.gz``) as a table."""
     if missing not in MISSING:
         raise ConfigError(f"problem.missing={missing!r}: must be one of {list(MISSING)}")
+    if recorded_failures not in RECORDED_FAILURES:
+        raise ConfigError(f"problem.recorded_failures={recorded_failures!r}: must be one of {list(RECORDED_FAILURES)}")
+    if recorded_failures == "known" and missing != "constraint":
+        raise ConfigError("problem.recorded_failures=known needs problem.missing=constraint "
+                          "(the known-feasible set is the recorded configurations that ran)")
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"Kernel Tuner cache {str(path)!r} does not exist")
@@ -114,11 +126,12 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
     sensor_model = model_from_spec(spec, knobs=names)
     space: KnobSpace
     if missing == "constraint":
-        space = TableKnobSpace(knobs, sensor_model=sensor_model, members=frozenset(rows))
+        members = frozenset(c for c, m in rows.items() if recorded_failures == "hidden" or m.status is Status.OK)
+        space = TableKnobSpace(knobs, sensor_model=sensor_model, members=members)
     else:  # every product member may be tested; absent ones fail as invalid (TableProblem.evaluate)
         space = SensedKnobSpace(knobs, sensor_model=sensor_model)
     meta = {"kernel": data.get("kernel_name", ""), "problem_size": data.get("problem_size"), "missing": missing,
-            "product": math.prod(len(k.values) for k in knobs)}
+            "recorded_failures": recorded_failures, "product": math.prod(len(k.values) for k in knobs)}
     unit = "ms" if objective == "time" else ""
     return Table(space, rows, direction, f"{objective}_{unit}" if unit else objective, source=str(path),
                  device=str(data.get("device_name") or ""), meta=meta)
@@ -143,6 +156,7 @@ class KernelTunerCacheConfig(ReplayNoiseConfig):  # + sample_noise: draw one of 
     _target_: str = "searchlab.adapters.knobs.KernelTunerCache"
     path: str = "???"  # a Kernel Tuner cache file, e.g. ../shared/data/kernel_tuner/convolution_A100.json.gz
     missing: str = "constraint"  # constraint: absent configurations are known-infeasible | invalid: FAILED(invalid)
+    recorded_failures: str = "hidden"  # hidden: failed entries fail when tested | known: known-infeasible (KT simulation)
     model: dict[str, Any] = field(default_factory=dict)  # sensor model (default: objective + failures)
 
 
@@ -153,10 +167,15 @@ class KernelTunerCache(TableProblem):
 
     def __init__(self, path: str | None = None, missing: str = "constraint",
                  model: Mapping[str, Any] | None = None, sample_noise: bool = False,
-                 noise_seed: int | None = None) -> None:
+                 noise_seed: int | None = None, recorded_failures: str = "hidden") -> None:
         if not path or path == "???":
             raise ConfigError("problem=kernel_tuner_cache needs problem.path=<Kernel Tuner cache .json[.gz]>")
-        super().__init__(table=load_kernel_tuner_cache(path, missing=missing, model=model), path=path,
-                         missing=missing, model=dict(model or {}), sample_noise=sample_noise,
-                         noise_seed=noise_seed)
+        table = load_kernel_tuner_cache(path, missing=missing, model=model, recorded_failures=recorded_failures)
+        super().__init__(table=table, path=path, missing=missing, model=dict(model or {}), sample_noise=sample_noise,
+                         noise_seed=noise_seed, recorded_failures=recorded_failures)
         self.objective_name = self.table.objective_name  # type: ignore[misc]
+        self.recorded_failures = recorded_failures
+
+    def fingerprint_params(self) -> Mapping[str, Any]:
+        base = super().fingerprint_params()  # a failed entry is another outcome when it is known beforehand
+        return {**base, "recorded_failures": "known"} if self.recorded_failures == "known" else base
