@@ -31,6 +31,13 @@ from searchlab.spaces import Space
 NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
 
+def checked_k(k: int, low: int, hint: str = "") -> int:
+    """``searcher.k``, the length of the ranking's front, checked once for every transfer searcher."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < low:
+        raise ConfigError(f"searcher.k={k!r}: must be an integer >= {low}{hint}")
+    return k
+
+
 def base_class(name: str) -> type[Searcher]:
     """A registered searcher that can be a transfer searcher's base (not a transfer one, not portfolio)."""
     from searchlab import registry

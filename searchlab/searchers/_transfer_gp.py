@@ -28,7 +28,7 @@ import numpy as np
 from searchlab.errors import ConfigError
 from searchlab.searchers._auto import AutoSearcher
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._transfer_common import TransferBase
+from searchlab.searchers._transfer_common import TransferBase, checked_k
 from searchlab.spaces import KnobSpace, Space
 
 FLOOR = 0.01  # speeds below 1 % of the best (and failures) are one value: "bad there"
@@ -58,9 +58,7 @@ class TransferGpSearcher(TransferBase):
 
     # k: configurations of the ranking evaluated first (the GP's initial design)
     def __init__(self, space: Space, *, k: int = 5, **kwargs: Any) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ConfigError(f"searcher.k={k!r}: must be an integer >= 1")
-        self.k = k
+        self.k = checked_k(k, 1)
         super().__init__(space, **kwargs)
         if not issubclass(self._base_cls, AutoSearcher):
             raise ConfigError(f"searcher.base={self._base_cls.name!r}: transfer_gp extends auto's model (base=auto)")

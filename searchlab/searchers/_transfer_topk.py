@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._transfer_common import TransferBase
+from searchlab.searchers._transfer_common import TransferBase, checked_k
 from searchlab.spaces import Space
 
 
@@ -30,9 +29,7 @@ class TransferTopKSearcher(TransferBase):
 
     # k: how many of the ranking to evaluate before the base searcher (0: the whole ranking)
     def __init__(self, space: Space, *, k: int = 0, **kwargs: Any) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ConfigError(f"searcher.k={k!r}: must be an integer >= 0 (0: the whole ranking)")
-        self.k = k
+        self.k = checked_k(k, 0, " (0: the whole ranking)")
         super().__init__(space, **kwargs)
 
     def _on_prior(self, prior: Any) -> None:

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._transfer_common import TransferBase
+from searchlab.searchers._transfer_common import TransferBase, checked_k
 from searchlab.spaces import Space
 
 
@@ -26,9 +25,7 @@ class TransferWarmSearcher(TransferBase):
 
     # k: configurations of the ranking evaluated before the base searcher takes over
     def __init__(self, space: Space, *, k: int = 5, **kwargs: Any) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ConfigError(f"searcher.k={k!r}: must be an integer >= 1")
-        self.k = k
+        self.k = checked_k(k, 1)
         super().__init__(space, **kwargs)
 
     def _on_prior(self, prior: Any) -> None:
