@@ -22,6 +22,7 @@ from searchlab.store import read_run
 from searchlab.study._grid import _compose_run
 from searchlab.summary import format_summary
 from searchlab.tables import TableProblem
+from tests.doubles import register_problem
 
 KT = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"
 INTERRUPT_AT: dict[str, int] = {}  # evaluate() call number at which InterruptingCache raises KeyboardInterrupt
@@ -47,13 +48,7 @@ class InterruptingCacheConfig(KernelTunerCacheConfig):
 @pytest.fixture
 def registered_double(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only registered classes are built from a config (searchlab.registry): register the test double."""
-    from searchlab import registry
-
-    real = registry.entries
-    double = registry.Entry("problem", "interrupting_cache", InterruptingCacheConfig, InterruptingCacheConfig._target_,
-                            "tests/test_confirm.py")
-    monkeypatch.setattr(registry, "entries", lambda kind: {**real(kind), **({double.name: double} if kind == "problem"
-                                                                               else {})})
+    register_problem(monkeypatch, "interrupting_cache", InterruptingCacheConfig, "tests/test_confirm.py")
 
 
 def _run(run_dir: Path, *overrides: str, target: str | None = None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from searchlab.confirm import paired_speedup, recommended
 from searchlab.records import Candidate, Config, Direction, Measurement, Result, Status
 from searchlab.study._grid import _compose_run
 from searchlab.verdict import run_time_unit, show, stop_words
+from tests.doubles import register_problem
 
 KT = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"
 TABLE = load_kernel_tuner_cache(KT)
@@ -42,13 +43,7 @@ class DefaultedCacheConfig(KernelTunerCacheConfig):
 @pytest.fixture
 def registered_double(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only registered classes are built from a config (searchlab.registry): register the test double."""
-    from searchlab import registry
-
-    real = registry.entries
-    double = registry.Entry("problem", "defaulted_cache", DefaultedCacheConfig, DefaultedCacheConfig._target_,
-                            "tests/test_default_check.py")
-    monkeypatch.setattr(registry, "entries", lambda kind: {**real(kind), **({double.name: double} if kind == "problem"
-                                                                               else {})})
+    register_problem(monkeypatch, "defaulted_cache", DefaultedCacheConfig, "tests/test_default_check.py")
 
 
 def _run(run_dir: Path, *overrides: str) -> dict[str, Any]:
