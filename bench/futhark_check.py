@@ -93,8 +93,8 @@ def interval(values: list[float]) -> dict[str, Any]:
 
 
 def check_program(name: str, rounds: int, runs: int, extra: dict[str, dict[str, int]]) -> dict[str, Any]:
+    from searchlab.adapters.futhark import FutharkLoopmm, FutharkLud, FutharkMatmul
     from searchlab.adapters.futhark._report import write_spec
-    from searchlab.adapters.futhark.program import FutharkLoopmm, FutharkLud, FutharkMatmul
     from searchlab.core.problem import DeviceInfo
 
     problem = {"lud": FutharkLud, "matmul": FutharkMatmul, "loopmm": FutharkLoopmm}[name]()

@@ -57,8 +57,8 @@ def paired(problem: Any, config: dict[str, int], reference: dict[str, int], roun
     for _ in range(rounds):
         for spec in specs:
             for label, c in (("tuned", config), ("reference", reference)):
-                run = problem.run_dataset(c, spec, problem.repeats, force_check=True)
-                got[label].setdefault(spec.name, []).extend(run.samples)
+                run = problem.run_dataset(c, spec, problem.protocol, force_check=True)
+                got[label].setdefault(spec.name, []).extend(run.samples.values)
     med = {k: {d: statistics.median(v) for d, v in s.items()} for k, s in got.items()}
     low = {k: {d: min(v) for d, v in s.items()} for k, s in got.items()}
     return {"validation_ms": {d: t * 1e3 for d, t in med["tuned"].items()},
@@ -90,13 +90,15 @@ def run_tuner(problem: Any, executor: Any, name: str, seed: int, reference: dict
 
 def bench_problem(name: str, seeds: int, repeats: int) -> dict[str, Any]:
     import searchlab.adapters.futhark as futhark
+    from searchlab.adapters.futhark._program import FIXED_10, fixed_runs
     from searchlab.adapters.futhark._report import write_tuning
     from searchlab.api import optimize
     from searchlab.execution import SerialExecutor
     from searchlab.loop import Budget
     from searchlab.searchers import ExhaustiveSearcher
 
-    problem = {"lud": futhark.Lud, "loopmm": futhark.Loopmm, "matmul": futhark.Matmul}[name](repeats=repeats)
+    problem = {"lud": futhark.Lud, "loopmm": futhark.Loopmm, "matmul": futhark.Matmul}[name](
+        measure=fixed_runs(FIXED_10, repeats))
     executor = SerialExecutor(timeout_s=None)
     executor.start(problem)
     try:

@@ -110,6 +110,7 @@ def _hint(exc: BaseException, text: str, options: list[str]) -> str:
     """Add "did you mean" to a name Hydra could not find, and the valid keys to a key it refused."""
     import re
 
+    from searchlab.core.schema import built_from
     from searchlab.errors import did_you_mean
 
     missing = re.search(r"Could not find '[^'/]*/([^']*)'", text)
@@ -120,6 +121,9 @@ def _hint(exc: BaseException, text: str, options: list[str]) -> str:
         if "not in" in str(cause) and key is not None and schema is not None and dataclasses.is_dataclass(schema):
             valid = [f.name for f in dataclasses.fields(schema) if not f.name.startswith("_")]
             hint = f"{did_you_mean(key, valid)} (valid keys: {', '.join(valid) or 'none'})"
+            built = built_from(schema) if isinstance(schema, type) else None
+            renamed = getattr(built, "renamed_options", {}).get(key)  # a problem's former option
+            hint = f": renamed, use {renamed}" if renamed else hint
         cause = cause.__cause__
     text += hint
     return f"{text} (available: {', '.join(options)})" if options else text

@@ -16,9 +16,11 @@ import pytest
 
 from searchlab.adapters.futhark import FutharkProgram, Loopmm, Lud, Matmul
 from searchlab.adapters.futhark._kernels import LUD_SOURCE
+from searchlab.adapters.futhark._program import FIXED_10, fixed_runs
 from searchlab.adapters.futhark._report import read_tuning, write_tuning
 from searchlab.adapters.futhark._runtime import Execution, Limits
 from searchlab.api import optimize
+from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.problem import FinalizeContext
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.execution import SerialExecutor
@@ -39,17 +41,17 @@ def started(problem: FutharkProgram) -> Iterator[tuple[FutharkProgram, SerialExe
 
 @pytest.fixture(scope="module")
 def lud() -> Iterator[tuple[FutharkProgram, SerialExecutor]]:
-    yield from started(Lud(repeats=3))
+    yield from started(Lud(measure=fixed_runs(FIXED_10, 3)))
 
 
 @pytest.fixture(scope="module")
 def matmul() -> Iterator[tuple[FutharkProgram, SerialExecutor]]:
-    yield from started(Matmul(repeats=3))
+    yield from started(Matmul(measure=fixed_runs(FIXED_10, 3)))
 
 
 @pytest.fixture(scope="module")
 def loopmm() -> Iterator[tuple[FutharkProgram, SerialExecutor]]:
-    yield from started(Loopmm(repeats=1))
+    yield from started(Loopmm(measure=fixed_runs(FIXED_10, 1)))
 
 
 def level_configs(problem: FutharkProgram) -> list[tuple[Config, set[str]]]:
@@ -90,7 +92,7 @@ class BrokenLud(Lud):
 
 def test_wrong_output_is_a_failed_evaluation() -> None:
     assert BrokenLud.source != LUD_SOURCE
-    for problem, executor in started(BrokenLud(repeats=1)):
+    for problem, executor in started(BrokenLud(measure=fixed_runs(FIXED_10, 1))):
         names = problem.names["internal"]
         broken = Config({**{n: THRESHOLD_MAX for n in problem.space.names}, names[2]: 1})
         executor.submit(Candidate(0, broken, broken))
@@ -163,14 +165,15 @@ def test_gpu_preset_follows_listing_4_1() -> None:
 
 def test_weighting_relative_to_untuned() -> None:
     """§2.1's weighted sum: each training dataset counts relative to its untuned time."""
-    for problem, _ in started(Matmul(repeats=5, weighting="baseline")):
+    for problem, _ in started(Matmul(measure=fixed_runs(FIXED_10, 5), weighting="baseline")):
         m = problem.evaluate(problem.space.default_config())
         weights = m.extra["weights"]
         assert m.objective == pytest.approx(sum(weights[d] * t for d, t in m.datasets.items()))
         assert 1.0 < m.objective < 8.0  # 4 datasets at about 1 each (noisy machine)
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [({"preset": "tpu"}, "preset"), ({"repeats": 0}, "repeats"),
+@pytest.mark.parametrize(("kwargs", "match"), [({"preset": "tpu"}, "preset"), ({"measure": {"min_runs": 0}}, "min_runs"),
+                                               ({"validation_runs": -1}, "validation_runs"),
                                                ({"block": 3}, "block"), ({"check": "never"}, "check"),
                                                ({"weighting": "sqrt"}, "weighting")])
 def test_bad_parameters_are_refused(kwargs: dict[str, Any], match: str) -> None:
@@ -209,3 +212,36 @@ def test_instrumented_on_lud_and_the_report(lud: tuple[FutharkProgram, SerialExe
     assert set(rows) == {"untuned", "all-false", "tuned", "exhaustive"}
     assert set(rows["tuned"]) == {"32.in", "64.in"}
     assert "tuned / exhaustive" in report["report_text"] and report["tuning_runs"] == len(outcome.results) - 1
+
+
+def test_the_shared_protocol_decides_how_many_runs(matmul: tuple[FutharkProgram, Any]) -> None:
+    """Issue 21: the imitations measure through searchlab.core.measure.measure, so every field of
+    ``problem.measure`` counts: a time goal never reached runs to ``max_runs``, a fixed count is
+    exact, and the warm-up run is checked but not kept."""
+    problem, _ = matmul
+    saved = problem.protocol
+    train = [d.name for d in problem.space.train_datasets()]
+    try:
+        problem.protocol = MeasurementProtocol(min_runs=2, max_runs=6, min_time_s=1e9, target_rel_ci=0.0, warmup=0)
+        m = problem.evaluate(problem.space.default_config())
+        assert {d: len(s) for d, s in m.extra["dataset_samples"].items()} == dict.fromkeys(train, 6)
+        assert m.sensors["runs"] == 6 * len(train) and len(m.samples) == 6
+        problem.protocol = fixed_runs(saved, 2)
+        m = problem.evaluate(problem.space.default_config())
+        assert {d: len(s) for d, s in m.extra["dataset_samples"].items()} == dict.fromkeys(train, 2)
+    finally:
+        problem.protocol = saved
+
+
+def test_options_are_the_constructors_and_params_record_them() -> None:
+    """Issue 21: no *Config class; Lud forwards the shared options to FutharkProgram, and its
+    params (the fingerprint) hold all of them, the block size as used."""
+    import searchlab.adapters.futhark as futhark
+
+    assert not [n for n in dir(futhark) if n.endswith("Config")]
+    lud = Lud(preset="cpu", measure={"min_runs": 4, "max_runs": 4, "min_time_s": 0.0, "target_rel_ci": 0.0})
+    assert lud.protocol == MeasurementProtocol(min_runs=4, max_runs=4, min_time_s=0.0, target_rel_ci=0.0)
+    assert lud.params["measure"]["min_runs"] == 4 and lud.params["preset"] == "cpu" and "seed" in lud.params
+    assert lud.validation_runs == 12  # 3 x measure.min_runs
+    assert Lud().fingerprint() == Lud(block=8).fingerprint() != Lud(block=4).fingerprint()
+    assert Lud().fingerprint() != Lud(measure=fixed_runs(FIXED_10, 3)).fingerprint()

@@ -19,9 +19,11 @@ import pytest
 
 from searchlab.adapters.futhark import _discover as disc
 from searchlab.adapters.futhark._data import outputs_match
+from searchlab.adapters.futhark._program import fixed_runs
 from searchlab.adapters.futhark._report import read_tuning
 from searchlab.adapters.futhark._stanzas import parse_cases
-from searchlab.adapters.futhark.program import PROGRAMS, FutharkLoopmm
+from searchlab.adapters.futhark.bundled import PROGRAMS, FutharkLoopmm
+from searchlab.adapters.futhark.program import BENCH_LIKE
 from searchlab.api import optimize
 from searchlab.core.problem import FinalizeContext
 from searchlab.errors import ConfigError
@@ -93,7 +95,8 @@ def test_a_zero_threshold_means_the_default_as_in_a_tuning_file() -> None:
     a .tuning file), while set_tuning_param on a running server keeps it: measured live, 0 would be
     a configuration no .tuning file gives (docs/futhark.md). So 0 is sent as the default, and the
     E_par value 0 (LUD's last loop step) gives no plateau of its own."""
-    from searchlab.adapters.futhark.program import FutharkServerProblem, positive
+    from searchlab.adapters.futhark._discover import positive
+    from searchlab.adapters.futhark.program import FutharkServerProblem
     from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
 
     assert positive({"a": (0, 256, 0, 1024), "b": (0,)}) == {"a": (256, 1024), "b": ()}
@@ -127,8 +130,7 @@ def test_without_compiler_one_line_exit_2(tmp_path: Path) -> None:
 # -- the real compiler --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def loopmm() -> Iterator[tuple[FutharkLoopmm, SerialExecutor]]:
-    with served(lambda: FutharkLoopmm(runs=3, max_runs=3, min_time_s=0.0, target_rel_ci=0.0,
-                                      validation_runs=3)) as pair:
+    with served(lambda: FutharkLoopmm(measure=fixed_runs(BENCH_LIKE, 3), validation_runs=3)) as pair:
         yield pair
 
 

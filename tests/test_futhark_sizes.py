@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
+from searchlab.adapters.futhark import FutharkLoopmm, FutharkServerProblem
+from searchlab.adapters.futhark._program import fixed_runs
 from searchlab.adapters.futhark._report import read_tuning
 from searchlab.adapters.futhark._sizes import ThresholdSizeSpace, domain, size_params
-from searchlab.adapters.futhark.program import FutharkLoopmm, FutharkServerProblem
+from searchlab.adapters.futhark.program import BENCH_LIKE
 from searchlab.execution import SerialExecutor
 from searchlab.records import Candidate, Config, FailureMode, Measurement, Status
 from searchlab.searchers import BinarySearcher, FutharkAutotuneSearcher, RandomSearcher, TagSearcher
@@ -60,9 +62,8 @@ def test_size_params_and_the_combined_space_without_a_compiler() -> None:
 
 @pytest.fixture(scope="module")
 def mm() -> Iterator[tuple[FutharkServerProblem, SerialExecutor]]:
-    with served(lambda: FutharkServerProblem(program=str(MM), validation=[VALIDATION], sizes=True, runs=2,
-                                             max_runs=2, min_time_s=0.0, target_rel_ci=0.0,
-                                             validation_runs=2)) as pair:
+    with served(lambda: FutharkServerProblem(program=str(MM), validation=[VALIDATION], sizes=True,
+                                             measure=fixed_runs(BENCH_LIKE, 2), validation_runs=2)) as pair:
         yield pair
 
 
@@ -137,8 +138,8 @@ def test_space_evaluations_and_a_rejected_size(mm: tuple[FutharkServerProblem, S
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     return subprocess.run([sys.executable, "-m", "searchlab", "problem=futhark", f"problem.program={MM}",
-                           f"problem.validation=[{VALIDATION!r}]", "problem.sizes=true", "problem.runs=2",
-                           "problem.max_runs=2", "problem.validation_runs=2", "executor=serial", *args],
+                           f"problem.validation=[{VALIDATION!r}]", "problem.sizes=true", "problem.measure.min_runs=2",
+                           "problem.measure.max_runs=2", "problem.validation_runs=2", "executor=serial", *args],
                           capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
 
 

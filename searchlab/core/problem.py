@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from searchlab.core.schema import bound_arguments, coerce, plain
+from searchlab.core.schema import bound_arguments, coerce, options, plain
 from searchlab.records import Config, Direction, Measurement, Result
 from searchlab.spaces import Space
 
@@ -89,6 +90,9 @@ class Problem(ABC):
     deterministic: ClassVar[bool] = False
     capabilities: ClassVar[frozenset[str]] = frozenset()
     code_version: ClassVar[str] = "1"
+    # former option -> its new spelling (``{"runs": "problem.measure.min_runs"}``): the CLI's error for
+    # the old name says what to write instead (issue 21: a renamed option names its new spelling)
+    renamed_options: ClassVar[Mapping[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -171,8 +175,9 @@ def _recording(cls: type, init: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(init)
     def wrapper(self: Problem, *args: Any, **kwargs: Any) -> None:
         kwargs = coerce(cls, kwargs, f"problem {getattr(cls, 'name', cls.__name__)}")
-        if "params" not in self.__dict__:
-            self.params = plain(bound_arguments(init, args, kwargs))
+        if "params" not in self.__dict__:  # defaults of options a ``**kwargs`` forwards to a base, then the call's
+            defaults = {o.name: o.default for o in options(cls) if o.default is not inspect.Parameter.empty}
+            self.params = plain({**defaults, **bound_arguments(init, args, kwargs)})
         init(self, *args, **kwargs)
 
     return wrapper

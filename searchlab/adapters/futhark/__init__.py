@@ -5,32 +5,28 @@ compiler and run through its server (:mod:`searchlab.adapters.futhark.program`).
 ``matmul_opencl``, ``loopmm_opencl``: the earlier hand-written multi-version OpenCL
 imitations, kept because they give what the Futhark server cannot: per-loop-iteration
 profiled times of every construct, the complete information of Alg. 8 (docs/futhark.md).
+
+Each problem's options are its constructor's typed keyword parameters (the registry derives
+the config from them, :mod:`searchlab.core.schema`); the submodules never import this package,
+so importing it imports each of them once, in one direction.
 """
 
 from searchlab.adapters.futhark._program import DatasetSpec, FutharkProgram
-from searchlab.adapters.futhark.loopmm import Loopmm, LoopmmConfig
-from searchlab.adapters.futhark.lud import Lud, LudConfig
-from searchlab.adapters.futhark.matmul import Matmul, MatmulConfig
-from searchlab.adapters.futhark.program import (
-    FutharkConfig,
-    FutharkLoopmm,
-    FutharkLud,
-    FutharkMatmul,
-    FutharkServerProblem,
-)
-from searchlab.adapters.futhark.program import LoopmmConfig as FutharkLoopmmConfig
-from searchlab.adapters.futhark.program import LudConfig as FutharkLudConfig
-from searchlab.adapters.futhark.program import MatmulConfig as FutharkMatmulConfig
+from searchlab.adapters.futhark.bundled import FutharkLoopmm, FutharkLud, FutharkMatmul
+from searchlab.adapters.futhark.loopmm import Loopmm
+from searchlab.adapters.futhark.lud import Lud
+from searchlab.adapters.futhark.matmul import Matmul
+from searchlab.adapters.futhark.program import FutharkServerProblem
 
 SCHEMAS: dict[str, type] = {
-    "futhark": FutharkConfig,
-    "lud": FutharkLudConfig,
-    "matmul": FutharkMatmulConfig,
-    "loopmm": FutharkLoopmmConfig,
-    "lud_opencl": LudConfig,
-    "matmul_opencl": MatmulConfig,
-    "loopmm_opencl": LoopmmConfig,
+    "futhark": FutharkServerProblem,
+    "lud": FutharkLud,
+    "matmul": FutharkMatmul,
+    "loopmm": FutharkLoopmm,
+    "lud_opencl": Lud,
+    "matmul_opencl": Matmul,
+    "loopmm_opencl": Loopmm,
 }
 
-__all__ = ["SCHEMAS", "DatasetSpec", "FutharkConfig", "FutharkLoopmm", "FutharkLud", "FutharkMatmul", "FutharkProgram",
-           "FutharkServerProblem", "Loopmm", "LoopmmConfig", "Lud", "LudConfig", "Matmul", "MatmulConfig"]
+__all__ = ["SCHEMAS", "DatasetSpec", "FutharkLoopmm", "FutharkLud", "FutharkMatmul", "FutharkProgram",
+           "FutharkServerProblem", "Loopmm", "Lud", "Matmul"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from searchlab.spaces import FUTHARK_DEFAULT_THRESHOLD, Threshold
 
@@ -111,3 +112,8 @@ def choose(chain: Chain, names: Sequence[str], config: Mapping[str, int], step: 
 def comparison_line(name: str, value: int, outcome: bool) -> str:
     """Futhark's ``-L`` log line (``sizeLoggingCode`` in the OpenCL backend)."""
     return f"Compared {name} <= {value}: {'true' if outcome else 'false'}."
+
+
+def as_ints(config: Mapping[str, Any]) -> dict[str, int]:
+    """A threshold (or size) assignment with int values: every value of these spaces is an integer."""
+    return {k: int(v) for k, v in config.items()}

@@ -124,7 +124,7 @@ def dry_runs(server: Any, cases: Sequence[Any], data_sets: Mapping[str, Any]) ->
         for data in data_sets.values():
             if data.entry == entry:
                 data.input_types = tuple(t.lstrip("*") for t in inputs)
-                data.n_outputs = entries[entry]["outputs"]  # type: ignore[assignment]
+                data.n_outputs = entries[entry]["outputs"]
     datasets = []
     for case in cases:
         data = data_sets[case.name]
@@ -134,7 +134,7 @@ def dry_runs(server: Any, cases: Sequence[Any], data_sets: Mapping[str, Any]) ->
             inputs = server.restore(data.input, data.input_types)
             _, outs, log = server.call(data.entry, inputs, data.n_outputs)
             server.drop([*outs, *inputs])
-            return log
+            return list(log)
 
         values = epar_values(thresholds, by_name, run)
         datasets.append({"name": case.name, "values": values, "train": case.train})
@@ -145,3 +145,10 @@ def dry_runs(server: Any, cases: Sequence[Any], data_sets: Mapping[str, Any]) ->
 def server_class(c: ParamClass) -> str:
     path = " ".join(name if outcome else f"!{name}" for name, outcome in c.path)
     return f"threshold({c.default}, {path})"
+
+
+def positive(values: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """E_par values without 0: only a threshold of 0 is true on E_par 0, and a ``.tuning`` file
+    cannot hold one (0 means the default), so every value a tuner may write is false there and the
+    plateau "<= 0" is left out of the space (``split``)."""
+    return {name: tuple(int(v) for v in seq if int(v) > 0) for name, seq in values.items()}

@@ -4,9 +4,11 @@ A subclass describes a program: its parallel constructs (:class:`Chain`), its da
 size preset (tagged train "tune" / validation "notune" as in Listing 4.1), its OpenCL
 sources and a host program. The threshold tree and every dataset's E_par values come from
 a dry run of that host program, so the comparisons the tuners see are exactly those the
-program makes. An evaluation runs every training dataset (warm-up run checked against
-numpy, then ``repeats`` profiled runs) and reports the summed medians (§2.1), the
-per-dataset medians, all samples, the comparison log and per-iteration instrumentation.
+program makes. An evaluation runs every training dataset under the shared measurement protocol
+(:func:`searchlab.core.measure.measure`, ``problem.measure.*``: the first run, a warm-up by
+default, is checked against numpy; each run's time is the sum of its kernels' profiling
+events) and reports the summed medians (§2.1), the per-dataset medians, all samples, the
+comparison log and per-iteration instrumentation (each tag's median over the timed runs).
 """
 
 from __future__ import annotations
@@ -15,17 +17,28 @@ import statistics
 import time
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from searchlab.adapters.futhark._chains import Chain, chain_thresholds, param_class, threshold_names
-from searchlab.adapters.futhark._runtime import Execution, Limits
+from searchlab.adapters.futhark._chains import Chain, as_ints, chain_thresholds, param_class, threshold_names
+from searchlab.adapters.futhark._report import finalize_run
+from searchlab.adapters.futhark._runtime import Execution, Limits, Tag
+from searchlab.core.measure import MeasurementProtocol, Samples, measure
 from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 
 PRESETS = ("cpu", "gpu")
+# The imitations' protocol: a checked warm-up run, then 10 profiled runs (the former
+# ``repeats=10``); their runs are milliseconds of kernel-event time on pocl, so a fixed count.
+FIXED_10 = MeasurementProtocol(min_runs=10, max_runs=10, min_time_s=0.0, target_rel_ci=0.0, warmup=1)
+
+
+def fixed_runs(protocol: MeasurementProtocol, runs: int) -> MeasurementProtocol:
+    """``protocol`` with exactly ``runs`` timed runs (a validation table's cells: every
+    configuration gets the same number of runs in a round)."""
+    return replace(protocol, min_runs=runs, max_runs=runs, min_time_s=0.0, target_rel_ci=0.0)
 
 
 @dataclass(frozen=True)
@@ -39,13 +52,13 @@ class DatasetSpec:
 class DatasetRun:
     """What one dataset gave under one configuration."""
 
-    samples: list[float]
+    samples: Samples
     log: list[str]
     records: list[dict[str, Any]]
 
     @property
     def median(self) -> float:
-        return statistics.median(self.samples)
+        return self.samples.median
 
 
 class FutharkProgram(Problem):
@@ -54,25 +67,31 @@ class FutharkProgram(Problem):
     objective_name = "time_s"
     chains: ClassVar[tuple[Chain, ...]] = ()
     source: ClassVar[str] = ""
+    renamed_options: ClassVar[Mapping[str, str]] = {
+        "repeats": "problem.measure.min_runs and problem.measure.max_runs (a fixed count: both)",
+        "validation_repeats": "problem.validation_runs"}
 
-    def __init__(self, preset: str = "cpu", repeats: int = 10, validation_repeats: int = 0, check: str = "first",
-                 weighting: str = "none", log: bool = True, reference_tuning: str | None = None,
-                 **params: Any) -> None:
+    def __init__(self, preset: str = "cpu", measure: MeasurementProtocol = FIXED_10, validation_runs: int = 0,
+                 check: str = "first", weighting: str = "none", log: bool = True, reference_tuning: str | None = None,
+                 seed: int = 0) -> None:
+        """``measure``: the protocol of every training dataset; ``validation_runs``: timed runs per
+        validation dataset in the report (0: 3 x ``measure.min_runs``); ``check``: compare outputs
+        with numpy on the first run of each version and dataset, or always; ``weighting``: none, or
+        baseline (each dataset relative to its untuned time, §2.1); ``log``: keep the comparison
+        log; ``reference_tuning``: a ``.tuning`` file of the exhaustive best (validation report);
+        ``seed``: input data."""
         if preset not in PRESETS:
             raise ConfigError(f"problem.preset={preset!r}: must be one of {list(PRESETS)}")
-        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-            raise ConfigError(f"problem.repeats={repeats!r}: must be a positive integer")
-        if isinstance(validation_repeats, bool) or not isinstance(validation_repeats, int) or validation_repeats < 0:
-            raise ConfigError(f"problem.validation_repeats={validation_repeats!r}: must be >= 0 (0: 3 x repeats)")
+        if isinstance(validation_runs, bool) or not isinstance(validation_runs, int) or validation_runs < 0:
+            raise ConfigError(f"problem.validation_runs={validation_runs!r}: must be >= 0 (0: 3 x measure.min_runs)")
         if check not in ("first", "always"):
             raise ConfigError(f"problem.check={check!r}: must be 'first' (first run of each version and "
                               "dataset) or 'always'")
         if weighting not in ("none", "baseline"):
             raise ConfigError(f"problem.weighting={weighting!r}: must be 'none' or 'baseline' (paper 003 §2.1)")
-        super().__init__(preset=preset, repeats=repeats, validation_repeats=validation_repeats, check=check,
-                         weighting=weighting, log=log, reference_tuning=reference_tuning, **params)
-        self.preset, self.repeats, self.check, self.weighting = preset, repeats, check, weighting
-        self.validation_repeats = validation_repeats or 3 * repeats
+        super().__init__()
+        self.preset, self.protocol, self.check, self.weighting, self.seed = preset, measure, check, weighting, seed
+        self.validation_runs = validation_runs or 3 * measure.min_runs
         self.keep_log, self.reference_tuning = log, reference_tuning
         self.names = threshold_names(self.chains)
         self.specs = tuple(self.dataset_specs(preset))
@@ -145,7 +164,7 @@ class FutharkProgram(Problem):
         raise ConfigError(f"problem {self.name}: no dataset {name!r}; have {[s.name for s in self.specs]}")
 
     def fingerprint_params(self) -> Mapping[str, Any]:
-        return {k: v for k, v in self.params.items() if k not in ("log", "reference_tuning", "validation_repeats")}
+        return {k: v for k, v in self.params.items() if k not in ("log", "reference_tuning", "validation_runs")}
 
     # -- device -----------------------------------------------------------------------------
     def setup(self, device: DeviceInfo) -> None:
@@ -182,29 +201,29 @@ class FutharkProgram(Problem):
         return self._ocl
 
     # -- measuring --------------------------------------------------------------------------
-    def run_dataset(self, config: Mapping[str, int], spec: DatasetSpec, repeats: int,
+    def run_dataset(self, config: Mapping[str, int], spec: DatasetSpec, protocol: MeasurementProtocol,
                     force_check: bool = False) -> DatasetRun:
-        """A checked warm-up run, then ``repeats`` profiled runs."""
+        """Runs under ``protocol``; the first (the warm-up unless ``warmup=0``) is checked and gives the log."""
         data = self._dataset(spec)
         chains = {c.construct: c for c in self.chains}
-        samples: list[float] = []
-        per_tag: list[dict[Any, float]] = []
-        first: Execution | None = None
-        for i in range(repeats + 1):
+        runs: list[tuple[Execution, dict[Tag, float]]] = []
+
+        def run_once() -> float:
             self.reset(data)
             rt = Execution(chains, self.names, config, self.cl, self._kernels, self.limits, self.group_size)
             self.program(rt, spec, data)
             total, tags = rt.times()
-            if i == 0:
-                first = rt
+            if not runs:
                 self._check(spec, data, rt, force_check)
-            else:
-                samples.append(total)
-                per_tag.append(tags)
-        assert first is not None
+            runs.append((rt, tags))
+            return total
+
+        samples = measure(run_once, protocol)
+        first = runs[0][0]
+        timed = [tags for _, tags in runs[len(runs) - len(samples.values):]]
         records = [{"construct": t.construct, "iteration": t.iteration, "version": t.version,
                     "leaf": list(t.leaf), "comparisons": [list(c) for c in t.comparisons],
-                    "time_s": statistics.median(p[t] for p in per_tag)} for t in first.tags]
+                    "time_s": statistics.median(p[t] for p in timed)} for t in first.tags]
         return DatasetRun(samples, first.log, records)
 
     def _check(self, spec: DatasetSpec, data: Any, rt: Execution, force: bool) -> None:
@@ -225,44 +244,45 @@ class FutharkProgram(Problem):
             if self.weighting == "none":
                 self._weights = {s.name: 1.0 for s in train}
             else:
-                base = {k: int(v) for k, v in self._space.default_config().items()}  # type: ignore[arg-type]
-                self._weights = {s.name: 1.0 / max(self.run_dataset(base, s, self.repeats).median, 1e-12)
+                base = as_ints(self._space.default_config())
+                self._weights = {s.name: 1.0 / max(self.run_dataset(base, s, self.protocol).median, 1e-12)
                                  for s in train}
         return self._weights
 
     def evaluate(self, config: Config) -> Measurement:
         self._space.validate(config)
         start = time.time()
-        thresholds = {k: int(v) for k, v in config.items()}  # type: ignore[arg-type]
+        thresholds = as_ints(config)
         weights = self.weights()
-        runs = {s.name: self.run_dataset(thresholds, s, self.repeats) for s in self.specs if s.train}
+        runs = {s.name: self.run_dataset(thresholds, s, self.protocol) for s in self.specs if s.train}
         medians = {d: r.median for d, r in runs.items()}
         log: list[str] = []
         if self.keep_log:
             for d, r in runs.items():
                 log.append(f"# dataset {d}")
                 log.extend(r.log)
-        totals = [sum(r.samples[i] for r in runs.values()) for i in range(self.repeats)]
-        extra = {"instrumentation": {d: r.records for d, r in runs.items()},
-                 "dataset_samples": {d: r.samples for d, r in runs.items()}}
+        n = min(len(r.samples.values) for r in runs.values())
+        totals = [sum(r.samples.values[i] for r in runs.values()) for i in range(n)]
+        sensors = {"runs": float(sum(len(r.samples.values) for r in runs.values())),
+                   "cv": max(r.samples.cv for r in runs.values())}
+        extra: dict[str, Any] = {"instrumentation": {d: r.records for d, r in runs.items()},
+                                 "dataset_samples": {d: list(r.samples.values) for d, r in runs.items()}}
         if self.weighting != "none":
             extra["weights"] = weights
         objective = sum(weights[d] * t for d, t in medians.items())
-        return Measurement.ok(objective, samples=totals, datasets=medians, log=tuple(log), extra=extra,
-                              run_s=time.time() - start)
+        return Measurement.ok(objective, samples=totals, datasets=medians, log=tuple(log), sensors=sensors,
+                              extra=extra, run_s=time.time() - start)
 
     def validation_times(self, config: Mapping[str, int], names: Sequence[str] | None = None,
-                         repeats: int | None = None) -> dict[str, float]:
-        """Median run time per validation dataset over ``repeats`` runs (default
-        ``validation_repeats``; outputs always checked): the numbers of a validation table
+                         runs: int | None = None) -> dict[str, float]:
+        """Median run time per validation dataset over ``runs`` timed runs (default
+        ``validation_runs``; outputs always checked): the numbers of a validation table
         (Table 6.2). Called on the worker through ``ctx.call``."""
-        thresholds = {k: int(v) for k, v in config.items()}
+        thresholds = as_ints(config)
         self._space.validate(Config(thresholds))
         specs = [self.spec(n) for n in names] if names is not None else [s for s in self.specs if not s.train]
-        return {s.name: self.run_dataset(thresholds, s, repeats or self.validation_repeats, force_check=True).median
-                for s in specs}
+        protocol = fixed_runs(self.protocol, runs or self.validation_runs)
+        return {s.name: self.run_dataset(thresholds, s, protocol, force_check=True).median for s in specs}
 
     def finalize(self, ctx: FinalizeContext) -> Mapping[str, Any]:
-        from searchlab.adapters.futhark._report import finalize_run
-
         return finalize_run(self, ctx)

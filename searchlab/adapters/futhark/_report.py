@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from searchlab.adapters.futhark import _versus as vs
+import searchlab.adapters.futhark._versus as vs
+from searchlab.adapters.futhark._chains import as_ints
 from searchlab.core.problem import FinalizeContext
 from searchlab.errors import ConfigError
 from searchlab.records import Config, Result, Status
@@ -75,9 +76,9 @@ NOTHING = "{}: no successful evaluation, no .tuning file written"
 
 def _configs(problem: Any, tuned: Mapping[str, int]) -> dict[str, dict[str, int]]:
     space = problem.space
-    return {"untuned": {k: int(v) for k, v in problem.default_config().items()},
-            "all-false": {k: int(v) for k, v in space.all_false().items()},
-            "tuned": {k: int(v) for k, v in tuned.items()}}
+    return {"untuned": as_ints(problem.default_config()),
+            "all-false": as_ints(space.all_false()),
+            "tuned": as_ints(tuned)}
 
 
 def _validate(problem: Any, ctx: FinalizeContext, configs: Mapping[str, Mapping[str, int]], runs: int,
@@ -106,7 +107,7 @@ def _finish(problem: Any, ctx: FinalizeContext, run_dir: Path, tuning: Path, ste
     best = tuned_result(ctx)
     assert best is not None
     config, source = vs.chosen(ctx, best)
-    configs = _configs(problem, {k: int(v) for k, v in config.items()})  # type: ignore[arg-type]
+    configs = _configs(problem, as_ints(config))
     if reference is not None:
         configs[reference_label] = dict(reference)
     candidate = run_dir / f"{stem}.candidate.tuning"
@@ -137,7 +138,7 @@ def finalize_run(problem: FutharkProgram, ctx: FinalizeContext) -> dict[str, Any
     run_dir = Path(ctx.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     out = _finish(problem, ctx, run_dir, run_dir / f"{problem.name}.fut.tuning", problem.name,
-                  problem.validation_repeats, reference, "exhaustive")
+                  problem.validation_runs, reference, "exhaustive")
     rows = out.pop("rows")
     out["validation_ms"] = {label: {d: v["median"] * 1e3 for d, v in times.items()} for label, times in rows.items()}
     if "exhaustive" in rows and "tuned" in rows:
@@ -158,12 +159,12 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
     spec = write_spec(problem, run_dir)
     reference = None
     if problem.reference_tuning:
-        untuned = {k: int(v) for k, v in problem.space.default_config().items()}
+        untuned = as_ints(problem.space.default_config())
         reference = {**untuned, **read_tuning(problem.reference_tuning)}
         unknown = sorted(set(reference) - set(untuned))
         if unknown:
             raise ConfigError(f"problem.reference_tuning={problem.reference_tuning}: names {unknown} are not "
-                              f"tuning parameters of {problem.source.name} (with problem.sizes={problem.params['sizes']})")
+                              f"tuning parameters of {problem.source.name} (with problem.sizes={problem.sizes})")
         problem.tree.validate(Config({k: reference[k] for k in problem.tree.names}))
     out = _finish(problem, ctx, run_dir, run_dir / f"{problem.source.name}.tuning", problem.source.stem,
                   problem.validation_runs, reference)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from searchlab.errors import ConfigError
 
@@ -97,7 +98,7 @@ def parse_cases(source: str, program: str, validation: tuple[str, ...] = ()) -> 
 
 
 def _cases(body: str, entry: str, train: bool, program: str, stanza: int) -> list[Case]:
-    found: list[dict[str, object]] = []
+    found: list[dict[str, Any]] = []
     pos = 0
     token = re.compile(r"\s*(compiled\s+|nobench\s+|script\s+)*(random\s+input|input|output|auto\s+output|error:)")
     while pos < len(body):
@@ -134,9 +135,9 @@ def _cases(body: str, entry: str, train: bool, program: str, stanza: int) -> lis
         else:
             name = f"#{stanza}.{i}"
         cases.append(Case(name=name, entry=entry, train=train,
-                          input_file=f.get("file"), input_text=f.get("text"),  # type: ignore[arg-type]
+                          input_file=f.get("file"), input_text=f.get("text"),
                           random_types=types if f["kind"] == "random input" else (),
-                          output_file=f.get("output_file"), output_text=f.get("output_text"),  # type: ignore[arg-type]
+                          output_file=f.get("output_file"), output_text=f.get("output_text"),
                           auto_output=bool(f.get("auto_output"))))
     return cases
 

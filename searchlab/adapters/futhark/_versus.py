@@ -69,9 +69,10 @@ def paired(untuned: list[dict[str, float]], tuned: list[dict[str, float]], basis
 
 def chosen(ctx: FinalizeContext, fallback: Any) -> tuple[Config, str]:
     """The configuration to compare with untuned: the confirm phase's best, else the tuner's answer."""
-    best = (ctx.confirm or {}).get("best")
+    confirm = ctx.confirm or {}
+    best = confirm.get("best")
     if best is not None:
-        k = len(ctx.confirm["candidates"])  # type: ignore[index]
+        k = len(confirm["candidates"])
         return Config(best["config"]), f"confirmed best of {k}" + ("" if best["rank"] == 1
                                                                   else f", the search's #{best['rank']}")
     return fallback.config, "the search's best (no confirm phase)"

@@ -29,19 +29,6 @@ PRESET_SIZES = {
 
 
 @dataclass
-class LoopmmConfig:
-    _target_: str = "searchlab.adapters.futhark.Loopmm"
-    preset: str = "cpu"  # cpu (small, for CI on pocl) | gpu
-    repeats: int = 10  # profiled runs per dataset (median); all samples kept
-    validation_repeats: int = 0  # profiled runs per validation dataset; 0: 3 x repeats
-    check: str = "first"
-    weighting: str = "none"
-    log: bool = True
-    reference_tuning: str | None = None
-    seed: int = 0
-
-
-@dataclass
 class LoopmmData:
     n: int
     a0: Any
@@ -73,12 +60,6 @@ class Loopmm(FutharkProgram):
     chains = (mm_chain("matmul"),)
     source = MATMUL_SOURCE
     code_version = "1"
-
-    def __init__(self, preset: str = "cpu", repeats: int = 10, validation_repeats: int = 0, check: str = "first",
-                 weighting: str = "none", log: bool = True, reference_tuning: str | None = None,
-                 seed: int = 0) -> None:
-        self.seed = seed
-        super().__init__(preset, repeats, validation_repeats, check, weighting, log, reference_tuning, seed=seed)
 
     def dataset_specs(self, preset: str) -> Sequence[DatasetSpec]:
         train, validation = PRESET_SIZES[preset]

@@ -18,7 +18,7 @@ Datasets are diagonally dominant random matrices; outputs are checked by L·U �
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,11 +30,17 @@ from searchlab.adapters.futhark._program import DatasetSpec, FutharkProgram
 from searchlab.adapters.futhark._runtime import Execution, Group
 from searchlab.errors import ConfigError
 
+SIDES = (("upper", "column"), ("lower", "row"))  # perimeter panel, and what its flat version gives a thread
+
+
+def perimeter_chain(side: str, line: str) -> Chain:
+    """A perimeter solve: thread per block | work-group per block | thread per column (row)."""
+    return Chain(f"perimeter_{side}", (Level("outer", f"{side}.thread_per_block"),
+                                       Level("intra", f"{side}.group_per_block")), f"{side}.thread_per_{line}")
+
+
 LUD_CHAINS = (
-    Chain("perimeter_upper", (Level("outer", "upper.thread_per_block"), Level("intra", "upper.group_per_block")),
-          "upper.thread_per_column"),
-    Chain("perimeter_lower", (Level("outer", "lower.thread_per_block"), Level("intra", "lower.group_per_block")),
-          "lower.thread_per_row"),
+    *(perimeter_chain(side, line) for side, line in SIDES),
     Chain("internal", (Level("outer", "internal.thread_per_block"), Level("intra", "internal.group_per_block"),
                        Level("outer", "internal.thread_per_element"), Level("intra", "internal.group_per_element")),
           "internal.flattened"),
@@ -46,20 +52,6 @@ PRESET_SIZES = {
     "cpu": (8, (16, 48, 96), (32, 64)),
     "gpu": (16, (16, 64, 256, 1024, 4096), (32, 128, 512, 2048)),
 }
-
-
-@dataclass
-class LudConfig:
-    _target_: str = "searchlab.adapters.futhark.Lud"
-    preset: str = "cpu"  # cpu (small, for CI on pocl) | gpu (16 ... 4096, Listing 4.1)
-    block: int = 0  # block size B (power of two); 0: 8 on cpu, 16 on gpu
-    repeats: int = 10  # profiled runs per dataset (median); all samples kept
-    validation_repeats: int = 0  # profiled runs per validation dataset; 0: 3 x repeats
-    check: str = "first"  # check outputs on the first run of each version/dataset, or always
-    weighting: str = "none"  # none | baseline: objective relative to the untuned times (§2.1)
-    log: bool = True  # keep the comparison log (Compared NAME <= VALUE: true.)
-    reference_tuning: str | None = None  # .tuning file of the exhaustive best (validation report)
-    seed: int = 0  # input data
 
 
 @dataclass
@@ -77,16 +69,18 @@ class Lud(FutharkProgram):
     source = LUD_SOURCE
     code_version = "1"
 
-    def __init__(self, preset: str = "cpu", block: int = 0, repeats: int = 10, validation_repeats: int = 0,
-                 check: str = "first", weighting: str = "none", log: bool = True,
-                 reference_tuning: str | None = None, seed: int = 0) -> None:
-        default_block = PRESET_SIZES[preset][0] if preset in PRESET_SIZES else 8
-        self.block = block or default_block
+    def __init__(self, block: int = 0, **options: Any) -> None:
+        """``block``: the block size B (a power of two in [2, 64]; 0: the preset's, 8 on cpu and 16
+        on gpu); ``options``: those of :class:`FutharkProgram`."""
+        preset = options.get("preset", "cpu")
+        self.block = block or (PRESET_SIZES[preset][0] if preset in PRESET_SIZES else 8)
         if self.block < 2 or self.block & (self.block - 1) or self.block > 64:
             raise ConfigError(f"problem.block={block}: must be a power of two in [2, 64] (0: preset default)")
-        self.seed = seed
-        super().__init__(preset, repeats, validation_repeats, check, weighting, log, reference_tuning,
-                         block=self.block, seed=seed)
+        super().__init__(**options)
+
+    def fingerprint_params(self) -> Mapping[str, Any]:
+        """The block size used (``block=0`` and the preset's own size are the same program)."""
+        return {**super().fingerprint_params(), "block": self.block}
 
     def dataset_specs(self, preset: str) -> Sequence[DatasetSpec]:
         _, train, validation = PRESET_SIZES[preset]
@@ -128,29 +122,25 @@ class Lud(FutharkProgram):
         nb = n // b
         m = data.work if data is not None else None
         i32 = np.int32
-        tile = 4 * b * b
         for step in range(nb):
             o = step * b
             rt.launch("lud_diagonal", (b,), (b,), m, i32(n), i32(o))
             r = nb - 1 - step
             if r == 0:
                 break
-            args = (m, i32(n), i32(o))
-            with rt.construct("perimeter_upper", step, (r, b), (None, Group(b, 2 * tile))) as v:
-                if v == "upper.thread_per_block":
-                    rt.launch_grid("upper_block", r, *args, i32(r))
-                elif v == "upper.group_per_block":
-                    rt.launch("upper_group", (r * b,), (b,), *args)
-                else:
-                    rt.launch_grid("upper_flat", r * b, *args, i32(r * b))
-            with rt.construct("perimeter_lower", step, (r, b), (None, Group(b, 2 * tile))) as v:
-                if v == "lower.thread_per_block":
-                    rt.launch_grid("lower_block", r, *args, i32(r))
-                elif v == "lower.group_per_block":
-                    rt.launch("lower_group", (r * b,), (b,), *args)
-                else:
-                    rt.launch_grid("lower_flat", r * b, *args, i32(r * b))
+            for side, _ in SIDES:
+                self._perimeter(rt, side, step, r, (m, i32(n), i32(o)))
             self._internal(rt, step, r, data)
+
+    def _perimeter(self, rt: Execution, side: str, step: int, r: int, args: tuple[Any, ...]) -> None:
+        b = self.block
+        with rt.construct(f"perimeter_{side}", step, (r, b), (None, Group(b, 2 * 4 * b * b))) as v:
+            if v == f"{side}.thread_per_block":
+                rt.launch_grid(f"{side}_block", r, *args, np.int32(r))
+            elif v == f"{side}.group_per_block":
+                rt.launch(f"{side}_group", (r * b,), (b,), *args)
+            else:
+                rt.launch_grid(f"{side}_flat", r * b, *args, np.int32(r * b))
 
     def _internal(self, rt: Execution, step: int, r: int, data: LudData | None) -> None:
         b, i32 = self.block, np.int32

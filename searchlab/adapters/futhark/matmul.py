@@ -29,19 +29,6 @@ PRESET_SHAPES: dict[str, tuple[tuple[int, int, int, bool], ...]] = {
 
 
 @dataclass
-class MatmulConfig:
-    _target_: str = "searchlab.adapters.futhark.Matmul"
-    preset: str = "cpu"  # cpu (small, for CI on pocl) | gpu
-    repeats: int = 10  # profiled runs per dataset (median); all samples kept
-    validation_repeats: int = 0  # profiled runs per validation dataset; 0: 3 x repeats
-    check: str = "first"  # check outputs on the first run of each version/dataset, or always
-    weighting: str = "none"  # none | baseline (§2.1)
-    log: bool = True  # keep the comparison log
-    reference_tuning: str | None = None  # .tuning file of the exhaustive best (validation report)
-    seed: int = 0
-
-
-@dataclass
 class MatmulData:
     shape: tuple[int, int, int]
     x: Any
@@ -56,12 +43,6 @@ class Matmul(FutharkProgram):
     chains = (mm_chain("matmul"),)
     source = MATMUL_SOURCE
     code_version = "1"
-
-    def __init__(self, preset: str = "cpu", repeats: int = 10, validation_repeats: int = 0, check: str = "first",
-                 weighting: str = "none", log: bool = True, reference_tuning: str | None = None,
-                 seed: int = 0) -> None:
-        self.seed = seed
-        super().__init__(preset, repeats, validation_repeats, check, weighting, log, reference_tuning, seed=seed)
 
     def dataset_specs(self, preset: str) -> Sequence[DatasetSpec]:
         return [DatasetSpec(f"{n}x{m}x{p}", train, {"N": n, "M": m, "P": p})

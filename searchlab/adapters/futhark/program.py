@@ -24,15 +24,15 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from omegaconf import MISSING
-
-from searchlab.adapters.futhark import _discover as disc
+import searchlab.adapters.futhark._discover as disc
+from searchlab.adapters.futhark._chains import as_ints
 from searchlab.adapters.futhark._data import DataSet, materialise, outputs_match
+from searchlab.adapters.futhark._program import fixed_runs
+from searchlab.adapters.futhark._report import finalize_server_run
 from searchlab.adapters.futhark._server import ProgramServer
 from searchlab.adapters.futhark._sizes import ServerPool, SizeParam, Sizes, ThresholdSizeSpace, size_params
 from searchlab.adapters.futhark._stanzas import parse_cases
@@ -41,7 +41,13 @@ from searchlab.core.measure import MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.records import Config, FailureMode, Measurement
-from searchlab.spaces import ThresholdDataset, ThresholdTree
+from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
+
+# futhark bench's protocol made adaptive: one warm-up (besides the logged run), then at least 10
+# timed runs (futhark bench -r 10) until 0.05 s are measured and the median's 95 % interval is
+# within 2 %, at most 50. One server call is one run of the entry point (the server does not
+# repeat it), so each run is one sample: no Batch timer.
+BENCH_LIKE = MeasurementProtocol(min_runs=10, max_runs=50, min_time_s=0.05, target_rel_ci=0.02, warmup=1)
 
 
 class FutharkServerProblem(Problem):
@@ -52,13 +58,24 @@ class FutharkServerProblem(Problem):
     code_version = "2"  # 2: a threshold of 0 means the default, as in a .tuning file (split, _discover)
     default_program: Path | None = None
     default_validation: tuple[str, ...] = ()
+    renamed_options: ClassVar[Mapping[str, str]] = {
+        name: f"problem.measure.{new}" for name, new in
+        (("runs", "min_runs"), ("max_runs", "max_runs"), ("min_time_s", "min_time_s"), ("target_rel_ci", "target_rel_ci"))}
 
-    def __init__(self, program: str = "", backend: str = "opencl", runs: int = 10, max_runs: int = 50,
-                 min_time_s: float = 0.05, target_rel_ci: float = 0.02, validation_runs: int = 10,
-                 check: str = "first", log: bool = True, reference_tuning: str | None = None, seed: int = 0,
-                 rtol: float = 1e-3, atol: float = 1e-3, validation: Any = None, sizes: bool = False) -> None:
-        if not program and self.default_program is not None:
-            program = str(self.default_program)
+    def __init__(self, program: str = "", backend: str = "opencl", measure: MeasurementProtocol = BENCH_LIKE,
+                 validation_runs: int = 10, check: str = "first", log: bool = True, reference_tuning: str | None = None,
+                 seed: int = 0, rtol: float = 1e-3, atol: float = 1e-3, validation: Sequence[str] | None = None,
+                 sizes: bool = False) -> None:
+        """``program``: the .fut file (its ``-- ==`` blocks give the datasets); ``backend``: opencl, c or
+        multicore; ``measure``: the protocol of the timed runs of every training dataset, after the
+        logged warm-up run; ``validation_runs``: timed runs per validation dataset (report);
+        ``check``: compare outputs once per dataset and code path, or always; ``log``: keep the -L
+        comparison log in the records; ``reference_tuning``: a ``.tuning`` file of a reference (e.g.
+        futhark autotune's) for the report; ``seed``: random input data (futhark dataset --seed);
+        ``rtol``/``atol``: output check tolerance; ``validation``: validation dataset names (paper 003
+        Listing 4.1; the rest train; default: the program's own); ``sizes``: tune the block/tile sizes
+        too (a knob space; one server pair per size setting)."""
+        program = program or (str(self.default_program) if self.default_program is not None else "")
         if not program:
             raise ConfigError("problem.program: give the .fut file to tune (problem.program=PATH.fut)")
         source = Path(program).expanduser().resolve()
@@ -72,20 +89,14 @@ class FutharkServerProblem(Problem):
             raise ConfigError(f"problem.validation_runs={validation_runs!r}: must be a positive integer")
         if not isinstance(sizes, bool):
             raise ConfigError(f"problem.sizes={sizes!r}: must be true (tune block/tile sizes too) or false")
-        if validation is None:
-            validation = self.default_validation
-        validation = tuple(str(v) for v in validation)
-        self.protocol = MeasurementProtocol(min_runs=runs, max_runs=max_runs, min_time_s=min_time_s,
-                                            target_rel_ci=target_rel_ci, warmup=1)
-        super().__init__(program=str(source), backend=backend, runs=runs, max_runs=max_runs, min_time_s=min_time_s,
-                         target_rel_ci=target_rel_ci, validation_runs=validation_runs, check=check, log=log,
-                         reference_tuning=reference_tuning, seed=seed, rtol=rtol, atol=atol,
-                         validation=list(validation), sizes=sizes)
+        self.validation = tuple(str(v) for v in (self.default_validation if validation is None else validation))
+        self.protocol, self.sizes = measure, sizes
+        super().__init__()
         self.source, self.backend, self.seed = source, backend, seed
         self.check, self.keep_log, self.reference_tuning = check, log, reference_tuning
         self.validation_runs, self.rtol, self.atol = validation_runs, rtol, atol
         self.binary = futhark_binary()
-        self.cases = parse_cases(source.read_text(), str(program), validation)
+        self.cases = parse_cases(source.read_text(), str(program), self.validation)
         self.exe = compile_server(source, backend, self.binary)
         self.data = {c.name: materialise(c, source, self.exe.parent, self.binary, seed, i)
                      for i, c in enumerate(self.cases)}
@@ -144,8 +155,6 @@ class FutharkServerProblem(Problem):
             if not cache.exists():
                 cache.write_text(json.dumps(self._dry_runs()))
         spec = json.loads(cache.read_text())
-        from searchlab.spaces import Threshold
-
         thresholds = tuple(Threshold(**t) for t in spec["thresholds"])
         if not thresholds:
             raise ConfigError(f"problem.program={self.source.name}: the compiled program has no thresholds to tune")
@@ -160,7 +169,7 @@ class FutharkServerProblem(Problem):
             data.input_types = tuple(t.lstrip("*") for t in entry["inputs"])
             data.consumes = any(t.startswith("*") for t in entry["inputs"])
             data.n_outputs = int(entry["outputs"])
-        datasets = tuple(ThresholdDataset(d["name"], positive(d["values"]), d["train"]) for d in spec["datasets"])
+        datasets = tuple(ThresholdDataset(d["name"], disc.positive(d["values"]), d["train"]) for d in spec["datasets"])
         return ThresholdTree(thresholds, datasets)
 
     def _dry_runs(self) -> dict[str, Any]:
@@ -172,13 +181,15 @@ class FutharkServerProblem(Problem):
 
     def print_params(self) -> list[str]:
         sizes = [f"{p.name} ({p.cls}, default {p.default}: {list(p.values)})" for p in self.size_params]
-        return [*(f"{name} ({text})" for name, text in self.classes.items()), *(sizes if self.params["sizes"] else [])]
+        return [*(f"{name} ({text})" for name, text in self.classes.items()), *(sizes if self.sizes else [])]
 
     def fingerprint_params(self) -> Mapping[str, Any]:
-        """``sizes`` only when on, so records made before the option keep their fingerprint."""
-        skip = ("log", "reference_tuning", "validation_runs", *(() if self.params["sizes"] else ("sizes",)))
+        """The resolved program and validation datasets (a default and its spelled-out value are
+        one problem); ``sizes`` only when on, as before the option existed."""
+        skip = ("log", "reference_tuning", "validation_runs", *(() if self.sizes else ("sizes",)))
         keep = {k: v for k, v in self.params.items() if k not in skip}
-        return {**keep, "executable": self.exe.parent.name}
+        return {**keep, "program": str(self.source), "validation": list(self.validation),
+                "executable": self.exe.parent.name}
 
     # -- device -----------------------------------------------------------------------------
     def setup(self, device: DeviceInfo) -> None:
@@ -202,7 +213,7 @@ class FutharkServerProblem(Problem):
     def _logged_run(self, data: DataSet, params: dict[str, int], sizes: Sizes, force_check: bool) -> list[str]:
         """futhark bench's warm-up run, on the -L server: the comparison log; output checked
         (once per dataset, size assignment and code path)."""
-        logging = self._pool.get(sizes, True)
+        logging: ProgramServer = self._pool.get(sizes, True)
         logging.set_params(params)
         _, outs, log = logging.call(data.entry, self._input(logging, data), data.n_outputs)
         path = tuple((n, b) for n, _, b in disc.comparisons(log))
@@ -237,7 +248,7 @@ class FutharkServerProblem(Problem):
         if dict(config) != dict(self.space.default_config()):  # untuned is measured too, off the plateau grid
             self._space.validate(config)
         start = time.time()
-        params = {k: int(v) for k, v in config.items()}  # type: ignore[arg-type]
+        params = as_ints(config)
         runs = {d.name: self.run_dataset(params, d.name, self.protocol) for d in self.tree.train_datasets()}
         medians = {d: s.median for d, (s, _) in runs.items()}
         log: list[str] = []
@@ -259,10 +270,8 @@ class FutharkServerProblem(Problem):
         """Median and 95 % interval per validation dataset over ``runs`` timed runs (default
         ``validation_runs``; outputs always checked); what the mapping leaves out stays at its
         default (empty: untuned)."""
-        params = {k: int(v) for k, v in config.items()}
-        runs = runs or self.validation_runs
-        protocol = MeasurementProtocol(min_runs=runs, max_runs=runs,
-                                       min_time_s=0.0, target_rel_ci=0.0, warmup=1)
+        params = as_ints(config)
+        protocol = fixed_runs(self.protocol, runs or self.validation_runs)
         names = names if names is not None else [d.name for d in self.tree.validation_datasets()]
         out = {}
         for name in names:
@@ -271,78 +280,4 @@ class FutharkServerProblem(Problem):
         return out
 
     def finalize(self, ctx: FinalizeContext) -> Mapping[str, Any]:
-        from searchlab.adapters.futhark._report import finalize_server_run
-
         return finalize_server_run(self, ctx)
-
-
-def positive(values: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
-    """E_par values without 0: only a threshold of 0 is true on E_par 0, and a ``.tuning`` file
-    cannot hold one (0 means the default), so every value a tuner may write is false there and the
-    plateau "<= 0" is left out of the space (``split``)."""
-    return {name: tuple(int(v) for v in seq if int(v) > 0) for name, seq in values.items()}
-
-
-PROGRAMS = Path(__file__).parent / "programs"
-
-
-@dataclass
-class FutharkConfig:
-    _target_: str = "searchlab.adapters.futhark.FutharkServerProblem"
-    program: str = MISSING  # the .fut file; its `-- ==` blocks give the datasets
-    backend: str = "opencl"  # opencl | c | multicore
-    runs: int = 10  # minimum timed runs per dataset (futhark bench -r), after one warm-up
-    max_runs: int = 50  # cap of the measurement protocol
-    min_time_s: float = 0.05  # measured time per dataset before stopping (futhark bench: 0.5)
-    target_rel_ci: float = 0.02  # stop when the median's 95 % interval is within this (0: off)
-    validation_runs: int = 10  # timed runs per validation dataset (report)
-    check: str = "first"  # check outputs once per dataset and code path, or always
-    log: bool = True  # keep the -L comparison log in the records
-    reference_tuning: str | None = None  # .tuning file of a reference (e.g. futhark autotune's) for the report
-    seed: int = 0  # random input data (futhark dataset --seed)
-    rtol: float = 1e-3  # output check tolerance
-    atol: float = 1e-3
-    validation: list[str] | None = None  # validation dataset names (paper 003 Listing 4.1); the rest train
-    sizes: bool = False  # also tune the block/tile sizes (a knob space; one server pair per size setting)
-
-
-class FutharkLud(FutharkServerProblem):
-    """``problem=lud``: our Rodinia-style blocked LUD (programs/lud.fut), paper 003 §4.3."""
-
-    name = "lud"
-    default_program = PROGRAMS / "lud.fut"
-    default_validation = ("[64][64]f32", "[96][96]f32")
-
-
-class FutharkMatmul(FutharkServerProblem):
-    """``problem=matmul``: batched matrix multiplication (programs/matmul.fut), Fig. 1.6."""
-
-    name = "matmul"
-    default_program = PROGRAMS / "matmul.fut"
-    default_validation = ("[8][64][64]f32 [8][64][64]f32", "[512][8][8]f32 [512][8][8]f32")
-
-
-class FutharkLoopmm(FutharkServerProblem):
-    """``problem=loopmm``: products in a shrinking loop (programs/loopmm.fut), Listing 1.6."""
-
-    name = "loopmm"
-    default_program = PROGRAMS / "loopmm.fut"
-    default_validation = ("[128][128]f32", "[192][192]f32")
-
-
-@dataclass
-class LudConfig(FutharkConfig):
-    _target_: str = "searchlab.adapters.futhark.FutharkLud"
-    program: str = ""  # our program (searchlab/adapters/futhark/programs/)
-
-
-@dataclass
-class MatmulConfig(FutharkConfig):
-    _target_: str = "searchlab.adapters.futhark.FutharkMatmul"
-    program: str = ""  # our program (searchlab/adapters/futhark/programs/)
-
-
-@dataclass
-class LoopmmConfig(FutharkConfig):
-    _target_: str = "searchlab.adapters.futhark.FutharkLoopmm"
-    program: str = ""  # our program (searchlab/adapters/futhark/programs/)

@@ -1,0 +1,37 @@
+"""The Futhark programs searchlab ships (``programs/*.fut``): ``problem=lud``, ``matmul``, ``loopmm``.
+
+Each is :class:`~searchlab.adapters.futhark.program.FutharkServerProblem` with its program and
+validation datasets as defaults (paper 003 Listing 4.1: the rest of the ``-- ==`` datasets train).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from searchlab.adapters.futhark.program import FutharkServerProblem
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+class FutharkLud(FutharkServerProblem):
+    """``problem=lud``: our Rodinia-style blocked LUD (programs/lud.fut), paper 003 §4.3."""
+
+    name = "lud"
+    default_program = PROGRAMS / "lud.fut"
+    default_validation = ("[64][64]f32", "[96][96]f32")
+
+
+class FutharkMatmul(FutharkServerProblem):
+    """``problem=matmul``: batched matrix multiplication (programs/matmul.fut), Fig. 1.6."""
+
+    name = "matmul"
+    default_program = PROGRAMS / "matmul.fut"
+    default_validation = ("[8][64][64]f32 [8][64][64]f32", "[512][8][8]f32 [512][8][8]f32")
+
+
+class FutharkLoopmm(FutharkServerProblem):
+    """``problem=loopmm``: products in a shrinking loop (programs/loopmm.fut), Listing 1.6."""
+
+    name = "loopmm"
+    default_program = PROGRAMS / "loopmm.fut"
+    default_validation = ("[128][128]f32", "[192][192]f32")
