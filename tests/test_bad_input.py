@@ -96,6 +96,15 @@ CASES: dict[str, Case] = {
     "futhark program missing": lambda t: (["problem=futhark", f"problem.program={t / 'x.fut'}"], "x.fut"),
     "futhark program not .fut": lambda t: (["problem=futhark", f"problem.program={_file(t, 'x.txt', b'hi')}"], "x.txt"),
     "futhark sizes not a bool": lambda t: (["problem=lud", "problem.sizes=maybe"], "maybe"),
+    # issue 21: one problem.measure protocol; the former names say the new spelling
+    "futhark runs renamed": lambda t: (["problem=lud", "problem.runs=3"], "'runs' not in 'FutharkLudConfig': renamed, "
+                                       "use problem.measure.min_runs"),
+    "futhark max_runs renamed": lambda t: (["problem=futhark", "problem.max_runs=3"], "use problem.measure.max_runs"),
+    "opencl repeats renamed": lambda t: (["problem=lud_opencl", "problem.repeats=3"], "use problem.measure.min_runs"),
+    "opencl validation_repeats renamed": lambda t: (["problem=matmul_opencl", "problem.validation_repeats=3"],
+                                                    "use problem.validation_runs"),
+    "opencl measure min_runs 0": lambda t: (["problem=loopmm_opencl", "problem.measure.min_runs=0"],
+                                            "measure.min_runs=0"),
     # item 1: only registered classes
     "foreign target": lambda t: (["problem._target_=os.system"], "os.system"),
     # item 3: DoS
