@@ -8,7 +8,9 @@ type) are compile-time definitions. Like Futhark's kernels, the thread-per-item 
 run on a 1-D grid rounded up to a fixed group size and guard the excess threads.
 """
 
-LUD_SOURCE = r"""
+from string import Template
+
+_LUD_DIAGONAL = r"""
 #define IDX(i, j) ((i) * n + (j))
 
 /* One work-group of B threads factorises the diagonal block in local memory (Rodinia). */
@@ -34,88 +36,68 @@ __kernel void lud_diagonal(__global float *m, int n, int o) {
   for (int i = 0; i < B; i++) m[IDX(o + i, o + tx)] = sh[i][tx];
 }
 
-/* Upper perimeter U_sj = L_ss^-1 A_sj: forward substitution down each column. */
-__kernel void upper_block(__global float *m, int n, int o, int count) {
+"""
+
+# The perimeter solves, one template for both panels (paper 003 §4.3, Rodinia's perimeter kernel).
+# Upper, U_sj = L_ss^-1 A_sj: forward substitution down each column q of the panel, unit diagonal
+# (row 0 is already final). Lower, L_is = A_is U_ss^-1: substitution along each row q, divided by
+# the diagonal. PANEL(i, q) is the panel's element at solve position i of line q, DIAG(i, k) the
+# diagonal block's coefficient of position k in the solve of position i, LOC(i) the panel line in
+# local memory (each thread's own line, laid out as Rodinia's kernels lay it).
+_PERIMETER = Template(r"""
+#define PANEL(i, q) $panel
+#define DIAG(i, k) $diag
+#define LOC(i) $local
+__kernel void ${side}_block(__global float *m, int n, int o, int count) {
   if (get_global_id(0) >= count) return;
-  int c0 = o + B * (get_global_id(0) + 1);
+  int p0 = o + B * (get_global_id(0) + 1);
   for (int c = 0; c < B; c++)
-    for (int i = 1; i < B; i++) {
-      float s = m[IDX(o + i, c0 + c)];
-      for (int k = 0; k < i; k++) s -= m[IDX(o + i, o + k)] * m[IDX(o + k, c0 + c)];
-      m[IDX(o + i, c0 + c)] = s;
+    for (int i = $first; i < B; i++) {
+      float s = m[PANEL(i, p0 + c)];
+      for (int k = 0; k < i; k++) s -= m[DIAG(i, k)] * m[PANEL(k, p0 + c)];
+      m[PANEL(i, p0 + c)] = s$divide;
     }
 }
 
-__kernel void upper_group(__global float *m, int n, int o) {
+__kernel void ${side}_group(__global float *m, int n, int o) {
   __local float dia[B][B];
   __local float blk[B][B];
   int tx = get_local_id(0);
-  int c0 = o + B * (get_group_id(0) + 1);
+  int p0 = o + B * (get_group_id(0) + 1);
   for (int i = 0; i < B; i++) {
     dia[i][tx] = m[IDX(o + i, o + tx)];
-    blk[i][tx] = m[IDX(o + i, c0 + tx)];
+    LOC(i) = m[PANEL(i, p0 + tx)];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int i = 1; i < B; i++) {
-    float s = blk[i][tx];
-    for (int k = 0; k < i; k++) s -= dia[i][k] * blk[k][tx];
-    blk[i][tx] = s;
+  for (int i = $first; i < B; i++) {
+    float s = LOC(i);
+    for (int k = 0; k < i; k++) s -= $local_diag * LOC(k);
+    LOC(i) = s$local_divide;
   }
-  for (int i = 1; i < B; i++) m[IDX(o + i, c0 + tx)] = blk[i][tx];
+  for (int i = $first; i < B; i++) m[PANEL(i, p0 + tx)] = LOC(i);
 }
 
-__kernel void upper_flat(__global float *m, int n, int o, int count) {
+__kernel void ${side}_flat(__global float *m, int n, int o, int count) {
   int gid = get_global_id(0);
   if (gid >= count) return;
-  int col = o + B * (gid / B + 1) + gid % B;
-  for (int i = 1; i < B; i++) {
-    float s = m[IDX(o + i, col)];
-    for (int k = 0; k < i; k++) s -= m[IDX(o + i, o + k)] * m[IDX(o + k, col)];
-    m[IDX(o + i, col)] = s;
+  int q = o + B * (gid / B + 1) + gid % B;
+  for (int i = $first; i < B; i++) {
+    float s = m[PANEL(i, q)];
+    for (int k = 0; k < i; k++) s -= m[DIAG(i, k)] * m[PANEL(k, q)];
+    m[PANEL(i, q)] = s$divide;
   }
 }
+#undef PANEL
+#undef DIAG
+#undef LOC
+""")
+_UPPER = _PERIMETER.substitute(side="upper", panel="IDX(o + (i), (q))", diag="IDX(o + (i), o + (k))", first=1,
+                               divide="", local="blk[(i)][tx]", local_diag="dia[i][k]", local_divide="")
+_LOWER = _PERIMETER.substitute(side="lower", panel="IDX((q), o + (i))", diag="IDX(o + (k), o + (i))", first=0,
+                               divide=" / m[IDX(o + i, o + i)]", local="blk[tx][(i)]", local_diag="dia[k][i]",
+                               local_divide=" / dia[i][i]")
 
-/* Lower perimeter L_is = A_is U_ss^-1: substitution along each row. */
-__kernel void lower_block(__global float *m, int n, int o, int count) {
-  if (get_global_id(0) >= count) return;
-  int r0 = o + B * (get_global_id(0) + 1);
-  for (int rr = 0; rr < B; rr++)
-    for (int j = 0; j < B; j++) {
-      float s = m[IDX(r0 + rr, o + j)];
-      for (int k = 0; k < j; k++) s -= m[IDX(r0 + rr, o + k)] * m[IDX(o + k, o + j)];
-      m[IDX(r0 + rr, o + j)] = s / m[IDX(o + j, o + j)];
-    }
-}
-
-__kernel void lower_group(__global float *m, int n, int o) {
-  __local float dia[B][B];
-  __local float blk[B][B];
-  int tx = get_local_id(0);
-  int r0 = o + B * (get_group_id(0) + 1);
-  for (int i = 0; i < B; i++) {
-    dia[i][tx] = m[IDX(o + i, o + tx)];
-    blk[tx][i] = m[IDX(r0 + tx, o + i)];
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int j = 0; j < B; j++) {
-    float s = blk[tx][j];
-    for (int k = 0; k < j; k++) s -= blk[tx][k] * dia[k][j];
-    blk[tx][j] = s / dia[j][j];
-  }
-  for (int j = 0; j < B; j++) m[IDX(r0 + tx, o + j)] = blk[tx][j];
-}
-
-__kernel void lower_flat(__global float *m, int n, int o, int count) {
-  int gid = get_global_id(0);
-  if (gid >= count) return;
-  int row = o + B * (gid / B + 1) + gid % B;
-  for (int j = 0; j < B; j++) {
-    float s = m[IDX(row, o + j)];
-    for (int k = 0; k < j; k++) s -= m[IDX(row, o + k)] * m[IDX(o + k, o + j)];
-    m[IDX(row, o + j)] = s / m[IDX(o + j, o + j)];
-  }
-}
-
+_INTERNAL = r"""
 /* Internal update A_ij -= L_is U_sj over the r x r trailing blocks. */
 __kernel void internal_block(__global float *m, int n, int o, int r) {
   int gid = get_global_id(0);
@@ -182,16 +164,20 @@ __kernel void internal_segred(__global float *m, __global const float *tmp, int 
 }
 """
 
+LUD_SOURCE = _LUD_DIAGONAL + _UPPER + _LOWER + _INTERNAL
+
 MATMUL_SOURCE = r"""
 /* Fig. 1.6: z[N][P] = x[N][M] y[M][P], five semantically equal versions. */
+T dot(__global const T *x, __global const T *y, int i, int j, int M, int P) {
+  T s = 0;
+  for (int k = 0; k < M; k++) s += x[i * M + k] * y[k * P + j];
+  return s;
+}
+
 __kernel void mm_row(__global const T *x, __global const T *y, __global T *z, int N, int M, int P) {
   int i = get_global_id(0);
   if (i >= N) return;
-  for (int j = 0; j < P; j++) {
-    T s = 0;
-    for (int k = 0; k < M; k++) s += x[i * M + k] * y[k * P + j];
-    z[i * P + j] = s;
-  }
+  for (int j = 0; j < P; j++) z[i * P + j] = dot(x, y, i, j, M, P);
 }
 
 __kernel void mm_row_group(__global const T *x, __global const T *y, __global T *z, int N, int M, int P,
@@ -207,10 +193,7 @@ __kernel void mm_row_group(__global const T *x, __global const T *y, __global T 
 __kernel void mm_elem(__global const T *x, __global const T *y, __global T *z, int N, int M, int P) {
   int e = get_global_id(0);
   if (e >= N * P) return;
-  int i = e / P, j = e % P;
-  T s = 0;
-  for (int k = 0; k < M; k++) s += x[i * M + k] * y[k * P + j];
-  z[i * P + j] = s;
+  z[e] = dot(x, y, e / P, e % P, M, P);
 }
 
 __kernel void mm_elem_group(__global const T *x, __global const T *y, __global T *z, int N, int M, int P,

@@ -17,11 +17,13 @@ of a shrinking loop: the loop-based case, Listing 1.6).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from searchlab.adapters.futhark._chains import Chain, Level
+from searchlab.adapters.futhark._kernels import MATMUL_SOURCE
+from searchlab.adapters.futhark._program import FutharkProgram
 from searchlab.adapters.futhark._runtime import Execution, Group
 from searchlab.errors import EvaluationError
 from searchlab.records import FailureMode
@@ -31,6 +33,18 @@ def mm_chain(construct: str = "matmul") -> Chain:
     return Chain(construct, (Level("outer", "thread_per_row"), Level("intra", "group_per_row"),
                              Level("outer", "thread_per_element"), Level("intra", "group_per_element")),
                  "flattened")
+
+
+class MatmulProgram(FutharkProgram):
+    """A program whose one construct is Fig. 1.6's matrix product, on ``element`` values."""
+
+    chains = (mm_chain("matmul"),)
+    source = MATMUL_SOURCE
+    code_version = "1"
+    element: ClassVar[str] = "int"  # the OpenCL type T
+
+    def build_options(self) -> list[str]:
+        return [f"-DT={self.element}"]
 
 
 class Temp:

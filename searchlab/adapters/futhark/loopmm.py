@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.futhark._kernels import MATMUL_SOURCE
-from searchlab.adapters.futhark._mm import Temp, matmul, mm_chain
-from searchlab.adapters.futhark._program import DatasetSpec, FutharkProgram
+from searchlab.adapters.futhark._mm import MatmulProgram, Temp, matmul
+from searchlab.adapters.futhark._program import DatasetSpec
 from searchlab.adapters.futhark._runtime import Execution
 from searchlab.errors import ConfigError
 
@@ -55,11 +54,9 @@ def reference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a.reshape(n, n), mres
 
 
-class Loopmm(FutharkProgram):
+class Loopmm(MatmulProgram):
     name = "loopmm"
-    chains = (mm_chain("matmul"),)
-    source = MATMUL_SOURCE
-    code_version = "1"
+    element = "float"
 
     def dataset_specs(self, preset: str) -> Sequence[DatasetSpec]:
         train, validation = PRESET_SIZES[preset]
@@ -68,9 +65,6 @@ class Loopmm(FutharkProgram):
         if bad:
             raise ConfigError(f"loopmm sizes {bad}: n must be a power of two")
         return [DatasetSpec(f"{n}.in", is_train, {"n": n}) for n, is_train in sizes]
-
-    def build_options(self) -> list[str]:
-        return ["-DT=float"]
 
     def prepare(self, spec: DatasetSpec) -> LoopmmData:
         import pyopencl as cl

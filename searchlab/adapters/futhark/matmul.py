@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.futhark._kernels import MATMUL_SOURCE
-from searchlab.adapters.futhark._mm import Temp, matmul, mm_chain
-from searchlab.adapters.futhark._program import DatasetSpec, FutharkProgram
+from searchlab.adapters.futhark._mm import MatmulProgram, Temp, matmul
+from searchlab.adapters.futhark._program import DatasetSpec
 from searchlab.adapters.futhark._runtime import Execution
 
 # preset -> [(N, M, P, train)]: shapes that favour different versions (few long rows, many
@@ -38,18 +37,13 @@ class MatmulData:
     temp: Temp
 
 
-class Matmul(FutharkProgram):
+class Matmul(MatmulProgram):
     name = "matmul"
-    chains = (mm_chain("matmul"),)
-    source = MATMUL_SOURCE
-    code_version = "1"
+    element = "int"
 
     def dataset_specs(self, preset: str) -> Sequence[DatasetSpec]:
         return [DatasetSpec(f"{n}x{m}x{p}", train, {"N": n, "M": m, "P": p})
                 for n, m, p, train in PRESET_SHAPES[preset]]
-
-    def build_options(self) -> list[str]:
-        return ["-DT=int"]
 
     def prepare(self, spec: DatasetSpec) -> MatmulData:
         import pyopencl as cl
