@@ -134,7 +134,7 @@ def test_exact_problem_default_measured_once_and_compared(tmp_path: Path) -> Non
     default = problem.space.default_config()
     c = summary["confirm"]
     assert c["exact"] and c["default"]["config"] == dict(default)
-    expected = problem.evaluate(default).objective / summary["best"]["objective"]  # type: ignore[operator]
+    expected = problem.evaluate(default).objective / summary["best"]["objective"]
     assert c["versus_default"]["speedup"] == pytest.approx(expected)
     assert c["versus_default"]["ci95"] == [pytest.approx(expected)] * 2
     assert summary["verdict"].splitlines()[-1].startswith("search: best")

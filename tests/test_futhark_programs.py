@@ -111,6 +111,7 @@ def test_local_memory_and_group_size_checked(lud: tuple[FutharkProgram, Any]) ->
         rt.launch("upper_group", (8,), (8,), None, local_bytes=problem.cl.local_mem_size + 1)
     assert info.value.mode is FailureMode.RESOURCES
     saved = problem.limits
+    assert saved is not None
     problem.limits = Limits(max_group=4, local_mem=saved.local_mem, max_alloc=saved.max_alloc)
     try:  # the intra-group versions no longer fit: compared (and logged) but skipped
         intra = [n for n in problem.space.names if "intra" in n]
@@ -169,7 +170,7 @@ def test_weighting_relative_to_untuned() -> None:
         m = problem.evaluate(problem.space.default_config())
         weights = m.extra["weights"]
         assert m.objective == pytest.approx(sum(weights[d] * t for d, t in m.datasets.items()))
-        assert 1.0 < m.objective < 8.0  # 4 datasets at about 1 each (noisy machine)
+        assert m.objective is not None and 1.0 < m.objective < 8.0  # 4 datasets at about 1 each (noisy machine)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [({"preset": "tpu"}, "preset"), ({"measure": {"min_runs": 0}}, "min_runs"),

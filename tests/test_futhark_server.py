@@ -138,7 +138,7 @@ def loopmm() -> Iterator[tuple[FutharkLoopmm, SerialExecutor]]:
 @pytest.mark.opencl
 def test_space_and_one_evaluation(loopmm: tuple[FutharkLoopmm, SerialExecutor]) -> None:
     problem, executor = loopmm
-    space = problem.space
+    space = problem.tree
     assert len(space.thresholds) >= 2 and any(space.is_loop_based(n) for n in space.names)
     assert all(text.startswith("threshold(") for text in problem.classes.values())
     assert [d.name for d in space.validation_datasets()] == ["[128][128]f32", "[192][192]f32"]
@@ -171,7 +171,7 @@ def test_every_threshold_tuner_and_generic_searchers_run(loopmm: tuple[FutharkLo
 @pytest.mark.opencl
 def test_tuning_file_accepted_by_futhark_bench(loopmm: tuple[FutharkLoopmm, SerialExecutor], tmp_path: Path) -> None:
     problem, executor = loopmm
-    outcome = optimize(problem, FutharkAutotuneSearcher(problem.space, seed=0), Budget(evaluations=6),
+    outcome = optimize(problem, FutharkAutotuneSearcher(problem.tree, seed=0), Budget(evaluations=6),
                        executor=executor)
     report = problem.finalize(FinalizeContext(tmp_path / "run", outcome.best, outcome.results, executor.call,
                                               len(outcome.results), outcome.wall_time_s))

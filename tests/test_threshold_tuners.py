@@ -83,7 +83,7 @@ class ModelProgram(Problem):
         return self._space
 
     def run(self, config: Config, name: str) -> tuple[float, list[str], list[dict[str, Any]]]:
-        total, log, records = 0.0, [], []
+        total, log, records = 0.0, list[str](), list[dict[str, Any]]()
         for i, step in enumerate(self.sets[name][0]):
             index, made = choose(CHAIN, self.names, {k: int(v) for k, v in config.items()}, step)  # type: ignore[arg-type]
             version = CHAIN.versions[index]

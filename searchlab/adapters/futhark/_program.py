@@ -71,15 +71,17 @@ class FutharkProgram(Problem):
         "repeats": "problem.measure.min_runs and problem.measure.max_runs (a fixed count: both)",
         "validation_repeats": "problem.validation_runs"}
 
-    def __init__(self, preset: str = "cpu", measure: MeasurementProtocol = FIXED_10, validation_runs: int = 0,
-                 check: str = "first", weighting: str = "none", log: bool = True, reference_tuning: str | None = None,
-                 seed: int = 0) -> None:
-        """``measure``: the protocol of every training dataset; ``validation_runs``: timed runs per
-        validation dataset in the report (0: 3 x ``measure.min_runs``); ``check``: compare outputs
-        with numpy on the first run of each version and dataset, or always; ``weighting``: none, or
-        baseline (each dataset relative to its untuned time, §2.1); ``log``: keep the comparison
-        log; ``reference_tuning``: a ``.tuning`` file of the exhaustive best (validation report);
-        ``seed``: input data."""
+    def __init__(
+        self,
+        preset: str = "cpu",  # cpu (small datasets, for CI on pocl) | gpu (Listing 4.1's sizes)
+        measure: MeasurementProtocol = FIXED_10,  # the protocol of every training dataset (docs/measurement.md)
+        validation_runs: int = 0,  # profiled runs per validation dataset in the report; 0: 3 x measure.min_runs
+        check: str = "first",  # compare outputs with numpy on the first run of each version/dataset, or always
+        weighting: str = "none",  # none | baseline: each dataset relative to its untuned time (§2.1)
+        log: bool = True,  # keep the comparison log (Compared NAME <= VALUE: true.)
+        reference_tuning: str | None = None,  # .tuning file of the exhaustive best (validation report)
+        seed: int = 0,  # input data
+    ) -> None:
         if preset not in PRESETS:
             raise ConfigError(f"problem.preset={preset!r}: must be one of {list(PRESETS)}")
         if isinstance(validation_runs, bool) or not isinstance(validation_runs, int) or validation_runs < 0:

@@ -69,9 +69,11 @@ class Lud(FutharkProgram):
     source = LUD_SOURCE
     code_version = "1"
 
-    def __init__(self, block: int = 0, **options: Any) -> None:
-        """``block``: the block size B (a power of two in [2, 64]; 0: the preset's, 8 on cpu and 16
-        on gpu); ``options``: those of :class:`FutharkProgram`."""
+    def __init__(
+        self,
+        block: int = 0,  # block size B, a power of two in [2, 64]; 0: the preset's (8 on cpu, 16 on gpu)
+        **options: Any,  # those of FutharkProgram
+    ) -> None:
         preset = options.get("preset", "cpu")
         self.block = block or (PRESET_SIZES[preset][0] if preset in PRESET_SIZES else 8)
         if self.block < 2 or self.block & (self.block - 1) or self.block > 64:

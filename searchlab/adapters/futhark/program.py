@@ -62,19 +62,21 @@ class FutharkServerProblem(Problem):
         name: f"problem.measure.{new}" for name, new in
         (("runs", "min_runs"), ("max_runs", "max_runs"), ("min_time_s", "min_time_s"), ("target_rel_ci", "target_rel_ci"))}
 
-    def __init__(self, program: str = "", backend: str = "opencl", measure: MeasurementProtocol = BENCH_LIKE,
-                 validation_runs: int = 10, check: str = "first", log: bool = True, reference_tuning: str | None = None,
-                 seed: int = 0, rtol: float = 1e-3, atol: float = 1e-3, validation: Sequence[str] | None = None,
-                 sizes: bool = False) -> None:
-        """``program``: the .fut file (its ``-- ==`` blocks give the datasets); ``backend``: opencl, c or
-        multicore; ``measure``: the protocol of the timed runs of every training dataset, after the
-        logged warm-up run; ``validation_runs``: timed runs per validation dataset (report);
-        ``check``: compare outputs once per dataset and code path, or always; ``log``: keep the -L
-        comparison log in the records; ``reference_tuning``: a ``.tuning`` file of a reference (e.g.
-        futhark autotune's) for the report; ``seed``: random input data (futhark dataset --seed);
-        ``rtol``/``atol``: output check tolerance; ``validation``: validation dataset names (paper 003
-        Listing 4.1; the rest train; default: the program's own); ``sizes``: tune the block/tile sizes
-        too (a knob space; one server pair per size setting)."""
+    def __init__(
+        self,
+        program: str = "",  # the .fut file; its `-- ==` blocks give the datasets
+        backend: str = "opencl",  # opencl | c | multicore
+        measure: MeasurementProtocol = BENCH_LIKE,  # timed runs per training dataset, after the logged warm-up
+        validation_runs: int = 10,  # timed runs per validation dataset (report)
+        check: str = "first",  # check outputs once per dataset and code path, or always
+        log: bool = True,  # keep the -L comparison log in the records
+        reference_tuning: str | None = None,  # .tuning file of a reference (e.g. futhark autotune's) for the report
+        seed: int = 0,  # random input data (futhark dataset --seed)
+        rtol: float = 1e-3,  # output check tolerance
+        atol: float = 1e-3,  # output check tolerance
+        validation: Sequence[str] | None = None,  # validation dataset names (Listing 4.1); the rest train
+        sizes: bool = False,  # also tune the block/tile sizes (a knob space; one server pair per size setting)
+    ) -> None:
         program = program or (str(self.default_program) if self.default_program is not None else "")
         if not program:
             raise ConfigError("problem.program: give the .fut file to tune (problem.program=PATH.fut)")
