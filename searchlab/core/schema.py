@@ -129,8 +129,8 @@ def _default_of(f: dataclasses.Field[Any]) -> Any:
 
 def _field(option: Option) -> tuple[str, Any, Any]:
     default, kind = option.default, omegaconf_type(option.annotation)
-    if default is inspect.Parameter.empty:
-        return option.name, kind, dataclasses.field(default=dataclasses.MISSING)
+    if default is inspect.Parameter.empty:  # OmegaConf's MISSING: required, and after ``_target_``'s default
+        return option.name, kind, dataclasses.field(default="???")
     if dataclasses.is_dataclass(default) and not isinstance(default, type):
         values = {f.name: getattr(default, f.name) for f in dataclasses.fields(default)}
         nested = mirror(type(default))

@@ -7,13 +7,27 @@ validation datasets as defaults (paper 003 Listing 4.1: the rest of the ``-- ==`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, ClassVar
 
 from searchlab.adapters.futhark.program import FutharkServerProblem
 
 PROGRAMS = Path(__file__).parent / "programs"
 
 
-class FutharkLud(FutharkServerProblem):
+class BundledProgram(FutharkServerProblem):
+    """A program searchlab ships: ``problem.program`` may be left out (for ``problem=futhark`` it is required)."""
+
+    default_program: ClassVar[Path]
+
+    def __init__(
+        self,
+        program: str = "",  # the .fut file; empty: the bundled program (programs/NAME.fut)
+        **options: Any,  # those of FutharkServerProblem
+    ) -> None:
+        super().__init__(program or str(self.default_program), **options)
+
+
+class FutharkLud(BundledProgram):
     """``problem=lud``: our Rodinia-style blocked LUD (programs/lud.fut), paper 003 §4.3."""
 
     name = "lud"
@@ -21,7 +35,7 @@ class FutharkLud(FutharkServerProblem):
     default_validation = ("[64][64]f32", "[96][96]f32")
 
 
-class FutharkMatmul(FutharkServerProblem):
+class FutharkMatmul(BundledProgram):
     """``problem=matmul``: batched matrix multiplication (programs/matmul.fut), Fig. 1.6."""
 
     name = "matmul"
@@ -29,7 +43,7 @@ class FutharkMatmul(FutharkServerProblem):
     default_validation = ("[8][64][64]f32 [8][64][64]f32", "[512][8][8]f32 [512][8][8]f32")
 
 
-class FutharkLoopmm(FutharkServerProblem):
+class FutharkLoopmm(BundledProgram):
     """``problem=loopmm``: products in a shrinking loop (programs/loopmm.fut), Listing 1.6."""
 
     name = "loopmm"

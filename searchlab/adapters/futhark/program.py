@@ -56,7 +56,6 @@ class FutharkServerProblem(Problem):
     capabilities = frozenset({"instrumentation", "datasets", "validation"})
     objective_name = "time_s"
     code_version = "2"  # 2: a threshold of 0 means the default, as in a .tuning file (split, _discover)
-    default_program: Path | None = None
     default_validation: tuple[str, ...] = ()
     renamed_options: ClassVar[Mapping[str, str]] = {
         name: f"problem.measure.{new}" for name, new in
@@ -64,7 +63,7 @@ class FutharkServerProblem(Problem):
 
     def __init__(
         self,
-        program: str = "",  # the .fut file; its `-- ==` blocks give the datasets
+        program: str,  # the .fut file; its `-- ==` blocks give the datasets
         backend: str = "opencl",  # opencl | c | multicore
         measure: MeasurementProtocol = BENCH_LIKE,  # timed runs per training dataset, after the logged warm-up
         validation_runs: int = 10,  # timed runs per validation dataset (report)
@@ -77,7 +76,6 @@ class FutharkServerProblem(Problem):
         validation: Sequence[str] | None = None,  # validation dataset names (Listing 4.1); the rest train
         sizes: bool = False,  # also tune the block/tile sizes (a knob space; one server pair per size setting)
     ) -> None:
-        program = program or (str(self.default_program) if self.default_program is not None else "")
         if not program:
             raise ConfigError("problem.program: give the .fut file to tune (problem.program=PATH.fut)")
         source = Path(program).expanduser().resolve()
