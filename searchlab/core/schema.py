@@ -201,7 +201,10 @@ def coerce(cls: type, values: Mapping[str, Any], where: str, runtime: frozenset[
         unknown = sorted(str(k) for k in value if k not in known)
         if unknown:
             raise ConfigError(f"{where}.{option.name}: unknown option(s) {unknown} (known: {sorted(known)})")
-        out[option.name] = dc(**{str(k): v for k, v in value.items()})
+        given = {str(k): v for k, v in value.items()}
+        # a partial mapping fills the rest from this option's own default (a problem's protocol), not the dataclass's
+        default = option.default
+        out[option.name] = dataclasses.replace(default, **given) if isinstance(default, dc) else dc(**given)
     return out
 
 
