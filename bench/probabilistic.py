@@ -126,8 +126,8 @@ def one_run(job: tuple[str, str, int]) -> dict[str, Any]:
     label, name, seed = job
     problem = _PROBLEMS[label]
     from searchlab.api import optimize
+    from searchlab.core.records import Direction, Status
     from searchlab.loop import Budget
-    from searchlab.records import Direction, Status
 
     start = time.time()
     try:
@@ -338,7 +338,7 @@ def _load() -> str:
 
 def _qualities(label: str) -> list[float]:
     """Fraction of peak of every testable configuration of a table (0: it fails)."""
-    from searchlab.records import Direction, Status
+    from searchlab.core.records import Direction, Status
 
     problem = _PROBLEMS[label]
     peak = problem.known_optimum
@@ -353,7 +353,7 @@ def _qualities(label: str) -> list[float]:
 
 
 def _describe(label: str) -> dict[str, Any]:
-    from searchlab.records import Status
+    from searchlab.core.records import Status
 
     problem = _PROBLEMS[label]
     rows = problem.table.rows

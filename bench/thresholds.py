@@ -168,7 +168,7 @@ def main() -> None:
     args = parser.parse_args()
     pin()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    from searchlab.opencl import default_device
+    from searchlab.core.opencl import default_device
 
     started = time.time()
     results: dict[str, Any] = {

@@ -61,8 +61,8 @@ def main() -> None:
     args = parser.parse_args()
     import kernel_tuner
 
-    from searchlab import threads
     from searchlab.adapters.meta._train import train_table
+    from searchlab.core import threads
 
     threads.limit_pools(1)
     started = time.perf_counter()

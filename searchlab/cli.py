@@ -219,8 +219,8 @@ def precheck(argv: list[str]) -> int | None:
 
 
 def _say_resume(prepared: Any) -> None:
+    from searchlab.core.store import read_run
     from searchlab.loop import is_known_infeasible
-    from searchlab.store import read_run
 
     _, prior = read_run(prepared.run_dir)
     prepared.progress.resumed(sum(1 for r in prior if not is_known_infeasible(r)), prepared.budget)
@@ -250,7 +250,7 @@ def resolve_paths(message: str, overrides: list[str]) -> str:
 
 
 def _interrupted(exc: KeyboardInterrupt) -> int:
-    from searchlab.signals import exit_status
+    from searchlab.core.signals import exit_status
 
     status = exit_status(exc)
     print(f"searchlab: interrupted ({exc or 'SIGINT'}); finished evaluations are recorded", file=sys.stderr, flush=True)

@@ -16,7 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from searchlab.records import Config, Direction, Measurement, Result
+from searchlab.core.records import Config, Direction, Measurement, Result
 from searchlab.spaces import Space
 
 if TYPE_CHECKING:

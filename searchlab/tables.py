@@ -29,9 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.errors import ConfigError
-from searchlab.problem import Problem
-from searchlab.records import (
+from searchlab.core.records import (
     Config,
     Direction,
     FailureMode,
@@ -41,7 +39,9 @@ from searchlab.records import (
     measurement_from_dict,
     measurement_to_dict,
 )
-from searchlab.sensors import SensedKnobSpace
+from searchlab.core.sensors import SensedKnobSpace
+from searchlab.errors import ConfigError
+from searchlab.problem import Problem
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob, Space
 
 FORMAT = "searchlab-table/1"

@@ -154,8 +154,8 @@ def test_the_specs_measurement_block_is_the_protocol_under_overrides(tmp_path: P
 @pytest.mark.opencl
 def test_the_specs_measurement_block_decides_the_runs_on_the_device(tmp_path: Path) -> None:
     from searchlab.adapters.user import OpenCLKernel
+    from searchlab.core.records import Config, Status
     from searchlab.problem import DeviceInfo
-    from searchlab.records import Config, Status
     from tests.byo_helpers import has_opencl
 
     if not has_opencl():

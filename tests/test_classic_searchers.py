@@ -12,10 +12,10 @@ import pytest
 
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import Outcome, optimize
+from searchlab.core.expr import Expression
+from searchlab.core.records import Config, Measurement
 from searchlab.errors import ConfigError
-from searchlab.expr import Expression
 from searchlab.loop import Budget
-from searchlab.records import Config, Measurement
 from searchlab.searchers import (
     DualAnnealingSearcher,
     GeneticSearcher,

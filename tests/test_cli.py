@@ -220,9 +220,9 @@ def test_a_resumed_runs_eta_counts_only_its_own_evaluations() -> None:
     import io
     import time
 
+    from searchlab.core.records import Candidate, Direction, Measurement, Result
     from searchlab.loop import Budget, LoopState
     from searchlab.progress import ProgressReporter
-    from searchlab.records import Candidate, Direction, Measurement, Result
 
     def result(i: int, t_end: float) -> Result:
         return Result(Candidate(i, {"x": i}, {"x": i}), Measurement.ok(1.0), t_end=t_end)

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
+from searchlab.core.records import Config, Measurement
 from searchlab.problem import DeviceInfo, DeviceNeed, Problem
-from searchlab.records import Config, Measurement
 from searchlab.spaces import IntKnob, KnobSpace
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -193,8 +193,8 @@ def test_each_gpu_actor_holds_one_gpu_id_and_opens_the_device_it_names(nodes: No
 
 
 def test_pinned_device_when_the_driver_honours_cuda_visible_devices() -> None:
+    from searchlab.core.opencl import pinned_device
     from searchlab.errors import ExecutorError
-    from searchlab.opencl import pinned_device
 
     def one_gpu() -> list[DeviceInfo]:
         return [DeviceInfo("gpu", "the visible gpu", "nvidia", 0, 0)]
@@ -284,8 +284,8 @@ class Slow(Problem):
 def test_actor_on_a_lost_node_is_recreated_on_a_live_one(nodes: Nodes) -> None:
     import ray
 
+    from searchlab.core.records import Status
     from searchlab.execution._ray import RayExecutor
-    from searchlab.records import Status
     from searchlab.searchers import ExhaustiveSearcher
 
     problem = Slow()

@@ -16,9 +16,9 @@ from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
 from searchlab.app import execute
 from searchlab.confirm import ConfirmConfig
+from searchlab.core.records import Config, Measurement, Status
+from searchlab.core.store import read_run
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Measurement, Status
-from searchlab.store import read_run
 from searchlab.study._grid import _compose_run
 from searchlab.summary import format_summary
 from searchlab.tables import TableProblem

@@ -16,7 +16,7 @@ from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
 from searchlab.app import execute
 from searchlab.confirm import paired_speedup, recommended
-from searchlab.records import Candidate, Config, Direction, Measurement, Result, Status
+from searchlab.core.records import Candidate, Config, Direction, Measurement, Result, Status
 from searchlab.study._grid import _compose_run
 from searchlab.verdict import run_time_unit, show, stop_words
 from tests.doubles import register_problem

@@ -12,9 +12,9 @@ import pytest
 from searchlab.adapters.grammar import Grammar, GrammarProblem, StringGraph, TreeGraph, load_grammar
 from searchlab.adapters.grammar.problem import Word
 from searchlab.api import optimize
+from searchlab.core.records import Config, Direction, Status
 from searchlab.errors import ConfigError, InvalidConfigError
 from searchlab.loop import Budget
-from searchlab.records import Config, Direction, Status
 from searchlab.searchers import ExhaustiveSearcher, RandomSearcher, TagSearcher
 
 

@@ -80,7 +80,7 @@ def test_study_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path], ca
     assert status == 2 and len(err) == 1 and "_target_" in err[0] and "Traceback" not in err[0]
 
 
-@pytest.mark.parametrize("target", ["os.system", "pathlib.Path.write_text", "searchlab.store.RunStore"])
+@pytest.mark.parametrize("target", ["os.system", "pathlib.Path.write_text", "searchlab.core.store.RunStore"])
 def test_only_registered_problem_classes_are_built(target: str) -> None:
     with pytest.raises(ConfigError, match="not a registered problem class"):
         build_problem({"_target_": target, "path": "x"})

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from searchlab.records import Direction, FailureMode, Measurement, loss
+from searchlab.core.records import Direction, FailureMode, Measurement, loss
 from searchlab.spaces import KnobSpace, OrdinalKnob
 from searchlab.study import _metrics as M
 from searchlab.study._aggregate import aggregate

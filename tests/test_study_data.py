@@ -1,6 +1,6 @@
 """Study inputs: recorded runs (written through the real store) -> tables, collected runs, metrics rows.
 
-``make_run`` writes a run's records with :class:`searchlab.store.RunStore`, as the loop
+``make_run`` writes a run's records with :class:`searchlab.core.store.RunStore`, as the loop
 does, so the aggregation is checked on hand-chosen objective sequences.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result
+from searchlab.core.store import RunStore
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Config, FailureMode, Measurement, Result
-from searchlab.store import RunStore
 from searchlab.study import table_from_run
 from searchlab.study._aggregate import aggregate
 from searchlab.study._collect import collect_runs
@@ -188,7 +188,7 @@ def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path:
 
 
 def test_noisy_replays_are_scored_at_the_recorded_value() -> None:
-    from searchlab.records import Direction, FailureMode, Measurement
+    from searchlab.core.records import Direction, FailureMode, Measurement
     from searchlab.study._collect import _recorded_loss
 
     drawn = Measurement.ok(0.8, extra={"recorded_objective": 1.0, "drawn_sample": 3})

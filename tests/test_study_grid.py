@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from searchlab.store import read_run
+from searchlab.core.store import read_run
 from searchlab.study._config import available, compose_study
 from searchlab.study._grid import _compose_run, run_study
 

@@ -1,4 +1,4 @@
-"""The thread policy (searchlab/threads.py, docs/threads.md): read back inside a Ray replay task,
+"""The thread policy (searchlab/core/threads.py, docs/threads.md): read back inside a Ray replay task,
 in a serial run, and for the proposer beside Ray evaluators."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from searchlab import threads
+from searchlab.core import threads
 from searchlab.errors import ConfigError
 
 

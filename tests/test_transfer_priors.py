@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
+from searchlab.core.records import Config, Direction, Measurement
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import Record, t4_document
 from searchlab.priors import give_prior, load_prior, read_prior
-from searchlab.records import Config, Direction, Measurement
 from searchlab.searchers import RandomSearcher, TransferTopKSearcher
 from searchlab.spaces import KnobSpace, OrdinalKnob
 from searchlab.tables import Table, TableKnobSpace, save_table

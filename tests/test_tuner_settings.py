@@ -16,10 +16,10 @@ from typing import Annotated, Any
 import pytest
 
 from searchlab import registry
+from searchlab.core.records import Config
+from searchlab.core.store import read_run
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.records import Config
 from searchlab.searchers import ProposalLike, Searcher, Tunable
-from searchlab.store import read_run
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
+from searchlab.core.records import Candidate, Result
 from searchlab.problem import DeviceInfo, Problem
-from searchlab.records import Candidate, Result
 
 ProblemSource = Union[Problem, Mapping[str, Any]]  # an object, or a Hydra config with _target_
 

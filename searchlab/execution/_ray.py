@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
+from searchlab.core.threads import limit_pools
 from searchlab.errors import ConfigError, ExecutorError
 from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.execution._worker import WorkerRuntime, build_problem, limit_threads
 from searchlab.problem import DeviceInfo, DeviceNeed
-from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
-from searchlab.threads import limit_pools
 
 OPENCL_CPU = "opencl_cpu"
 STARTUP_TIMEOUT_S = 300.0
@@ -87,7 +87,7 @@ class EvaluatorActor:
     """Runs inside a Ray worker process; wrapped with ``ray.remote`` at start.
 
     A GPU actor holds one Ray GPU id (``num_gpus=1``) and opens the OpenCL device that id
-    names (:func:`searchlab.opencl.pinned_device`; ``lister`` is its enumeration seam).
+    names (:func:`searchlab.core.opencl.pinned_device`; ``lister`` is its enumeration seam).
     """
 
     def __init__(self, source: ProblemSource, device: DeviceInfo, need: str, lister: Any = None) -> None:
@@ -96,7 +96,7 @@ class EvaluatorActor:
         if need == DeviceNeed.OPENCL.value:
             import ray
 
-            from searchlab.opencl import pinned_device
+            from searchlab.core.opencl import pinned_device
 
             kind = "gpu" if device.kind == "gpu" else "cpu"
             gpu_ids = tuple(str(g) for g in ray.get_gpu_ids()) if kind == "gpu" else ()
@@ -155,7 +155,7 @@ class RayExecutor(Executor):
         self._source: ProblemSource | None = None
         self._need = DeviceNeed.NONE
         self._remote: Any = None
-        self._lister = opencl_lister  # the OpenCL enumeration seam (searchlab.opencl.pinned_device)
+        self._lister = opencl_lister  # the OpenCL enumeration seam (searchlab.core.opencl.pinned_device)
         self._nodes: dict[str, str] = {}  # worker name -> Ray node id, replaced workers included
 
     # -- start-up ------------------------------------------------------------------------

@@ -13,11 +13,11 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
 from searchlab.errors import ConfigError
 from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.execution._worker import WorkerRuntime, _Timeout, limit_threads
 from searchlab.problem import DeviceInfo, DeviceNeed
-from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
 
 
 @dataclass
@@ -51,7 +51,7 @@ class SerialExecutor(Executor):
         built = build_problem(problem)
         device = DeviceInfo()
         if built.device_need is DeviceNeed.OPENCL:
-            from searchlab.opencl import default_device
+            from searchlab.core.opencl import default_device
 
             device = default_device(cores=self._pin())
         self._runtime = WorkerRuntime(built, device)

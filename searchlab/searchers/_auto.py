@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from searchlab.core.records import Candidate, Config, Result
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Config, Result
 from searchlab.searchers._auto_knobs import KnobModel
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config

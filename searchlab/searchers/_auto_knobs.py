@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from searchlab.records import Config, Direction, Result, Status
+from searchlab.core.records import Config, Direction, Result, Status
 from searchlab.searchers._gp import GaussianProcess, expected_improvement
 from searchlab.spaces import DerivationGraph, KnobSpace, view_as
 

@@ -37,8 +37,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from searchlab.core.records import Candidate, Result
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.spaces import Arc, DerivationGraph, Node, Space
 

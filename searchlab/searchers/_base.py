@@ -21,8 +21,8 @@ from typing import Any, ClassVar, Union
 
 import numpy as np
 
+from searchlab.core.records import Candidate, Config, Direction, Result, loss
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
-from searchlab.records import Candidate, Config, Direction, Result, loss
 from searchlab.spaces import Space, View, view_as
 
 

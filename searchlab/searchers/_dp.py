@@ -23,8 +23,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from searchlab.core.records import Candidate, Config, Direction, Result, Status
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Config, Direction, Result, Status
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import DerivationGraph, Space

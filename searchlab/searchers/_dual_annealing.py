@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.searchers._neighbours import Grid
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from searchlab.records import Candidate, Config, Result
+from searchlab.core.records import Candidate, Config, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Space, ThresholdTree

@@ -22,7 +22,7 @@ import math
 from collections.abc import Generator, Iterator
 from typing import Any
 
-from searchlab.records import Config, Result, Status
+from searchlab.core.records import Config, Result, Status
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold_common import (
     THRESHOLD_MAX,

@@ -26,8 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.searchers._neighbours import Index
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.searchers._neighbours import check_method
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Generator
 
-from searchlab.records import Config
+from searchlab.core.records import Config
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._simple import SimpleSearcher
 from searchlab.searchers._threshold_common import Need

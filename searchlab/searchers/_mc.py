@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from searchlab.records import Candidate, Result
+from searchlab.core.records import Candidate, Result
 from searchlab.searchers._bandit import _FIRST, DagWalker
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from searchlab.core.records import Config, Value
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Value
 from searchlab.spaces import KnobSpace
 
 Index = tuple[int, ...]

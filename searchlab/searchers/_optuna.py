@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from importlib.util import find_spec
 from typing import Any, ClassVar
 
-from searchlab.records import Candidate, Config, Result
+from searchlab.core.records import Candidate, Config, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._neighbours import Grid
 from searchlab.searchers._optuna_encoding import DagEncoder, Encoder, KnobEncoder, Meta

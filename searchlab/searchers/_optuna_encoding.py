@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Union
 
-from searchlab.records import Config
+from searchlab.core.records import Config
 from searchlab.spaces import DerivationGraph, IntKnob, Knob, KnobSpace
 
 Meta = Mapping[str, Any]

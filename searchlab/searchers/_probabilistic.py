@@ -6,7 +6,7 @@ regression of §5 (``_regression``), combine the predictions into derived featur
 optimisation formula (§6), and test the candidate maximising
 ``P(quality > q_t) x min_f P(constraint f holds)`` (§4). The sensor model (which sensors,
 formulas and constraints, with proxy constraints whose cutoff is learned per §4.1) comes with
-the problem's space (``space.sensor_model``, :mod:`searchlab.sensors`); a space without one
+the problem's space (``space.sensor_model``, :mod:`searchlab.core.sensors`); a space without one
 gets the objective alone plus the success/failure indicator (failures nobody explains).
 
 Choices the paper leaves open, and ours:
@@ -50,14 +50,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from searchlab.core.records import Candidate, Config, Result, Status
+from searchlab.core.sensors import Normal, SensorModel, sensor_model_of
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Config, Result, Status
 from searchlab.searchers._base import ProposalLike, Searcher
 from searchlab.searchers._probabilistic_model import QUALITIES, Calibration, Evidence, Options, mean_nn_distance
 from searchlab.searchers._regression import Encoder
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.sensors import Normal, SensorModel, sensor_model_of
 from searchlab.spaces import KnobSpace
 
 ENUMERATE_BELOW = 200_000  # spaces this small are listed once; larger ones are sampled

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from searchlab.records import Direction
-from searchlab.sensors import Normal
+from searchlab.core.records import Direction
+from searchlab.core.sensors import Normal
 
 
 def transform(value: float, direction: Direction, kind: str) -> float | None:

@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.records import Config, Direction, Measurement, Status
+from searchlab.core.records import Config, Direction, Measurement, Status
+from searchlab.core.sensors import OBJECTIVE, ConstraintSpec, Normal, SensorModel, prob_less
 from searchlab.searchers._probabilistic_calibration import Calibration, cutoff_region, scale_log_p, transform
 from searchlab.searchers._regression import Encoder, Geometry, manhattan
-from searchlab.sensors import OBJECTIVE, ConstraintSpec, Normal, SensorModel, prob_less
 
 UNEXPLAINED = "_unexplained"  # 1: failed in a way no declared constraint explains, 0: success
 QUALITY = "_quality"  # the trivial ablation's single series

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from searchlab.records import Config
+from searchlab.core.records import Config
 from searchlab.searchers._base import ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Space

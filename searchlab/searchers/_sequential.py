@@ -20,7 +20,7 @@ import math
 from abc import abstractmethod
 from collections.abc import Generator, Sequence
 
-from searchlab.records import Candidate, Config, Result
+from searchlab.core.records import Candidate, Config, Result
 from searchlab.searchers._base import ProposalLike, Searcher
 from searchlab.searchers._neighbours import Grid
 from searchlab.spaces import KnobSpace, Space

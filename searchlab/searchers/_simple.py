@@ -24,8 +24,8 @@ import math
 from collections.abc import Generator, Iterator
 from typing import Any
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold_common import THRESHOLD_MAX, GeneratorSearcher, Need
 from searchlab.spaces import ThresholdTree

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import math
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential import Algorithm, SequentialSearcher
 from searchlab.searchers._tunable import Annotated, Tunable

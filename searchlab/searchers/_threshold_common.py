@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from searchlab.records import Config, Direction, Result, Status
+from searchlab.core.records import Config, Direction, Result, Status
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer_gp import TransferGpSearcher
 from searchlab.spaces import Space

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.records import Candidate, Config, Measurement, Result
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.spaces import Space
 

@@ -22,8 +22,8 @@ import dataclasses
 import math
 from typing import Any
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.searchers._base import ProposalLike
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer_common import TransferBase

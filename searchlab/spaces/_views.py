@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from searchlab.core.records import Config, Value
 from searchlab.errors import InvalidConfigError
-from searchlab.records import Config, Value
 from searchlab.spaces._base import Space
 from searchlab.spaces._dag import Arc, DerivationGraph, Node
 from searchlab.spaces._knobs import KnobSpace, OrdinalKnob

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.records import Direction, loss
 from searchlab.errors import ConfigError
-from searchlab.records import Direction, loss
 from searchlab.study import _metrics as M
 from searchlab.study._collect import RunData
 from searchlab.study._compare import comparisons, methodology_columns, run_scores, score_columns

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from searchlab.records import Direction
+from searchlab.core.records import Direction
 from searchlab.study import _metrics as M
 from searchlab.study import _stats as S
 from searchlab.study._collect import RunData

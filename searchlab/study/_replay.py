@@ -45,9 +45,9 @@ def _task(cell: Cell, cwd: str, prior: Any = None) -> Any:
     import tempfile
     from pathlib import Path
 
+    from searchlab.core.threads import limit_pools
     from searchlab.execution._base import current_node
     from searchlab.study._publish import ReplayOutcome, dump_rows, run_files, write_rows
-    from searchlab.threads import limit_pools
 
     limit_pools()  # this task's num_cpus, whatever the worker inherited or built before (docs/threads.md)
     if os.path.isdir(cwd):  # relative paths in problem configs mean what they meant to the driver

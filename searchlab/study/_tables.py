@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from searchlab.core.records import Config, Direction, Measurement, Status
 from searchlab.errors import ConfigError, StoreError
-from searchlab.records import Config, Direction, Measurement, Status
 
 if TYPE_CHECKING:
     from searchlab.spaces import ThresholdTree
@@ -115,8 +115,8 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
     (1.0: the run must be exhaustive). Tables are cached per process by the database's
     path, size and modification time, so replays in one worker load a table once.
     """
+    from searchlab.core.store import DB_NAME, read_run
     from searchlab.execution import build_problem
-    from searchlab.store import DB_NAME, read_run
     from searchlab.tables import Table
 
     run_dir = Path(run_dir)

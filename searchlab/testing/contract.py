@@ -18,11 +18,11 @@ import pytest
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
+from searchlab.core.expr import Expression
+from searchlab.core.records import Candidate, Config, Measurement, Result
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
-from searchlab.expr import Expression
 from searchlab.loop import Budget, StopReason
 from searchlab.problem import Problem
-from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers import Searcher
 from searchlab.spaces import KnobSpace, OrdinalKnob, Threshold, ThresholdDataset, ThresholdTree
 

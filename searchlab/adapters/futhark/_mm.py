@@ -23,8 +23,8 @@ import numpy as np
 
 from searchlab.adapters.futhark._chains import Chain, Level
 from searchlab.adapters.futhark._runtime import Execution, Group
+from searchlab.core.records import FailureMode
 from searchlab.errors import EvaluationError
-from searchlab.records import FailureMode
 
 
 def mm_chain(construct: str = "matmul") -> Chain:

@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 from searchlab.adapters.futhark._chains import Chain, chain_thresholds, param_class, threshold_names
 from searchlab.adapters.futhark._runtime import Execution, Limits
+from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
-from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 
 PRESETS = ("cpu", "gpu")
@@ -152,7 +152,7 @@ class FutharkProgram(Problem):
         super().setup(device)
         import pyopencl as cl
 
-        from searchlab.opencl import open_device
+        from searchlab.core.opencl import open_device
 
         self._ocl = open_device(device)
         self.device = self._ocl.info

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.confirm import ratio_interval, recommended
+from searchlab.core.records import Config
 from searchlab.measure import median_ci
 from searchlab.problem import FinalizeContext
-from searchlab.records import Config
 
 Rounds = dict[str, list[dict[str, float]]]  # label -> per round, dataset -> median seconds
 

@@ -37,10 +37,10 @@ from searchlab.adapters.futhark._server import ProgramServer
 from searchlab.adapters.futhark._sizes import ServerPool, SizeParam, Sizes, ThresholdSizeSpace, size_params
 from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked
+from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.measure import MeasurementProtocol, measure
 from searchlab.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
-from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 
 

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from searchlab.adapters.grammar import _clib
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
 from searchlab.measure import Batch, MeasurementProtocol, Samples, measure, median_ci
-from searchlab.records import Config
 
 if TYPE_CHECKING:
     from searchlab.adapters.grammar.dft import DftProblem

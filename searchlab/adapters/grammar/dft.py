@@ -44,10 +44,10 @@ import numpy as np
 from searchlab.adapters.grammar import _clib, _fft
 from searchlab.adapters.grammar._dftgrammar import dft_grammar, ruletree
 from searchlab.adapters.grammar._tree import TreeGraph
+from searchlab.core.records import Config, Direction, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.measure import Batch, MeasurementProtocol, measure
 from searchlab.problem import DeviceInfo, Problem
-from searchlab.records import Config, Direction, FailureMode, Measurement
 
 __all__ = ["DftConfig", "DftProblem", "dft_grammar", "ruletree"]
 

@@ -20,9 +20,9 @@ from typing import Any
 from searchlab.adapters.grammar._grammar import Grammar, load_grammar
 from searchlab.adapters.grammar._strings import StringGraph
 from searchlab.adapters.grammar._tree import Tree, TreeGraph, symbol_of
+from searchlab.core.records import Config, Direction, Measurement
 from searchlab.errors import ConfigError
 from searchlab.problem import Problem
-from searchlab.records import Config, Direction, Measurement
 from searchlab.spaces import DerivationGraph
 
 

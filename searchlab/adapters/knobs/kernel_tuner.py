@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
+from searchlab.core.sensors import SensedKnobSpace, model_from_spec
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Direction, FailureMode, Measurement, Status
-from searchlab.sensors import SensedKnobSpace, model_from_spec
 from searchlab.spaces import KnobSpace, OrdinalKnob
 from searchlab.tables import ReplayNoiseConfig, Table, TableKnobSpace, TableProblem
 

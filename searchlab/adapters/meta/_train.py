@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.records import Direction, Status, loss
 from searchlab.errors import ConfigError
-from searchlab.records import Direction, Status, loss
 from searchlab.tables import Table
 
 _TABLES: dict[tuple[str, int, int], Table] = {}  # (resolved path, size, mtime) -> table, per process

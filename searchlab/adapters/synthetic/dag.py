@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from searchlab.adapters.synthetic._common import Delay, config_rng
+from searchlab.core.records import Config, Direction, Measurement
 from searchlab.errors import ConfigError, InvalidConfigError
 from searchlab.problem import Problem
-from searchlab.records import Config, Direction, Measurement
 from searchlab.spaces import Arc, DerivationGraph, Node
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from searchlab.adapters.synthetic._common import Delay, config_rng
+from searchlab.core.records import Config, Measurement
 from searchlab.problem import Problem
-from searchlab.records import Config, Measurement
 from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
 
 

@@ -3,7 +3,7 @@
 A spec may give the correct output as an expression over the kernel's initial arguments,
 e.g. ``sum(x, axis=1)`` or ``0.2 * (u + roll(u, 1, 0) + roll(u, -1, 0) + roll(u, 1, 1) + roll(u, -1, 1))``.
 Kernel Tuner would ``eval`` such text; here it is parsed with :mod:`ast` and only a whitelist
-is accepted, as :mod:`searchlab.expr` does for scalars: numbers, argument names,
+is accepted, as :mod:`searchlab.core.expr` does for scalars: numbers, argument names,
 arithmetic and comparisons (element-wise), indexing and slicing, a fixed set of numpy
 functions with the keywords ``axis``/``keepdims``, and tuples/lists of those. No
 attributes, no strings, no comprehensions. Every intermediate array is bounded

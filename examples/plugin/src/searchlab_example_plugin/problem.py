@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from searchlab.core.records import Config, Measurement
 from searchlab.errors import ConfigError
 from searchlab.problem import Problem
-from searchlab.records import Config, Measurement
 from searchlab.spaces import IntKnob, KnobSpace
 
 

@@ -17,9 +17,9 @@ import sqlite3
 import time
 from pathlib import Path
 
+from searchlab.core.records import Config, Measurement, measurement_from_dict, measurement_to_dict
+from searchlab.core.store import connect, is_disk_full
 from searchlab.errors import ConfigError, WriteError
-from searchlab.records import Config, Measurement, measurement_from_dict, measurement_to_dict
-from searchlab.store import connect, is_disk_full
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache (

@@ -27,8 +27,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.records import Candidate, Config, Result, measurement_from_dict, measurement_to_dict
 from searchlab.errors import StoreError, WriteError
-from searchlab.records import Candidate, Config, Result, measurement_from_dict, measurement_to_dict
 
 DB_NAME = "results.db"
 SCHEMA_VERSION = 2

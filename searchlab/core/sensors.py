@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.expr import Expression
+from searchlab.core.records import Direction, FailureMode, Measurement, Status
 from searchlab.errors import ConfigError
-from searchlab.expr import Expression
-from searchlab.records import Direction, FailureMode, Measurement, Status
 from searchlab.spaces import KnobSpace
 
 OBJECTIVE = "objective"  # the pseudo-sensor holding Measurement.objective (successful tests only)
