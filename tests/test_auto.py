@@ -12,8 +12,8 @@ from searchlab.errors import ConfigError
 from searchlab.loop import Budget
 from searchlab.problem import Problem
 from searchlab.searchers import AutoSearcher, RandomSearcher
-from searchlab.searchers._auto_knobs import _two_adic
-from searchlab.searchers._gp import GaussianProcess
+from searchlab.searchers._auto.knobs import _two_adic
+from searchlab.searchers._support.gp import GaussianProcess
 from searchlab.spaces import IntKnob, KnobSpace
 from tests.contract import SearcherContract
 

@@ -23,9 +23,9 @@ from searchlab.searchers import (
     RandomSearcher,
     SimulatedAnnealingSearcher,
 )
-from searchlab.searchers._genetic import CROSSOVERS
-from searchlab.searchers._neighbours import Grid
-from searchlab.searchers._simulated_annealing import acceptance
+from searchlab.searchers._sequential.genetic import CROSSOVERS
+from searchlab.searchers._sequential.simulated_annealing import acceptance
+from searchlab.searchers._support.neighbours import Grid
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from tests.contract import SearcherContract
 

@@ -16,7 +16,7 @@ from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.loop import Budget, StopReason
 from searchlab.problem import Problem
 from searchlab.searchers import DpSearcher, McSearcher, Searcher, TagSearcher, UctSearcher
-from searchlab.searchers._tag import threshold_ascent
+from searchlab.searchers._bandit.tag import threshold_ascent
 from searchlab.spaces import ExplicitDAG
 from tests.contract import SearcherContract
 

@@ -25,7 +25,7 @@ from searchlab.execution import SerialExecutor
 from searchlab.loop import Budget
 from searchlab.problem import FinalizeContext
 from searchlab.searchers import InstrumentedSearcher, SimpleSearcher
-from searchlab.searchers._threshold_common import THRESHOLD_MAX, parse_comparisons
+from searchlab.searchers._threshold.common import THRESHOLD_MAX, parse_comparisons
 
 pytestmark = pytest.mark.opencl
 

@@ -19,8 +19,8 @@ from searchlab.searchers import (
     OptunaQmcSearcher,
     OptunaRandomSearcher,
     OptunaTpeSearcher,
-    _optuna,
 )
+from searchlab.searchers._optuna import searcher as _optuna
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from tests.contract import PROBLEMS, TINY, SearcherContract
 
@@ -202,7 +202,7 @@ def _constrained() -> KnobSpace:
 def test_grid_nearest_walks_through_infeasible_points_to_the_closest_accepted() -> None:
     import numpy as np
 
-    from searchlab.searchers._neighbours import Grid
+    from searchlab.searchers._support.neighbours import Grid
 
     space = _constrained()
     grid = Grid(space)

@@ -15,8 +15,8 @@ from searchlab.core.sensors import Normal, SensedKnobSpace, SensorModel, model_f
 from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.loop import Budget
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
-from searchlab.searchers._probabilistic_model import QUALITY, Evidence, Options, cutoff_region
-from searchlab.searchers._regression import Encoder, Geometry, _gabriel_mask, regress
+from searchlab.searchers._probabilistic.model import QUALITY, Evidence, Options, cutoff_region
+from searchlab.searchers._probabilistic.regression import Encoder, Geometry, _gabriel_mask, regress
 from searchlab.spaces import IntKnob, KnobSpace
 from tests.contract import SearcherContract
 

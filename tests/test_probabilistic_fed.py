@@ -21,8 +21,8 @@ from searchlab.errors import ConfigError, EvaluationError
 from searchlab.loop import Budget
 from searchlab.problem import Problem
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
-from searchlab.searchers._probabilistic_model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform
-from searchlab.searchers._regression import Encoder, Geometry
+from searchlab.searchers._probabilistic.model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform
+from searchlab.searchers._probabilistic.regression import Encoder, Geometry
 from searchlab.tables import Table, TableProblem, save_table
 from tests.contract import TinyThresholds
 

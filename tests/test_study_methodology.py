@@ -39,7 +39,7 @@ def runs() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     from searchlab.api import optimize
     from searchlab.loop import Budget
     from searchlab.searchers import RandomSearcher
-    from searchlab.searchers._simulated_annealing import SimulatedAnnealingSearcher
+    from searchlab.searchers._sequential.simulated_annealing import SimulatedAnnealingSearcher
 
     problem = KernelTunerCache(path=str(CACHE))
     values = np.array([m.objective if m.objective is not None else np.nan for m in problem.table.rows.values()])

@@ -31,7 +31,7 @@ from searchlab.searchers import (
     Searcher,
     SimpleSearcher,
 )
-from searchlab.searchers._threshold_common import THRESHOLD_MAX, TreeModel, parse_comparisons, tree_behaviours
+from searchlab.searchers._threshold.common import THRESHOLD_MAX, TreeModel, parse_comparisons, tree_behaviours
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 from tests import contract
 from tests.contract import SearcherContract

@@ -20,7 +20,7 @@ from searchlab.searchers import (
     TransferTopKSearcher,
     TransferWarmSearcher,
 )
-from searchlab.searchers._transfer_prune import bounding_box
+from searchlab.searchers._transfer.prune import bounding_box
 from searchlab.spaces import KnobSpace, OrdinalKnob
 from tests.contract import SearcherContract, _safe_evaluate
 

@@ -29,7 +29,7 @@ class ExhaustiveSearcher(Searcher):
                  **kwargs: object) -> None:
         self._trees = None
         if tree_aware and isinstance(space, ThresholdTree):
-            from searchlab.searchers._threshold_common import TreeWiseEnumeration
+            from searchlab.searchers._threshold.common import TreeWiseEnumeration
 
             self._trees = TreeWiseEnumeration(space)
         size = self._trees.size if self._trees is not None else space.size()

@@ -27,7 +27,7 @@ from typing import Any
 from searchlab.core.records import Config
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._threshold_common import THRESHOLD_MAX, GeneratorSearcher, Need
+from searchlab.searchers._threshold.common import THRESHOLD_MAX, GeneratorSearcher, Need
 from searchlab.spaces import ThresholdTree
 
 

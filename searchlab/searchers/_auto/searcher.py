@@ -23,7 +23,7 @@ from typing import Any
 
 from searchlab.core.records import Candidate, Config, Result
 from searchlab.errors import ConfigError
-from searchlab.searchers._auto_knobs import KnobModel
+from searchlab.searchers._auto.knobs import KnobModel
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable

@@ -1,7 +1,7 @@
 """UCT on the derivation DAG, for contrast with TAG (paper 002 §3.5; Kocsis & Szepesvári 2006).
 
 Same growth, Monte-Carlo evaluation and backpropagation as TAG
-(:mod:`searchlab.searchers._bandit`), but each vertex keeps the *mean* of its rewards
+(:mod:`searchlab.searchers._bandit.base`), but each vertex keeps the *mean* of its rewards
 and arms are chosen by UCB1 (Auer et al. 2002):
 
     argmax_i  mean_i + c·sqrt(2·ln(n) / n_i),   ∞ for an unplayed arm,
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.errors import ConfigError
-from searchlab.searchers._bandit import GraphBanditSearcher
+from searchlab.searchers._bandit.base import GraphBanditSearcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Arc, Node, Space

@@ -22,7 +22,7 @@ from collections.abc import Generator, Sequence
 
 from searchlab.core.records import Candidate, Config, Result
 from searchlab.searchers._base import ProposalLike, Searcher
-from searchlab.searchers._neighbours import Grid
+from searchlab.searchers._support.neighbours import Grid
 from searchlab.spaces import KnobSpace, Space
 
 Algorithm = Generator[list[Config], list[float], None]

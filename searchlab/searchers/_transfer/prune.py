@@ -26,7 +26,7 @@ from searchlab.core.records import Config
 from searchlab.errors import ConfigError
 from searchlab.searchers._base import ProposalLike
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._transfer_common import TransferBase
+from searchlab.searchers._transfer.common import TransferBase
 from searchlab.spaces import KnobSpace, OrdinalKnob, Space
 from searchlab.tables import TableKnobSpace
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._transfer_common import TransferBase, checked_k
+from searchlab.searchers._transfer.common import TransferBase, checked_k
 from searchlab.spaces import Space
 
 

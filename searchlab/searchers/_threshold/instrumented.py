@@ -21,8 +21,8 @@ from collections.abc import Generator
 
 from searchlab.core.records import Config
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._simple import SimpleSearcher
-from searchlab.searchers._threshold_common import Need
+from searchlab.searchers._threshold.common import Need
+from searchlab.searchers._threshold.simple import SimpleSearcher
 
 
 class InstrumentedSearcher(SimpleSearcher):

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Generator
 
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._simple import SimpleSearcher
-from searchlab.searchers._threshold_common import Need
+from searchlab.searchers._threshold.common import Need
+from searchlab.searchers._threshold.simple import SimpleSearcher
 
 
 class BinarySearcher(SimpleSearcher):

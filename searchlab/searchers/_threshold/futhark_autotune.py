@@ -24,7 +24,7 @@ from typing import Any
 
 from searchlab.core.records import Config, Result, Status
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._threshold_common import (
+from searchlab.searchers._threshold.common import (
     THRESHOLD_MAX,
     THRESHOLD_MIN,
     GeneratorSearcher,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Result
-from searchlab.searchers._bandit import _FIRST, DagWalker
+from searchlab.searchers._bandit.base import _FIRST, DagWalker
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from searchlab.core.records import Config, Direction, Result, Status
-from searchlab.searchers._gp import GaussianProcess, expected_improvement
+from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
 from searchlab.spaces import DerivationGraph, KnobSpace, view_as
 
 

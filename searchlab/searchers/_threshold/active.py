@@ -20,8 +20,8 @@ import numpy as np
 
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._simple import SimpleSearcher
-from searchlab.searchers._threshold_common import Need
+from searchlab.searchers._threshold.common import Need
+from searchlab.searchers._threshold.simple import SimpleSearcher
 from searchlab.spaces import ThresholdTree
 
 

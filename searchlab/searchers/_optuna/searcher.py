@@ -50,9 +50,9 @@ from typing import Any, ClassVar
 
 from searchlab.core.records import Candidate, Config, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
-from searchlab.searchers._neighbours import Grid
-from searchlab.searchers._optuna_encoding import DagEncoder, Encoder, KnobEncoder, Meta
+from searchlab.searchers._optuna.encoding import DagEncoder, Encoder, KnobEncoder, Meta
 from searchlab.searchers._schema import searcher_config
+from searchlab.searchers._support.neighbours import Grid
 from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import DerivationGraph, KnobSpace, Space
 

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from searchlab.errors import ConfigError
-from searchlab.searchers._auto import AutoSearcher
+from searchlab.searchers._auto.searcher import AutoSearcher
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._transfer_common import TransferBase, checked_k
+from searchlab.searchers._transfer.common import TransferBase, checked_k
 from searchlab.spaces import KnobSpace, Space
 
 FLOOR = 0.01  # speeds below 1 % of the best (and failures) are one value: "bad there"

@@ -39,7 +39,7 @@ import math
 from searchlab.core.records import Config
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._sequential import Algorithm, SequentialSearcher
+from searchlab.searchers._sequential.base import Algorithm, SequentialSearcher
 from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Space
 

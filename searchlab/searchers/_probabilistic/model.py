@@ -32,8 +32,8 @@ import numpy as np
 
 from searchlab.core.records import Config, Direction, Measurement, Status
 from searchlab.core.sensors import OBJECTIVE, ConstraintSpec, Normal, SensorModel, prob_less
-from searchlab.searchers._probabilistic_calibration import Calibration, cutoff_region, scale_log_p, transform
-from searchlab.searchers._regression import Encoder, Geometry, manhattan
+from searchlab.searchers._probabilistic.calibration import Calibration, cutoff_region, scale_log_p, transform
+from searchlab.searchers._probabilistic.regression import Encoder, Geometry, manhattan
 
 UNEXPLAINED = "_unexplained"  # 1: failed in a way no declared constraint explains, 0: success
 QUALITY = "_quality"  # the trivial ablation's single series
@@ -51,7 +51,7 @@ class Options:
     combine: str = "min"
     trivial: bool = False
     quality: str = "raw"  # raw (paper) | log | inverse
-    boundary: bool = True  # §7 boundary handling (searchlab.searchers._regression)
+    boundary: bool = True  # §7 boundary handling (searchlab.searchers._probabilistic.regression)
 
 
 QUALITIES = ("raw", "log", "inverse")

@@ -34,7 +34,7 @@ from scipy.stats import spearmanr
 from searchlab.core.records import Config
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._transfer_gp import TransferGpSearcher
+from searchlab.searchers._transfer.gp import TransferGpSearcher
 from searchlab.spaces import Space
 
 

@@ -13,7 +13,7 @@ An arm's rewards are those of the vertex it leads to (R(head), §3.1). Only rank
 objective gives the same choices; failures are the worst reward and never among the best.
 Growth, Monte-Carlo evaluation, backpropagation, the new-arc rule, in-flight evaluations
 (counted as plays without a reward yet) and the §3.4 no-repeat variant are in
-:mod:`searchlab.searchers._bandit`.
+:mod:`searchlab.searchers._bandit.base`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.errors import ConfigError
-from searchlab.searchers._bandit import GraphBanditSearcher
+from searchlab.searchers._bandit.base import GraphBanditSearcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
 from searchlab.spaces import Arc, Node, Space
