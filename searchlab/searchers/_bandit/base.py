@@ -38,97 +38,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Result
-from searchlab.errors import ConfigError
-from searchlab.searchers._base import Proposal, ProposalLike, Searcher
-from searchlab.spaces import Arc, DerivationGraph, Node, Space
+from searchlab.searchers._bandit.walker import DagSearcher
+from searchlab.searchers._base import Proposal
+from searchlab.spaces import Arc, Node, Space
 
 
-class DagWalker:
-    """Dead ends, exhaustion marks and uniform Monte-Carlo completion on a DAG.
-
-    ``arcs="all"`` walks every rule application (the paper's derivation graph);
-    ``"canonical"`` only the space's canonical arcs (leftmost derivations: a tree).
-    """
-
-    def __init__(self, space: DerivationGraph, arcs: str = "all") -> None:
-        if arcs not in ("all", "canonical"):
-            raise ConfigError(f"searcher.arcs={arcs!r}: must be 'all' (every derivation order) or 'canonical'")
-        self.space = space
-        self.arcs = space.children if arcs == "all" else space.canonical_children
-        self._canonical = arcs == "canonical"
-        self.proposed: set[Node] = set()  # sinks already proposed (pending or told)
-        self.dead: set[Node] = set()  # no word below (found by search; a permanent fact)
-        self.exhausted: set[Node] = set()  # no unproposed word below (monotone; includes found dead ends)
-
-    def blocked(self, node: Node, no_repeat: bool) -> bool:
-        """Known to hold nothing to propose: a dead end, or (no_repeat) exhausted."""
-        if node in self.dead:
-            return True
-        if not no_repeat:
-            return False
-        if node in self.proposed:
-            self.exhausted.add(node)
-        return node in self.exhausted
-
-    def complete(self, node: Node, rng: Any, no_repeat: bool) -> tuple[list[str], Node] | None:
-        """A sink below ``node`` by uniform random arcs (§3.2), or None if there is none.
-
-        A backtracking walk: an arc found to lead nowhere (a dead end or, with
-        ``no_repeat``, only proposed sinks) is marked and another is drawn uniformly from
-        the rest, so each step is uniform among the arcs that do lead to a sink."""
-        if self.space.is_word(node):
-            return None if self.blocked(node, no_repeat) else ([], node)
-        path: list[str] = []
-        stack: list[tuple[Node, Sequence[Arc], list[int]]] = [self._frame(node)]
-        while stack:
-            current, arcs, left = stack[-1]
-            picked: Arc | None = None
-            while left and picked is None:  # uniform among the arcs not yet found blocked
-                i = int(rng.integers(len(left)))
-                left[i], left[-1] = left[-1], left[i]
-                label, child = arcs[left.pop()]  # builds this one child only
-                if not self.blocked(child, no_repeat):
-                    picked = (label, child)
-            if picked is None:
-                (self.exhausted if no_repeat else self.dead).add(current)
-                stack.pop()
-                if path:
-                    path.pop()
-                continue
-            path.append(picked[0])
-            if self.space.is_word(picked[1]):
-                return path, picked[1]
-            stack.append(self._frame(picked[1]))
-        return None
-
-    def _frame(self, node: Node) -> tuple[Node, Sequence[Arc], list[int]]:
-        arcs = self.space.lazy_children(node, self._canonical)
-        return node, arcs, list(range(len(arcs)))
-
-
-class _First:
-    """A stand-in generator that always draws 0 (a deterministic search for any word)."""
-
-    @staticmethod
-    def integers(high: int) -> int:
-        return 0
-
-
-_FIRST = _First()
-
-
-class GraphBanditSearcher(Searcher):
+class GraphBanditSearcher(DagSearcher):
     """Base of TAG and UCT: grow Ĝ by bandit descents, Monte-Carlo evaluation, backup."""
 
-    space_kinds = (DerivationGraph,)
-    unique = False  # True on instances with no_repeat
-
     def __init__(self, space: Space, *, no_repeat: bool = True, arcs: str = "all", **kwargs: Any) -> None:
-        super().__init__(space, **kwargs)
-        self.graph: DerivationGraph = self.space  # type: ignore[assignment]
-        self.no_repeat = bool(no_repeat)
-        self.unique = self.no_repeat  # type: ignore[misc]
-        self.walker = DagWalker(self.graph, arcs)
+        super().__init__(space, no_repeat=no_repeat, arcs=arcs, **kwargs)
         root = self.graph.root
         self._vertices: set[Node] = {root}
         self._parents: dict[Node, set[Node]] = {root: set()}
@@ -141,12 +60,6 @@ class GraphBanditSearcher(Searcher):
         self._value: dict[int, float | None] = {}  # evaluation id -> loss (None while pending)
         self._where: dict[int, Node] = {}  # evaluation id -> the vertex it valued
         self._next_eval = 0
-
-    @classmethod
-    def _check_space(cls, space: Space) -> str | None:
-        if isinstance(space, DerivationGraph) and DagWalker(space).complete(space.root, _FIRST, False) is None:
-            return f"searcher {cls.name!r}: the graph's root derives no word"
-        return None
 
     # -- the grown subgraph --------------------------------------------------------------
     def _ancestors(self, node: Node) -> frozenset[Node]:
@@ -238,7 +151,7 @@ class GraphBanditSearcher(Searcher):
         ties = [i for i, s in enumerate(scores) if s == top]
         return arms[ties[int(self.rng.integers(len(ties)))] if len(ties) > 1 else ties[0]]
 
-    def _descend(self) -> Proposal | None:
+    def _next(self) -> Proposal | None:
         root, new_arcs = self.graph.root, list[list[str]]()
         while True:
             u, path = root, []
@@ -274,15 +187,6 @@ class GraphBanditSearcher(Searcher):
                 "arcs": new_arcs}
         return Proposal(self.graph.word_config(sink), {self.name: meta})
 
-    def _ask(self, n: int) -> Sequence[ProposalLike]:
-        out: list[ProposalLike] = []
-        while len(out) < n:
-            proposal = self._descend()
-            if proposal is None:
-                break
-            out.append(proposal)
-        return out
-
     # -- results ---------------------------------------------------------------------------
     def _tell(self, candidate: Candidate, result: Result) -> None:
         if result.measurement.is_subproblem:
@@ -311,6 +215,3 @@ class GraphBanditSearcher(Searcher):
             u = c
         self._add_eval(u, value)
         self._observed(value)
-
-    def _done(self) -> bool:
-        return self.no_repeat and self.graph.root in self.walker.exhausted

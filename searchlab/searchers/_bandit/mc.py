@@ -12,53 +12,34 @@ sink, so no word is evaluated twice and the search ends when the graph is exhaus
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Result
-from searchlab.searchers._bandit.base import _FIRST, DagWalker
-from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._bandit.walker import DagSearcher
+from searchlab.searchers._base import Proposal
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import DerivationGraph, Space
+from searchlab.spaces import Space
 
 
-class McSearcher(Searcher):
+class McSearcher(DagSearcher):
     name = "mc"
-    space_kinds = (DerivationGraph,)
-    unique = False  # True on instances with no_repeat
 
     def __init__(self, space: Space, *, no_repeat: Annotated[bool, Tunable(choices=(True, False))] = True,
                  arcs: str = "all", **kwargs: Any) -> None:
-        super().__init__(space, **kwargs)
-        self.graph: DerivationGraph = self.space  # type: ignore[assignment]
-        self.no_repeat = bool(no_repeat)
-        self.unique = self.no_repeat  # type: ignore[misc]
-        self.walker = DagWalker(self.graph, arcs)
+        super().__init__(space, no_repeat=no_repeat, arcs=arcs, **kwargs)
 
-    @classmethod
-    def _check_space(cls, space: Space) -> str | None:
-        if isinstance(space, DerivationGraph) and DagWalker(space).complete(space.root, _FIRST, False) is None:
-            return f"searcher {cls.name!r}: the graph's root derives no word"
-        return None
-
-    def _ask(self, n: int) -> Sequence[ProposalLike]:
-        out: list[ProposalLike] = []
-        while len(out) < n:
-            found = self.walker.complete(self.graph.root, self.rng, self.no_repeat)
-            if found is None:
-                break
-            path, sink = found
-            self.walker.proposed.add(sink)
-            out.append(Proposal(self.graph.word_config(sink), {self.name: {"path": path}}))
-        return out
+    def _next(self) -> Proposal | None:
+        found = self.walker.complete(self.graph.root, self.rng, self.no_repeat)
+        if found is None:
+            return None
+        path, sink = found
+        self.walker.proposed.add(sink)
+        return Proposal(self.graph.word_config(sink), {self.name: {"path": path}})
 
     def _tell(self, candidate: Candidate, result: Result) -> None:
         if not result.measurement.is_subproblem:
             self.walker.proposed.add(self.graph.word_of(candidate.proposal))
-
-    def _done(self) -> bool:
-        return self.no_repeat and self.graph.root in self.walker.exhausted
 
 
 # no_repeat: never propose a word twice (uniform among unexhausted arcs)

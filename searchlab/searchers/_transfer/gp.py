@@ -28,7 +28,7 @@ import numpy as np
 from searchlab.errors import ConfigError
 from searchlab.searchers._auto.searcher import AutoSearcher
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._transfer.common import TransferBase, checked_k
+from searchlab.searchers._transfer.warm import TransferWarmSearcher
 from searchlab.spaces import KnobSpace, Space
 
 FLOOR = 0.01  # speeds below 1 % of the best (and failures) are one value: "bad there"
@@ -52,14 +52,14 @@ def augment(searcher: AutoSearcher, prior: Any) -> bool:
     return True
 
 
-class TransferGpSearcher(TransferBase):
+class TransferGpSearcher(TransferWarmSearcher):
+    """``transfer_warm`` whose base is ``auto`` with the prior columns in its model."""
+
     name = "transfer_gp"
-    default_base = "auto"
 
     # k: configurations of the ranking evaluated first (the GP's initial design)
     def __init__(self, space: Space, *, k: int = 5, **kwargs: Any) -> None:
-        self.k = checked_k(k, 1)
-        super().__init__(space, **kwargs)
+        super().__init__(space, k=k, **kwargs)
         if not issubclass(self._base_cls, AutoSearcher):
             raise ConfigError(f"searcher.base={self._base_cls.name!r}: transfer_gp extends auto's model (base=auto)")
 
@@ -67,8 +67,8 @@ class TransferGpSearcher(TransferBase):
         if not isinstance(self.space, KnobSpace):
             return
         self._rebuild(self.problem_space, initial=self.k)
-        if augment(self._inner, prior):  # type: ignore[arg-type]
-            self.front = prior.ranking()[: self.k]
+        if isinstance(self._inner, AutoSearcher) and augment(self._inner, prior):
+            super()._on_prior(prior)
 
 
 TransferGpConfig = searcher_config(TransferGpSearcher)
