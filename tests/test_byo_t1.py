@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from searchlab.adapters.user._arrayexpr import MAX_ELEMENTS, ArrayExpression
 from searchlab.adapters.user._formulas import parse_values
 from searchlab.adapters.user._t1 import read_t1
+from searchlab.core.expr import MAX_ELEMENTS, ArrayExpression
 from searchlab.errors import ConfigError
 from searchlab.interchange import validate
 
