@@ -51,7 +51,7 @@ def record(names: list[str], core: int) -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
     from searchlab.adapters.knobs._replay import problem_classes, record_table
-    from searchlab.tables import save_table
+    from searchlab.interchange.table import save_table
 
     TABLES.mkdir(parents=True, exist_ok=True)
     for name in names:

@@ -25,7 +25,8 @@ from searchlab.errors import ConfigError, SearchlabError
 from searchlab.interchange import load_document
 from searchlab.interchange.kt_cache import kt_cache_document
 from searchlab.interchange.t4 import Record, read_t4, t4_document
-from searchlab.tables import FORMAT, Table, load_table
+from searchlab.interchange.table import FORMAT, Table
+from searchlab.tables import load_table
 
 
 @dataclass(frozen=True)

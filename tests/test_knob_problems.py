@@ -29,10 +29,10 @@ from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.api import optimize
 from searchlab.core.records import Config, FailureMode, Status
 from searchlab.errors import ConfigError
+from searchlab.interchange.table import Table
 from searchlab.loop import Budget
 from searchlab.problem import DeviceInfo
 from searchlab.searchers import ProbabilisticSearcher
-from searchlab.tables import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 

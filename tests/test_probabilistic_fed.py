@@ -18,12 +18,13 @@ from searchlab.api import optimize
 from searchlab.core.records import Config, Direction, Measurement, Status
 from searchlab.core.sensors import Normal, prob_less, sensor_model_of
 from searchlab.errors import ConfigError, EvaluationError
+from searchlab.interchange.table import Table, save_table
 from searchlab.loop import Budget
 from searchlab.problem import Problem
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
 from searchlab.searchers._probabilistic.model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform
 from searchlab.searchers._probabilistic.regression import Encoder, Geometry
-from searchlab.tables import Table, TableProblem, save_table
+from searchlab.tables import TableProblem
 from tests.contract import TinyThresholds
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 from searchlab.core.records import Direction, FailureMode, Measurement, loss
+from searchlab.interchange.table import Table, save_table
 from searchlab.spaces import KnobSpace, OrdinalKnob
 from searchlab.study import _metrics as M
 from searchlab.study._aggregate import aggregate
 from searchlab.study._collect import collect_runs, read_run_data
-from searchlab.tables import Table, TableProblem, save_table
+from searchlab.tables import TableProblem
 from tests.test_study_data import make_run
 
 SEEDS, BUDGET = 160, 8

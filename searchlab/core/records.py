@@ -18,6 +18,13 @@ Scalar = Union[int, float, str, bool, None]
 Value = Union[Scalar, tuple["Value", ...]]
 
 
+def as_int(value: Value) -> int:
+    """A knob value used as an integer (thresholds, sizes); a tuple or None is refused."""
+    if isinstance(value, (int, float, str)):
+        return int(value)
+    raise TypeError(f"{value!r} is not an integer value")
+
+
 class Direction(StrEnum):
     MINIMIZE = "minimize"
     MAXIMIZE = "maximize"

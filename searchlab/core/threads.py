@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections.abc import Callable
 
 ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
             "NUMEXPR_NUM_THREADS")
@@ -52,7 +53,9 @@ def ray_cpus() -> float | None:
     context = ray.get_runtime_context()
     if context.worker.mode != ray._private.worker.WORKER_MODE:
         return None
-    return float(context.get_assigned_resources().get("CPU", 0.0))
+    get_assigned: Callable[[], dict[str, float]] = context.get_assigned_resources  # Ray leaves it unannotated
+    assigned = get_assigned()
+    return float(assigned.get("CPU", 0.0))
 
 
 def _override() -> int | None:

@@ -61,7 +61,7 @@ def load_document(path: str | Path, what: str) -> dict[str, Any]:
     p = resolve(path, what)
     try:
         opener = gzip.open if p.suffix == ".gz" else open
-        with opener(p, "rt") as fh:  # type: ignore[operator]
+        with opener(p, "rt") as fh:
             text = fh.read()
         if p.suffix in (".yaml", ".yml"):
             import yaml

@@ -57,7 +57,8 @@ class DpSearcher(Searcher):
         if isinstance(n_best, bool) or not isinstance(n_best, int) or n_best < 1:
             raise ConfigError(f"searcher.n_best={n_best!r}: must be a positive integer")
         super().__init__(space, **kwargs)
-        self.graph: SubproblemGraph = self.space  # type: ignore[assignment]
+        assert isinstance(self.space, SubproblemGraph)  # space_kinds
+        self.graph: SubproblemGraph = self.space
         self.n_best = n_best
         self.order = list(self.graph.subproblems())
         self.top = self.order[-1]

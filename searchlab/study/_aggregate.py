@@ -92,7 +92,10 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
 
         if not issubclass(registered_class("problem", cfg["_target_"], f"{run.path}: problem"), TableProblem):
             return None
-        table = build_problem(recompose("problem", cfg, str(run.path))).table  # type: ignore[attr-defined]
+        problem = build_problem(recompose("problem", cfg, str(run.path)))
+        if not isinstance(problem, TableProblem):
+            return None
+        table = problem.table
     except UntrustedTargetError:
         raise
     except Exception as exc:

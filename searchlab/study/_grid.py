@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,7 +210,7 @@ def default_study_dir(name: str) -> Path:
     return Path("outputs") / "study" / time.strftime("%Y-%m-%d") / f"{time.strftime('%H-%M-%S')}_{name}"
 
 
-def run_study(cfg: Any, extra_paths: list[str] = (), out: str | None = None) -> dict[str, Any]:  # type: ignore[assignment]
+def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None) -> dict[str, Any]:
     """Run the grid of a composed study config, then write its report; returns what was written."""
     from omegaconf import OmegaConf
 

@@ -1,4 +1,4 @@
-"""Turn a recorded run into a replayable :class:`~searchlab.tables.Table` (DESIGN.md, "Replay").
+"""Turn a recorded run into a replayable :class:`~searchlab.interchange.table.Table` (DESIGN.md, "Replay").
 
 The space is rebuilt by instantiating the run's stored problem config (no device is
 touched: ``setup`` is not called), and every recorded measurement becomes a row.
@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from searchlab.core.records import Config, Direction, Measurement, Status
+from searchlab.core.records import Config, Direction, Measurement, Status, as_int
 from searchlab.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class PlateauRows(Mapping[Config, Measurement]):
         space = self._space
         if set(config) != set(space.names) or not all(isinstance(v, int) for v in config.values()):
             return config
-        return Config({n: space.plateau_values(n)[space.plateau_index(n, int(v))]  # type: ignore[arg-type]
+        return Config({n: space.plateau_values(n)[space.plateau_index(n, as_int(v))]
                        for n, v in config.items()})
 
     def __getitem__(self, config: Config) -> Measurement:
@@ -117,7 +117,7 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
     """
     from searchlab.core.store import DB_NAME, read_run
     from searchlab.execution import build_problem
-    from searchlab.tables import Table
+    from searchlab.interchange.table import Table
 
     run_dir = Path(run_dir)
     if not 0.0 < min_coverage <= 1.0:

@@ -20,8 +20,9 @@ from searchlab.adapters.knobs._opencl import OpenCLKnobProblem, apply_arch
 from searchlab.core.records import Config, Measurement
 from searchlab.core.sensors import SensedKnobSpace
 from searchlab.errors import ConfigError
+from searchlab.interchange.table import Table
 from searchlab.problem import DeviceInfo
-from searchlab.tables import ReplayNoiseConfig, Table, TableProblem, load_table
+from searchlab.tables import ReplayNoiseConfig, TableProblem, load_table
 
 
 def problem_classes() -> dict[str, type[OpenCLKnobProblem]]:

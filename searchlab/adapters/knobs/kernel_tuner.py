@@ -41,8 +41,9 @@ from typing import Any
 from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.core.sensors import SensedKnobSpace, model_from_spec
 from searchlab.errors import ConfigError
+from searchlab.interchange.table import Table, TableKnobSpace
 from searchlab.spaces import KnobSpace, OrdinalKnob
-from searchlab.tables import ReplayNoiseConfig, Table, TableKnobSpace, TableProblem
+from searchlab.tables import ReplayNoiseConfig, TableProblem
 
 FAILURES = {
     "CompilationFailedConfig": FailureMode.COMPILE,

@@ -25,7 +25,7 @@ import numpy as np
 
 from searchlab.core.records import Direction, Status, loss
 from searchlab.errors import ConfigError
-from searchlab.tables import Table
+from searchlab.interchange.table import Table
 
 _TABLES: dict[tuple[str, int, int], Table] = {}  # (resolved path, size, mtime) -> table, per process
 _PEEK = 65536  # bytes of a JSON file read to tell its format
@@ -46,7 +46,8 @@ def _peek(path: Path) -> str:
 
 def _load(path: Path) -> Table:
     """The table in ``path``, by its format: a Kernel Tuner cache, a T4 file, our table file, a run."""
-    from searchlab.tables import FORMAT, load_table
+    from searchlab.interchange.table import FORMAT
+    from searchlab.tables import load_table
 
     if path.is_dir() or path.name == "results.db":
         return load_table(path)  # a finished (exhaustive) run

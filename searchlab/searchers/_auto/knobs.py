@@ -32,7 +32,7 @@ import numpy as np
 
 from searchlab.core.records import Config, Direction, Result, Status
 from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
-from searchlab.spaces import DerivationGraph, KnobSpace, view_as
+from searchlab.spaces import DerivationGraph, KnobSpace, Space, view_as
 
 
 def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[Config]:
@@ -41,7 +41,8 @@ def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[C
     The decision-DAG view counts valid configurations exactly and enumerates them with known
     constraints (and recorded-table membership) pruned on prefixes, so a table of 4362 members
     inside a product of millions costs milliseconds."""
-    view = view_as(space, [DerivationGraph])  # type: ignore[type-abstract]
+    kinds: tuple[type[Space], ...] = (DerivationGraph,)
+    view = view_as(space, kinds)
     assert view is not None
     dag = view.space
     assert isinstance(dag, DerivationGraph)
@@ -63,11 +64,11 @@ def _two_adic(values: Sequence[object]) -> np.ndarray | None:
     index cannot express."""
     if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
         return None
-    ints = [int(v) for v in values]  # type: ignore[call-overload]
+    ints = [v for v in values if isinstance(v, int)]  # all of them (checked above)
     twos = np.array([min((v & -v).bit_length() - 1, 10) for v in ints], dtype=float)
     if all(v & (v - 1) == 0 for v in ints) or twos.max() == twos.min():
         return None  # all powers of two: the index already orders them by alignment
-    return (twos - twos.min()) / (twos.max() - twos.min())
+    return np.asarray((twos - twos.min()) / (twos.max() - twos.min()))
 
 
 def encode(space: KnobSpace, configs: Sequence[Config], alignment: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -212,4 +213,4 @@ class KnobModel:
             self.feasible_gp.lengths = self.gp.lengths
         self.feasible_gp.fit(self.x[rows], z - z.mean(), optimise=len(z) >= 5)
         p, _ = self.feasible_gp.predict(self.x[candidates])
-        return np.clip(p + z.mean(), 0.02, 1.0)
+        return np.asarray(np.clip(p + z.mean(), 0.02, 1.0))

@@ -82,8 +82,9 @@ class OptunaSearcher(Searcher):
             warnings.simplefilter("ignore")
             sampler = self._sampler(optuna, int(self.rng.integers(2**31 - 1)))
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
-        self.encoder: Encoder = (DagEncoder(self.space) if isinstance(self.space, DerivationGraph)
-                                 else KnobEncoder(self.space))  # type: ignore[arg-type]
+        space = self.space
+        assert isinstance(space, (DerivationGraph, KnobSpace))  # space_kinds
+        self.encoder: Encoder = DagEncoder(space) if isinstance(space, DerivationGraph) else KnobEncoder(space)
         self.max_retries = max_retries
         self._open: dict[Config, Any] = {}  # proposal -> its running trial
         self._twins: dict[Config, list[Any]] = {}  # duplicate trials waiting for the first's result

@@ -32,7 +32,7 @@ def scale_log_p(log_p: np.ndarray, factor: float) -> np.ndarray:
     if factor == 1.0:
         return log_p
     p = np.exp(log_p)
-    return log_p - np.log(factor + (1.0 - factor) * p)
+    return np.asarray(log_p - np.log(factor + (1.0 - factor) * p))
 
 
 class Calibration:

@@ -295,7 +295,7 @@ class Evidence:
         target = self.target(reference_nn)
         if quality is None or target is None:
             return np.asarray(log_success, dtype=float)
-        return prob_less(Normal(np.full(m, target), 0.0), quality) + log_success
+        return np.asarray(prob_less(Normal(np.full(m, target), 0.0), quality) + log_success)
 
     def verdicts(self, m: Measurement) -> dict[str, bool]:
         """Per constraint (and the catch-all): held (True) or failed (False); absent: unknown."""

@@ -87,7 +87,7 @@ class Encoder:
 
 
 def manhattan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.abs(a[:, None, :] - b[None, :, :]).sum(axis=2)
+    return np.asarray(np.abs(a[:, None, :] - b[None, :, :]).sum(axis=2))
 
 
 def _gabriel_mask(q: np.ndarray, x: np.ndarray, alpha: float) -> np.ndarray:
@@ -142,7 +142,7 @@ def interp(dist: np.ndarray, mask: np.ndarray, y: np.ndarray) -> np.ndarray:
         w = np.where(mask, 1.0 / np.maximum(dist, 1e-300), 0.0)
     w = np.where(exact.any(axis=1, keepdims=True), exact.astype(float), w)
     total = w.sum(axis=1)
-    return (w @ y) / np.where(total > 0, total, 1.0)
+    return np.asarray((w @ y) / np.where(total > 0, total, 1.0))
 
 
 class Geometry:

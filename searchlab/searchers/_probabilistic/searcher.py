@@ -47,6 +47,7 @@ lowest quality seen so far (before any success they carry no value).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -76,11 +77,11 @@ class ProbabilisticSearcher(Searcher):
                  target_gain: Annotated[float, Tunable(0.25, 4.0, log=True)] = 1.0,
                  combine: Annotated[str, Tunable(choices=("min", "product"))] = "min",
                  use_sensors: bool = True, quality: str = "raw", constraint_scaling: bool = True,
-                 boundary: bool = True, **kwargs: object) -> None:
+                 boundary: bool = True, **kwargs: Any) -> None:
         _check_options(candidates, neighbors, k_factor, gabriel_alpha, epsilon, evenness_target, combine)
         if quality not in QUALITIES:
             raise ConfigError(f"searcher.quality={quality!r}: must be one of {list(QUALITIES)}")
-        super().__init__(space, **kwargs)  # type: ignore[arg-type]
+        super().__init__(space, **kwargs)
         assert isinstance(self.space, KnobSpace)
         self.knobs: KnobSpace = self.space
         self.candidates = candidates
@@ -147,7 +148,10 @@ class ProbabilisticSearcher(Searcher):
 
     def _candidates(self, also_taken: set[Config]) -> list[Config]:
         """Up to ``candidates`` random untested members satisfying the known constraints."""
-        taken = lambda c: self.seen(c) or c in also_taken
+
+        def taken(c: Config) -> bool:
+            return self.seen(c) or c in also_taken
+
         out: list[Config] = []
         if self._all is not None:  # a random subset of the untested members: walk a random order
             for i in self.rng.permutation(len(self._all)):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from abc import abstractmethod
 from collections.abc import Generator, Sequence
+from typing import Any
 
 from searchlab.core.records import Candidate, Config, Result
 from searchlab.searchers._base import ProposalLike, Searcher
@@ -34,8 +35,8 @@ class SequentialSearcher(Searcher):
     space_kinds = (KnobSpace,)
     idle_limit = 2000  # consecutive already-known requests before checking for exhaustion
 
-    def __init__(self, space: Space, **kwargs: object) -> None:
-        super().__init__(space, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, space: Space, **kwargs: Any) -> None:
+        super().__init__(space, **kwargs)
         assert isinstance(self.space, KnobSpace)
         self.grid = Grid(self.space)
         self._losses: dict[Config, float] = {}

@@ -31,7 +31,7 @@ def matern52(a: np.ndarray, b: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     sa, sb = a / lengths, b / lengths
     sq = (sa * sa).sum(1)[:, None] + (sb * sb).sum(1)[None, :] - 2.0 * sa @ sb.T
     r = np.sqrt(np.maximum(sq, 0.0))
-    return (1.0 + _SQRT5 * r + (5.0 / 3.0) * r * r) * np.exp(-_SQRT5 * r)
+    return np.asarray((1.0 + _SQRT5 * r + (5.0 / 3.0) * r * r) * np.exp(-_SQRT5 * r))
 
 
 @dataclass
@@ -106,4 +106,4 @@ class GaussianProcess:
 def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
     """EI for minimisation (Jones, Schonlau & Welch 1998, eq. 15)."""
     z = (best - mean) / std
-    return (best - mean) * ndtr(z) + std * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+    return np.asarray((best - mean) * ndtr(z) + std * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))

@@ -22,7 +22,7 @@ import math
 from collections.abc import Generator, Iterator
 from typing import Any
 
-from searchlab.core.records import Config, Result, Status
+from searchlab.core.records import Config, Result, Status, as_int
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold.common import (
     THRESHOLD_MAX,
@@ -76,7 +76,7 @@ class FutharkAutotuneSearcher(GeneratorSearcher):
                     if e is None:
                         break
                     out.append((node, e))
-                    outcome = int(config[node]) <= e  # type: ignore[arg-type]
+                    outcome = as_int(config[node]) <= e
                     node = next((t.name for t in self.model.kids[node] if t.branch == outcome), None)
         return out
 

@@ -24,7 +24,7 @@ import math
 from collections.abc import Generator, Iterator
 from typing import Any
 
-from searchlab.core.records import Config
+from searchlab.core.records import Config, as_int
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold.common import THRESHOLD_MAX, GeneratorSearcher, Need
@@ -49,7 +49,7 @@ class SimpleSearcher(GeneratorSearcher):
             yield from self._tune_tree(root, loop_tree)
         self.final = self.model.final(self.assign)
         yield Need((self.final,), force=True,
-                   meta={"final": True, "assignment": {n: int(v) for n, v in self.final.items()}})  # type: ignore[arg-type]
+                   meta={"final": True, "assignment": {n: as_int(v) for n, v in self.final.items()}})
 
     def _tune_tree(self, root: str, loop_tree: bool) -> Iterator[Need]:
         for name in self.model.postorder(root):

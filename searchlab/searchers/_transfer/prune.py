@@ -24,11 +24,11 @@ from typing import Any
 
 from searchlab.core.records import Config
 from searchlab.errors import ConfigError
+from searchlab.interchange.table import TableKnobSpace
 from searchlab.searchers._base import ProposalLike
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer.common import TransferBase
-from searchlab.spaces import KnobSpace, OrdinalKnob, Space
-from searchlab.tables import TableKnobSpace
+from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob, Space
 
 
 def bounding_box(space: KnobSpace, tops: list[list[Config]]) -> dict[str, tuple[Any, ...]]:
@@ -47,8 +47,7 @@ def bounding_box(space: KnobSpace, tops: list[list[Config]]) -> dict[str, tuple[
 
 def restrict(space: KnobSpace, allowed: dict[str, tuple[Any, ...]]) -> KnobSpace:
     """``space`` with each knob limited to ``allowed`` values (known constraints and table members kept)."""
-    knobs = tuple(OrdinalKnob(k.name, allowed[k.name]) if k.ordered else dataclasses.replace(k, values=allowed[k.name])  # type: ignore[arg-type]
-                  for k in space.knobs)
+    knobs = tuple((OrdinalKnob if k.ordered else CategoricalKnob)(k.name, allowed[k.name]) for k in space.knobs)
     if isinstance(space, TableKnobSpace):
         inside = frozenset(m for m in space.members if all(m[n] in allowed[n] for n in allowed))
         return dataclasses.replace(space, knobs=knobs, members=inside)
