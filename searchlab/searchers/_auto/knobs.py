@@ -6,7 +6,7 @@ Builds on:
   Framework*, ASPLOS 2023, §4): a GP surrogate on log run time, a feasibility model for hidden
   constraints multiplied into the acquisition, candidates drawn from the set of configurations
   that satisfy the known constraints rather than from a relaxed continuous box;
-- expected improvement (Jones, Schonlau & Welch 1998) with a Matérn-5/2 ARD GP (``_gp.py``);
+- expected improvement (Jones, Schonlau & Welch 1998) with a Matérn-5/2 ARD GP (``searchers/_support/gp.py``);
 - a space-filling start (greedy maximin design over the valid set) and "kriging believer"
   for evaluations in flight (Ginsbourger et al. 2010, §3.1: a pending point is added to the
   model at its posterior mean, so a batch spreads out instead of repeating one proposal);

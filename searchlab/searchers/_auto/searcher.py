@@ -1,7 +1,7 @@
 """``searcher=auto``: the searcher we recommend when you do not want to study searchers.
 
 - **Knob spaces** (OpenCL/CUDA kernels, Kernel Tuner tables, user programs): model-based
-  search over the valid configurations (``_auto_knobs.py``: GP on log time x feasibility
+  search over the valid configurations (``_auto/knobs.py``: GP on log time x feasibility
   model, space-filling start, kriging believer for evaluations in flight, local finish,
   alignment feature for integer sizes, a prior on the length scales). Measured against
   Kernel Tuner's strategies and every searchlab searcher in ``bench/peers.py``

@@ -4,7 +4,7 @@ Why: a model-based method lets the *new* device's results decide how much each p
 is worth, instead of trusting a fixed ranking. RGPE (Feurer, Letham, Hutter & Bakshy,
 *Scalable meta-learning for Bayesian optimization using ranking-weighted Gaussian process
 ensembles*, 2018, §4) weighs one GP per prior task by how well it ranks the target's
-observations. Our variant keeps ``auto``'s single GP (``_auto_knobs.py``: Matérn-5/2 ARD on
+observations. Our variant keeps ``auto``'s single GP (``_auto/knobs.py``: Matérn-5/2 ARD on
 log run time, feasibility model, kriging believer, local finish) and appends one input per
 prior table, the configuration's log normalised speed there (clipped at 1 % of the best,
 scaled to [0, 1]). The ARD length scales, fitted on the target's results, then play the role
