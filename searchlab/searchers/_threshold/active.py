@@ -20,7 +20,7 @@ import numpy as np
 
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._threshold.common import Need
+from searchlab.searchers._threshold.generator import Need
 from searchlab.searchers._threshold.simple import SimpleSearcher
 from searchlab.spaces import ThresholdTree
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Generator
 
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._threshold.common import Need
+from searchlab.searchers._threshold.generator import Need
 from searchlab.searchers._threshold.simple import SimpleSearcher
 
 

@@ -21,7 +21,7 @@ from collections.abc import Generator
 
 from searchlab.core.records import Config
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._threshold.common import Need
+from searchlab.searchers._threshold.generator import Need
 from searchlab.searchers._threshold.simple import SimpleSearcher
 
 

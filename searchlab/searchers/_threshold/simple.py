@@ -27,7 +27,8 @@ from typing import Any
 from searchlab.core.records import Config, as_int
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._threshold.common import THRESHOLD_MAX, GeneratorSearcher, Need
+from searchlab.searchers._threshold.common import THRESHOLD_MAX
+from searchlab.searchers._threshold.generator import GeneratorSearcher, Need
 from searchlab.spaces import ThresholdTree
 
 
