@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+import searchlab.study._metrics as M
 from searchlab.core.records import Direction, loss
 from searchlab.errors import ConfigError
-from searchlab.study import _metrics as M
 from searchlab.study._collect import RunData
 from searchlab.study._compare import comparisons, methodology_columns, run_scores, score_columns
 from searchlab.study._stats import Comparison

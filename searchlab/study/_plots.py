@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from searchlab.study import _stats as S
+import searchlab.study._stats as S
 from searchlab.study._aggregate import LEVEL_GRID, Curves
 
 if TYPE_CHECKING:  # matplotlib is imported lazily (start-up time); these are for the checker only

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.errors import ConfigError, SearchlabError
-from searchlab.study._grid import Cell, execute_cell
+from searchlab.study._cells import Cell, execute_cell
 
 
 class StudyError(SearchlabError, RuntimeError):

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.study import _metrics as M
-from searchlab.study import _nodes as N
-from searchlab.study import _report_pairs as P
+import searchlab.study._metrics as M
+import searchlab.study._nodes as N
+import searchlab.study._report_pairs as P
 from searchlab.study._aggregate import StudyData
 from searchlab.study._headline import headlines
 from searchlab.study._stats import BAND_LEVEL
