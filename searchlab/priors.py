@@ -118,9 +118,9 @@ def _read_cached(resolved: str, size: int, mtime: int, shown: str) -> RawPrior:
 
         table = load_kernel_tuner_cache(path)
     elif doc.get("format") == "searchlab-table/1":
-        from searchlab.tables import load_table
+        from searchlab.interchange.table import read_table_file
 
-        table = load_table(path)
+        table = read_table_file(path)
     elif "results" in doc:
         from searchlab.interchange.t4 import read_t4
 
