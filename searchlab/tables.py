@@ -63,7 +63,7 @@ def load_table(path: str | Path) -> Table:
     if not path.exists():
         raise ConfigError(f"table file {str(path)!r} does not exist")
     if path.is_dir() or path.name == "results.db":
-        from searchlab.study import table_from_run  # runs become tables (exhaustive runs above all)
+        from searchlab.study._tables import table_from_run  # runs become tables (not through the study package)
 
         return table_from_run(path if path.is_dir() else path.parent)
     return read_table_file(path)
