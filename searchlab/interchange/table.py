@@ -20,6 +20,7 @@ from typing import Any
 from searchlab.core.records import Config, Direction, Measurement, loss, measurement_from_dict, measurement_to_dict
 from searchlab.core.sensors import SensedKnobSpace
 from searchlab.errors import ConfigError
+from searchlab.interchange import read_json
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob, Space
 
 FORMAT = "searchlab-table/1"
@@ -85,13 +86,7 @@ def save_table(table: Table, path: str | Path) -> Path:
 def read_table_file(path: str | Path) -> Table:
     """A table from our ``.json(.gz)`` format (a file is data: a bad one is one ConfigError)."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"table file {str(path)!r} does not exist")
-    try:
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
-            payload = json.load(fh)
-    except (OSError, ValueError, EOFError) as exc:  # ValueError: bad JSON, bad UTF-8, bad gzip trailer
-        raise ConfigError(f"table file {str(path)!r} is not readable JSON: {exc}") from None
+    payload = read_json(path, "table file")
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise ConfigError(f"table file {str(path)!r}: format {found!r} is not {FORMAT!r}")
