@@ -1,5 +1,13 @@
 """Searchers: one algorithm per private module, re-exported here.
 
+Layout (as Optuna nests its sampler families): standalone searchers are modules
+(``_random``, ``_exhaustive``, ``_dp``, ``_portfolio``); a family with its own model or driver
+is a subpackage (``_auto/``, ``_bandit/``, ``_optuna/``, ``_probabilistic/``, ``_sequential/``,
+``_threshold/``, ``_transfer/``); code shared across families is in ``_support/``; ``_base``,
+``_schema`` and ``_tunable`` are the contract every searcher builds on. Stored configs name
+the public path ``searchlab.searchers.NAME`` (see ``_schema.public_target``), never a module.
+Searchers import the core layer and :mod:`searchlab.registry`, nothing above.
+
 ``SCHEMAS`` maps each built-in searcher's public name (``searcher=NAME``) to its structured
 config dataclass, derived from the constructor (:func:`searcher_config`: options are declared
 once). pyproject.toml registers the whole dict as one ``searchlab.searchers`` entry point, so a
