@@ -22,7 +22,7 @@ from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
 from searchlab.searchers._exhaustive import ExhaustiveConfig, ExhaustiveSearcher
-from searchlab.searchers._optuna.searcher import (
+from searchlab.searchers._optuna.samplers import (
     OptunaCmaesConfig,
     OptunaCmaesSearcher,
     OptunaGpConfig,
