@@ -34,7 +34,7 @@ from peers_kt import ours_run  # noqa: E402
 TABLES = sorted((ROOT.parent / "shared" / "data" / "kernel_tuner").glob("*.json.gz"))
 OUT = ROOT / "bench" / "results"
 GRID = {"prior": (0.5, 1.0, 2.0), "alignment": (True, False), "min_feasibility": (0.0, 0.5)}
-DEFAULTS = {"prior": 1.0, "alignment": True, "min_feasibility": 0.5}  # searchers/_auto.py today
+DEFAULTS = {"prior": 1.0, "alignment": True, "min_feasibility": 0.5}  # searchers/_auto/searcher.py today
 CHECKPOINTS = (20, 40, 55, 100, 220)
 
 

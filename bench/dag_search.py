@@ -37,7 +37,7 @@ from dag_search_parts import SEARCHERS, Table, comparisons, confirm, plot, run, 
 
 from searchlab.adapters.grammar import DftProblem
 from searchlab.adapters.grammar._fftw import problem_reference, versus_fftw
-from searchlab.records import Config
+from searchlab.core.records import Config
 from searchlab.searchers import DpSearcher
 
 RESULTS = Path(__file__).parent / "results"

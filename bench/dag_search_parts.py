@@ -15,7 +15,7 @@ import numpy as np
 
 from searchlab.adapters.grammar import DftProblem
 from searchlab.core.measure import median_ci
-from searchlab.records import Config, Measurement, Result
+from searchlab.core.records import Config, Measurement, Result
 from searchlab.searchers import McSearcher, RandomSearcher, Searcher, TagSearcher, UctSearcher
 
 

@@ -35,7 +35,7 @@ RESULTS = ROOT / "bench" / "results"
 def main() -> None:
     from searchlab.adapters.grammar import DftProblem
     from searchlab.adapters.grammar._fftw import versus_fftw
-    from searchlab.records import Config
+    from searchlab.core.records import Config
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=RESULTS / "dag_search.json")

@@ -22,13 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from searchlab.run.execution import RayExecutor
+from searchlab.run.loop import Budget, SearchLoop
+
 from searchlab.core.problem import Problem
-from searchlab.execution import RayExecutor
-from searchlab.loop import Budget, SearchLoop
-from searchlab.records import Config, Measurement
+from searchlab.core.records import Config, Measurement
+from searchlab.core.store import RunStore, package_versions
 from searchlab.searchers import RandomSearcher
 from searchlab.spaces import IntKnob, KnobSpace
-from searchlab.store import RunStore, package_versions
 
 OUT = Path(__file__).parent / "results" / "overhead.json"
 

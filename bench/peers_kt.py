@@ -67,7 +67,7 @@ def kt_run(args: tuple[str, str, int, int, str]) -> list[float]:
     (a failed one counts and keeps the best so far)."""
     table, strategy, seed, budget, counting = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from searchlab import threads
+    from searchlab.core import threads
 
     threads.limit_pools(1)
     results, names = kt_results(table, strategy, seed, budget, counting)
@@ -90,12 +90,14 @@ def ours_run(args: tuple[str, str, int, int, str], options: Mapping[str, Any] | 
     proposals are not measurements and are not counted)."""
     table, name, seed, budget, counting = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from searchlab import registry, threads
+    from searchlab import registry
+    from searchlab.core import threads
 
     threads.limit_pools(1)  # one worker per core: numpy's OpenBLAS, loaded before, had a thread per core
+    from searchlab.run.loop import Budget
+
     from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
-    from searchlab.loop import Budget
 
     problem = KernelTunerCache(path=table, recorded_failures=counting)
     searcher = registry.searcher_class(name)(problem.space, direction=problem.direction, seed=seed, **dict(options or {}))

@@ -51,7 +51,7 @@ def record(names: list[str], core: int) -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
     from searchlab.adapters.knobs._replay import problem_classes, record_table
-    from searchlab.tables import save_table
+    from searchlab.interchange.table import save_table
 
     TABLES.mkdir(parents=True, exist_ok=True)
     for name in names:
@@ -75,8 +75,9 @@ TESTS = 50
 
 def build_problems(only: list[str] | None) -> dict[str, Any]:
     """Every problem/architecture combination (from the recordings) and Kernel Tuner file."""
+    from searchlab.adapters.table.problem import load_table
+
     from searchlab.adapters.knobs import KernelTunerCache, KnobTable
-    from searchlab.tables import load_table
 
     out: dict[str, Any] = {}
     for name in OPENCL:
@@ -125,9 +126,10 @@ def one_run(job: tuple[str, str, int]) -> dict[str, Any]:
     """One search: normalised best-so-far per test (§8.2), failures, wall time."""
     label, name, seed = job
     problem = _PROBLEMS[label]
+    from searchlab.run.loop import Budget
+
     from searchlab.api import optimize
-    from searchlab.loop import Budget
-    from searchlab.records import Direction, Status
+    from searchlab.core.records import Direction, Status
 
     start = time.time()
     try:
@@ -338,7 +340,7 @@ def _load() -> str:
 
 def _qualities(label: str) -> list[float]:
     """Fraction of peak of every testable configuration of a table (0: it fails)."""
-    from searchlab.records import Direction, Status
+    from searchlab.core.records import Direction, Status
 
     problem = _PROBLEMS[label]
     peak = problem.known_optimum
@@ -353,7 +355,7 @@ def _qualities(label: str) -> list[float]:
 
 
 def _describe(label: str) -> dict[str, Any]:
-    from searchlab.records import Status
+    from searchlab.core.records import Status
 
     problem = _PROBLEMS[label]
     rows = problem.table.rows

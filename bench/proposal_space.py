@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 
-from searchlab.records import Config
+from searchlab.core.records import Config
 from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 
 CONSTRAINTS = (

@@ -5,7 +5,7 @@ Goal: ``auto`` and ``optuna_gp`` spend at most 0.5 s per proposal at 220 evaluat
 when a study runs replays in parallel (docs/threads.md).
 
 ``serial`` mode: each (searcher, seed) in a fresh process pinned to one core
-(``os.sched_setaffinity``) with the thread policy applied (``searchlab.threads.limit_pools(1)``;
+(``os.sched_setaffinity``) with the thread policy applied (``searchlab.core.threads.limit_pools(1)``;
 ``--no-limits``: libraries' defaults), driven through its public ask/tell for ``--evals``
 evaluations on the synthetic space of ``bench/proposal_space.py`` (why synthetic: there).
 Every ``ask`` is timed (wall and process CPU time); reported: median / p90 / max over the asks
@@ -46,14 +46,14 @@ def _one(name: str, seed: int, evals: int, limits: bool, core: int) -> dict[str,
     """One searcher, one seed, pinned to one core; every ask timed."""
     os.sched_setaffinity(0, {core})
     sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
-    from searchlab import threads
+    from searchlab.core import threads
 
     if limits:
         threads.limit_pools(1)
     import proposal_space
 
     from searchlab import registry
-    from searchlab.records import FailureMode, Measurement, Result
+    from searchlab.core.records import FailureMode, Measurement, Result
 
     space = proposal_space.space()
     t0 = time.perf_counter()

@@ -68,8 +68,9 @@ def paired(problem: Any, config: dict[str, int], reference: dict[str, int], roun
 
 
 def run_tuner(problem: Any, executor: Any, name: str, seed: int, reference: dict[str, int]) -> dict[str, Any]:
+    from searchlab.run.loop import Budget
+
     from searchlab.api import optimize
-    from searchlab.loop import Budget
     from searchlab.searchers import SCHEMAS
 
     target = SCHEMAS[name]._target_.rsplit(".", 1)[1]  # type: ignore[attr-defined]
@@ -89,12 +90,13 @@ def run_tuner(problem: Any, executor: Any, name: str, seed: int, reference: dict
 
 
 def bench_problem(name: str, seeds: int, repeats: int) -> dict[str, Any]:
+    from searchlab.run.execution import SerialExecutor
+    from searchlab.run.loop import Budget
+
     import searchlab.adapters.futhark as futhark
     from searchlab.adapters.futhark._program import FIXED_10, fixed_runs
     from searchlab.adapters.futhark._report import write_tuning
     from searchlab.api import optimize
-    from searchlab.execution import SerialExecutor
-    from searchlab.loop import Budget
     from searchlab.searchers import ExhaustiveSearcher
 
     problem = {"lud": futhark.Lud, "loopmm": futhark.Loopmm, "matmul": futhark.Matmul}[name](
@@ -170,7 +172,7 @@ def main() -> None:
     args = parser.parse_args()
     pin()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    from searchlab.opencl import default_device
+    from searchlab.core.opencl import default_device
 
     started = time.time()
     results: dict[str, Any] = {

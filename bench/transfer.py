@@ -56,7 +56,7 @@ def run_study(out: Path, seeds: int, only: list[str]) -> float:
 def curves(out: Path, budget: int) -> dict[tuple[str, str], dict[int, np.ndarray]]:
     """(device, searcher) -> seed -> fraction-of-optimum curve (noise-free table values)."""
     from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
-    from searchlab.store import read_run
+    from searchlab.core.store import read_run
 
     found: dict[tuple[str, str], dict[int, np.ndarray]] = {}
     for device in DEVICES:

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from searchlab.core.problem import Problem
-from searchlab.execution import Executor, SerialExecutor
-from searchlab.loop import Budget, MeasurementCache, Progress, Recorder, SearchLoop, StopReason
-from searchlab.records import Result
+from searchlab.core.records import Result
+from searchlab.run.execution import Executor, SerialExecutor
+from searchlab.run.loop import Budget, MeasurementCache, Progress, Recorder, SearchLoop, StopReason
 from searchlab.searchers import Searcher
 
 

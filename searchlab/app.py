@@ -20,20 +20,20 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from searchlab.cache import SQLiteCache
-from searchlab.checks import check_run_config
-from searchlab.confirm import ConfirmConfig, confirm_after_search
+from searchlab.core.cache import SQLiteCache
 from searchlab.core.problem import FinalizeContext, Problem
+from searchlab.core.signals import interruptible
+from searchlab.core.store import RunStore, is_disk_full, package_versions
+from searchlab.core.threads import cpu_share
 from searchlab.errors import ConfigError, IncompatibleError, SearchlabError, WriteError
-from searchlab.execution import Executor, SerialExecutor, build_problem
-from searchlab.loop import Budget, SearchLoop, StopReason
-from searchlab.progress import ProgressReporter
 from searchlab.recompose import GROUPS, recompose, registered_class
+from searchlab.run.checks import check_run_config
+from searchlab.run.confirm import ConfirmConfig, confirm_after_search
+from searchlab.run.execution import Executor, SerialExecutor, build_problem
+from searchlab.run.loop import Budget, SearchLoop, StopReason
+from searchlab.run.progress import ProgressReporter
+from searchlab.run.summary import build_summary, format_summary, write_json
 from searchlab.searchers import Searcher
-from searchlab.signals import interruptible
-from searchlab.store import RunStore, is_disk_full, package_versions
-from searchlab.summary import build_summary, format_summary, write_json
-from searchlab.threads import cpu_share
 
 RESUMABLE_PREFIXES = ("budget.", "executor", "progress", "resume", "cache", "confirm", "plot", "hydra.")
 
@@ -69,7 +69,7 @@ def _resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfi
     """The stored config of ``cfg.resume``, re-composed through the registered schemas, with
     only budget/executor/progress/cache changes."""
     run_dir = Path(str(cfg.resume))
-    from searchlab.store import read_run
+    from searchlab.core.store import read_run
 
     info, _ = read_run(run_dir)
     where = f"resume={run_dir}: {run_dir / 'results.db'}"
@@ -150,7 +150,7 @@ def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     """Run one search as configured; returns the summary also written to summary.json.
 
     SIGINT/SIGTERM stop it cleanly (in-flight work abandoned, status 'interrupted', summary
-    written) and are then re-raised as :class:`searchlab.signals.Interrupted` /
+    written) and are then re-raised as :class:`searchlab.core.signals.Interrupted` /
     ``KeyboardInterrupt``, so callers (the CLI: exit 130/143) and scripts see them.
     """
     p = prepared or prepare(cfg, run_dir, names=names, overrides=overrides)
@@ -253,23 +253,23 @@ def _confirm_options(cfg: DictConfig) -> ConfirmConfig:
 
 def _seed_replay_noise(cfg: DictConfig) -> None:
     """A replay's ``problem.noise_seed: null`` becomes the run's seed (stored with the config),
-    so each seed of a study draws its own replay noise (searchlab.tables)."""
+    so each seed of a study draws its own replay noise (searchlab.adapters.table.problem)."""
     if "noise_seed" in cfg.problem and cfg.problem.noise_seed is None:
         cfg.problem.noise_seed = int(cfg.seed)
 
 
 def _confirm(executor: Executor, store: RunStore, results: Sequence[Any], problem: Problem,
              options: ConfirmConfig, resuming: bool) -> Mapping[str, Any] | None:
-    """The run-end confirm phase (searchlab.confirm); the caller skips it for interrupted runs."""
+    """The run-end confirm phase (searchlab.run.confirm); the caller skips it for interrupted runs."""
     prior = store.confirmations() if resuming else []
     return confirm_after_search(executor, results, prior, problem.direction, options, problem.noisy, store,
                                 problem.default_config())
 
 
 def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Any]) -> None:
-    """best_so_far.png beside summary.json (searchlab.plot); a plot must never fail a finished run."""
+    """best_so_far.png beside summary.json (searchlab.run.plot); a plot must never fail a finished run."""
     try:
-        from searchlab.plot import plot_run
+        from searchlab.run.plot import plot_run
 
         plot_run(run_dir, summary, results)
     except Exception as exc:

@@ -52,8 +52,8 @@ Hydra's own help: python -m searchlab --hydra-help
 
 
 def help_text(argv: list[str] | None = None) -> str:
-    """The overview, or only the problem / searcher named on the command line (searchlab.helptext)."""
-    from searchlab import helptext
+    """The overview, or only the problem / searcher named on the command line (searchlab.cli.helptext)."""
+    from searchlab.cli import helptext
 
     chosen = [a.split("=", 1) for a in argv or [] if a.split("=", 1)[0] in ("problem", "searcher")]
     if chosen:
@@ -69,7 +69,7 @@ def main() -> None:
         if any(arg in ("-h", "--help") for arg in argv):
             print(help_text(argv))
             return
-        from searchlab.config import register_configs
+        from searchlab.cli.config import register_configs
 
         register_configs()
     except SearchlabError as exc:  # e.g. two installed plugins claim one name
@@ -136,7 +136,7 @@ def _compose(overrides: list[str]) -> tuple[object, tuple[str, str]]:
     from omegaconf import OmegaConf, open_dict
     from omegaconf.errors import OmegaConfBaseException
 
-    from searchlab.config import register_configs
+    from searchlab.cli.config import register_configs
     from searchlab.errors import ConfigError
 
     register_configs()
@@ -223,8 +223,8 @@ def precheck(argv: list[str]) -> int | None:
 
 
 def _say_resume(prepared: Any) -> None:
-    from searchlab.loop import is_known_infeasible
-    from searchlab.store import read_run
+    from searchlab.core.store import read_run
+    from searchlab.run.loop import is_known_infeasible
 
     _, prior = read_run(prepared.run_dir)
     prepared.progress.resumed(sum(1 for r in prior if not is_known_infeasible(r)), prepared.budget)
@@ -254,7 +254,7 @@ def resolve_paths(message: str, overrides: list[str]) -> str:
 
 
 def _interrupted(exc: KeyboardInterrupt) -> int:
-    from searchlab.signals import exit_status
+    from searchlab.core.signals import exit_status
 
     status = exit_status(exc)
     print(f"searchlab: interrupted ({exc or 'SIGINT'}); finished evaluations are recorded", file=sys.stderr, flush=True)

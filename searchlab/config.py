@@ -18,7 +18,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from searchlab.cli import CONF_DIR
-from searchlab.confirm import ConfirmConfig
+from searchlab.run.confirm import ConfirmConfig
 
 
 @dataclass
@@ -38,7 +38,7 @@ class SearchlabConfig:
     searcher: Any = MISSING
     executor: Any = MISSING
     budget: BudgetConfig = field(default_factory=BudgetConfig)
-    confirm: ConfirmConfig = field(default_factory=ConfirmConfig)  # the run-end confirm phase (searchlab.confirm)
+    confirm: ConfirmConfig = field(default_factory=ConfirmConfig)  # the run-end confirm phase (searchlab.run.confirm)
     seed: int = 0
     resume: str | None = None  # a run directory to continue
     cache: str | None = None  # a measurement cache (SQLite file)

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from searchlab.adapters.table.problem import load_table
+from searchlab.core.records import Direction
 from searchlab.errors import ConfigError, SearchlabError
 from searchlab.interchange import load_document
 from searchlab.interchange.kt_cache import kt_cache_document
 from searchlab.interchange.t4 import Record, read_t4, t4_document
-from searchlab.records import Direction
-from searchlab.tables import FORMAT, Table, load_table
+from searchlab.interchange.table import FORMAT, Table
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def _observed(records: Sequence[Record]) -> dict[str, tuple[Any, ...]]:
 
 
 def from_run(run_dir: Path) -> Source:
-    from searchlab.store import read_run
+    from searchlab.core.store import read_run
 
     info, results = read_run(run_dir)
     if not results:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from searchlab.records import Result
+from searchlab.core.records import Result
 
 MESSAGE_CHARS = 160  # a console line stays readable; summary.json keeps the same text
 

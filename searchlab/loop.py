@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
+from searchlab.core.records import Candidate, Config, Direction, Measurement, Result, Status, loss
+from searchlab.core.threads import limit_pools
 from searchlab.errors import ConfigError
-from searchlab.execution import Executor
-from searchlab.records import Candidate, Config, Direction, Measurement, Result, Status, loss
+from searchlab.run.execution import Executor
 from searchlab.searchers import Searcher
 from searchlab.spaces import Space
-from searchlab.threads import limit_pools
 
 
 @dataclass(frozen=True)
@@ -213,6 +213,6 @@ class SearchLoop:
                     return StopReason.EXHAUSTED if self.searcher.done else StopReason.STALLED
                 for result in self.executor.collect(timeout=0.25):
                     self._finish(result)
-        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM via searchlab.signals: in-flight work is abandoned
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM via searchlab.core.signals: in-flight work is abandoned
             self.interrupt = exc
             return StopReason.INTERRUPTED

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from searchlab.records import Direction, Result, loss
+from searchlab.core.records import Direction, Result, loss
 
 FILENAME = "best_so_far.png"
 

@@ -37,8 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.records import Config, Direction, Status
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Direction, Status
 from searchlab.spaces import KnobSpace, Space
 
 
@@ -118,9 +118,9 @@ def _read_cached(resolved: str, size: int, mtime: int, shown: str) -> RawPrior:
 
         table = load_kernel_tuner_cache(path)
     elif doc.get("format") == "searchlab-table/1":
-        from searchlab.tables import load_table
+        from searchlab.interchange.table import read_table_file
 
-        table = load_table(path)
+        table = read_table_file(path)
     elif "results" in doc:
         from searchlab.interchange.t4 import read_t4
 
@@ -135,8 +135,8 @@ def _read_cached(resolved: str, size: int, mtime: int, shown: str) -> RawPrior:
 
 
 def _from_run(run_dir: Path, shown: str) -> RawPrior:
+    from searchlab.core.store import read_run
     from searchlab.errors import StoreError
-    from searchlab.store import read_run
 
     try:
         info, results = read_run(run_dir)

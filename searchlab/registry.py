@@ -44,10 +44,10 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal), used as they are
 # when the installed metadata lacks them: a source tree on PYTHONPATH, or an install older than the groups.
 BUILTINS = {
-    "problem": {"searchlab": "searchlab.adapters:problem_schemas", "table": "searchlab.tables:TableProblemConfig"},
+    "problem": {"searchlab": "searchlab.adapters:problem_schemas", "table": "searchlab.adapters.table.problem:TableProblemConfig"},
     "searcher": {"searchlab": "searchlab.searchers:SCHEMAS"},
 }
-_EXECUTORS = {"serial": "searchlab.execution.SerialExecutorConfig", "ray": "searchlab.execution._ray.RayExecutorConfig"}
+_EXECUTORS = {"serial": "searchlab.run.execution.SerialExecutorConfig", "ray": "searchlab.run.execution._ray.RayExecutorConfig"}
 
 
 @dataclass(frozen=True)

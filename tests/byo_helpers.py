@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
+from searchlab.cli.config import register_configs
 
 from searchlab.cli import CONF_DIR
-from searchlab.config import register_configs
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

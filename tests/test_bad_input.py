@@ -267,8 +267,8 @@ def test_cli_run_writes_no_empty_log_and_resume_makes_no_directory(tmp_path: Pat
 def test_expressions_are_bounded_at_parse_time(text: str) -> None:
     import time
 
+    from searchlab.core.expr import Expression
     from searchlab.errors import ConfigError
-    from searchlab.expr import Expression
 
     started = time.time()
     if text.startswith("(" * 50):  # deep but legal nesting of parentheses is fine
@@ -280,8 +280,8 @@ def test_expressions_are_bounded_at_parse_time(text: str) -> None:
 
 
 def test_expressions_are_bounded_at_evaluation() -> None:
+    from searchlab.core.expr import Expression
     from searchlab.errors import ConfigError
-    from searchlab.expr import Expression
 
     with pytest.raises(ConfigError, match="bits"):
         Expression("a ** b < 1")({"a": 9, "b": 10**9})

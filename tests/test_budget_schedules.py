@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from searchlab.run.loop import Budget
 
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import optimize
-from searchlab.loop import Budget
 from searchlab.searchers import RandomSearcher, SimulatedAnnealingSearcher
 
 
@@ -53,7 +53,7 @@ def test_the_loop_tells_every_searcher_its_budget() -> None:
 def test_auto_tells_its_delegate_the_budget() -> None:
     """``auto`` on a threshold tree delegates; the delegate's schedule must span the same run."""
     from searchlab.adapters.synthetic.thresholds import SyntheticThresholds
-    from searchlab.searchers._auto import AutoSearcher
+    from searchlab.searchers._auto.searcher import AutoSearcher
 
     searcher = AutoSearcher(SyntheticThresholds().space, seed=0, thresholds="simulated_annealing")
     searcher.set_budget(37)

@@ -13,8 +13,8 @@ import yaml
 from searchlab.adapters.user import Command
 from searchlab.adapters.user.command import read_command_spec
 from searchlab.core.problem import DeviceInfo
+from searchlab.core.records import Config, FailureMode, Measurement, Status
 from searchlab.errors import ConfigError
-from searchlab.records import Config, FailureMode, Measurement, Status
 from tests.byo_helpers import EXAMPLES, cli, rows
 
 GCC = EXAMPLES / "gcc_matmul" / "command.yaml"

@@ -13,9 +13,9 @@ import yaml
 
 from searchlab.adapters.user import OpenCLKernel
 from searchlab.core.problem import DeviceInfo
+from searchlab.core.records import Config, FailureMode, Status
 from searchlab.errors import ConfigError
 from searchlab.interchange import validate
-from searchlab.records import Config, FailureMode, Status
 from tests.byo_helpers import EXAMPLES, cli, has_opencl
 
 SPEC = EXAMPLES / "vector_add" / "vector_add.yaml"

@@ -14,9 +14,9 @@ import yaml
 from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
 from searchlab.adapters.user import OpenCLKernel
 from searchlab.core.problem import DeviceInfo
+from searchlab.core.records import Config, FailureMode, Status
 from searchlab.export import main as export_main
 from searchlab.interchange import validate
-from searchlab.records import Config, FailureMode, Status
 from tests.byo_helpers import EXAMPLES, has_opencl, rows, run
 
 pytestmark = [pytest.mark.opencl, pytest.mark.skipif(not has_opencl(), reason="no OpenCL platform")]

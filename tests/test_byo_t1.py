@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from searchlab.adapters.user._arrayexpr import MAX_ELEMENTS, ArrayExpression
 from searchlab.adapters.user._formulas import parse_values
 from searchlab.adapters.user._t1 import read_t1
+from searchlab.core.expr import MAX_ELEMENTS, ArrayExpression
 from searchlab.errors import ConfigError
 from searchlab.interchange import validate
 
@@ -155,7 +155,7 @@ def test_the_specs_measurement_block_is_the_protocol_under_overrides(tmp_path: P
 def test_the_specs_measurement_block_decides_the_runs_on_the_device(tmp_path: Path) -> None:
     from searchlab.adapters.user import OpenCLKernel
     from searchlab.core.problem import DeviceInfo
-    from searchlab.records import Config, Status
+    from searchlab.core.records import Config, Status
     from tests.byo_helpers import has_opencl
 
     if not has_opencl():

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
+from searchlab.core.records import Config, FailureMode, Status
 from searchlab.errors import ConfigError
 from searchlab.export import main as export_main
 from searchlab.interchange import validate
 from searchlab.interchange.t4 import read_t4
-from searchlab.records import Config, FailureMode, Status
 from tests.byo_helpers import assert_refused, cli, rows, run
 
 

@@ -9,13 +9,13 @@ import time
 
 import numpy as np
 import pytest
+from searchlab.run.loop import Budget
 
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import Outcome, optimize
+from searchlab.core.expr import Expression
+from searchlab.core.records import Config, Measurement
 from searchlab.errors import ConfigError
-from searchlab.expr import Expression
-from searchlab.loop import Budget
-from searchlab.records import Config, Measurement
 from searchlab.searchers import (
     DualAnnealingSearcher,
     GeneticSearcher,
@@ -23,9 +23,9 @@ from searchlab.searchers import (
     RandomSearcher,
     SimulatedAnnealingSearcher,
 )
-from searchlab.searchers._genetic import CROSSOVERS
-from searchlab.searchers._neighbours import Grid
-from searchlab.searchers._simulated_annealing import acceptance
+from searchlab.searchers._sequential.genetic import CROSSOVERS
+from searchlab.searchers._sequential.simulated_annealing import acceptance
+from searchlab.searchers._support.neighbours import Grid
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from tests.contract import SearcherContract
 

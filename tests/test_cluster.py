@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
-from searchlab.records import Config, Measurement
+from searchlab.core.records import Config, Measurement
 from searchlab.spaces import IntKnob, KnobSpace
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -53,7 +53,7 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nodes]:
            "RAY_USAGE_STATS_ENABLED": "0"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    from searchlab.execution._ray import local_ray_environment
+    from searchlab.run.execution._ray import local_ray_environment
 
     local_ray_environment()  # Ray may be imported already: refresh what it read
     import ray
@@ -173,8 +173,7 @@ def fake_node_gpus() -> list[DeviceInfo]:
 
 def test_each_gpu_actor_holds_one_gpu_id_and_opens_the_device_it_names(nodes: Nodes) -> None:
     import ray
-
-    from searchlab.execution._ray import RayExecutor
+    from searchlab.run.execution._ray import RayExecutor
 
     executor = RayExecutor(workers=2, address=nodes.address, timeout_s=60, opencl_lister=fake_node_gpus)
     try:
@@ -193,8 +192,8 @@ def test_each_gpu_actor_holds_one_gpu_id_and_opens_the_device_it_names(nodes: No
 
 
 def test_pinned_device_when_the_driver_honours_cuda_visible_devices() -> None:
+    from searchlab.core.opencl import pinned_device
     from searchlab.errors import ExecutorError
-    from searchlab.opencl import pinned_device
 
     def one_gpu() -> list[DeviceInfo]:
         return [DeviceInfo("gpu", "the visible gpu", "nvidia", 0, 0)]
@@ -239,9 +238,9 @@ def test_joining_a_cluster_without_authentication_is_refused_unless_said_explici
     import ray
     from ray._raylet import Config  # type: ignore[attr-defined]
     from ray.cluster_utils import Cluster
+    from searchlab.run.execution._join import join_cluster
 
     from searchlab.errors import ConfigError
-    from searchlab.execution._join import join_cluster
 
     def mode(value: str) -> None:
         os.environ["RAY_AUTH_MODE"] = value
@@ -283,9 +282,9 @@ class Slow(Problem):
 
 def test_actor_on_a_lost_node_is_recreated_on_a_live_one(nodes: Nodes) -> None:
     import ray
+    from searchlab.run.execution._ray import RayExecutor
 
-    from searchlab.execution._ray import RayExecutor
-    from searchlab.records import Status
+    from searchlab.core.records import Status
     from searchlab.searchers import ExhaustiveSearcher
 
     problem = Slow()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from searchlab.store import RunStore, node_counts, read_run
+from searchlab.core.store import RunStore, node_counts, read_run
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from searchlab.adapters.grammar import TreeGraph, dft_grammar
-from searchlab.records import Measurement, Result
+from searchlab.core.records import Measurement, Result
 from searchlab.searchers import McSearcher, TagSearcher, UctSearcher
-from searchlab.searchers._bandit import GraphBanditSearcher
+from searchlab.searchers._bandit.base import GraphBanditSearcher
 
 
 def _dfs_ancestors(searcher: GraphBanditSearcher, node: object) -> set[object]:

@@ -7,16 +7,16 @@ import statistics
 from typing import Any, ClassVar
 
 import pytest
+from searchlab.run.loop import Budget, StopReason
 
 from searchlab.adapters.grammar import GrammarProblem
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
+from searchlab.core.records import Config, Measurement, Result
 from searchlab.errors import ConfigError, IncompatibleError
-from searchlab.loop import Budget, StopReason
-from searchlab.records import Config, Measurement, Result
 from searchlab.searchers import DpSearcher, McSearcher, Searcher, TagSearcher, UctSearcher
-from searchlab.searchers._tag import threshold_ascent
+from searchlab.searchers._bandit.tag import threshold_ascent
 from searchlab.spaces import ExplicitDAG
 from tests.contract import SearcherContract
 

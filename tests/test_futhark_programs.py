@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from searchlab.run.execution import SerialExecutor
+from searchlab.run.loop import Budget
 
 from searchlab.adapters.futhark import FutharkProgram, Loopmm, Lud, Matmul
 from searchlab.adapters.futhark._kernels import LUD_SOURCE
@@ -22,12 +24,10 @@ from searchlab.adapters.futhark._runtime import Execution, Limits
 from searchlab.api import optimize
 from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.problem import FinalizeContext
+from searchlab.core.records import Candidate, Config, FailureMode, Status
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.execution import SerialExecutor
-from searchlab.loop import Budget
-from searchlab.records import Candidate, Config, FailureMode, Status
 from searchlab.searchers import InstrumentedSearcher, SimpleSearcher
-from searchlab.searchers._threshold_common import THRESHOLD_MAX, parse_comparisons
+from searchlab.searchers._threshold.common import THRESHOLD_MAX, parse_comparisons
 
 pytestmark = pytest.mark.opencl
 

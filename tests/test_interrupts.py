@@ -78,7 +78,7 @@ def test_sigterm_ends_a_ray_run_cleanly(tmp_path: Path) -> None:
 
 def test_full_disk_is_one_line_and_keeps_what_was_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    import searchlab.store as store
+    import searchlab.core.store as store
 
     real = store.connect
 

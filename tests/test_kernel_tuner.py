@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from searchlab.run.loop import Budget, StopReason
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.api import optimize
+from searchlab.core.records import Config, FailureMode, Status
+from searchlab.core.sensors import sensor_model_of
 from searchlab.errors import ConfigError
-from searchlab.loop import Budget, StopReason
-from searchlab.records import Config, FailureMode, Status
 from searchlab.searchers import ProbabilisticSearcher, RandomSearcher
-from searchlab.sensors import sensor_model_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "kernel_tuner"

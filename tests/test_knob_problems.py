@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from searchlab.run.loop import Budget
 
 from searchlab.adapters.knobs import (
     Conv2d,
@@ -28,11 +29,10 @@ from searchlab.adapters.knobs import (
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.api import optimize
 from searchlab.core.problem import DeviceInfo
+from searchlab.core.records import Config, FailureMode, Status
 from searchlab.errors import ConfigError
-from searchlab.loop import Budget
-from searchlab.records import Config, FailureMode, Status
+from searchlab.interchange.table import Table
 from searchlab.searchers import ProbabilisticSearcher
-from searchlab.tables import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,21 +6,22 @@ import math
 from typing import ClassVar
 
 import pytest
+from searchlab.run.loop import Budget
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
+from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result, Status
 from searchlab.errors import IncompatibleError
-from searchlab.loop import Budget
-from searchlab.records import Candidate, Config, FailureMode, Measurement, Result, Status
 from searchlab.searchers import (
     OptunaCmaesSearcher,
     OptunaGpSearcher,
     OptunaQmcSearcher,
     OptunaRandomSearcher,
     OptunaTpeSearcher,
-    _optuna,
 )
+from searchlab.searchers._optuna.base import base as _optuna_base
+from searchlab.searchers._optuna.base import samplers as _optuna
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from tests.contract import PROBLEMS, TINY, SearcherContract
 
@@ -122,7 +123,7 @@ def test_failures_are_constraint_violations_and_tpe_learns_from_them() -> None:
     searcher = OptunaTpeSearcher(problem.space, seed=0)
     outcome = optimize(problem, searcher, Budget(evaluations=80))
     trials = {t.number: t for t in searcher.study.trials}
-    failed = [t for t in trials.values() if t.constraints.get(_optuna.CONSTRAINT, 0) > 0]
+    failed = [t for t in trials.values() if t.constraints.get(_optuna_base.CONSTRAINT, 0) > 0]
     assert failed and all(t.value is not None for t in failed)  # told with the worst loss, as violations
     tpe_late = sum(r.status is Status.FAILED for r in outcome.results[40:])
     rand = optimize(problem, OptunaRandomSearcher(problem.space, seed=0), Budget(evaluations=80))
@@ -135,7 +136,7 @@ def test_known_infeasible_configurations_are_never_proposed() -> None:
     searcher = OptunaQmcSearcher(problem.space, seed=0)
     outcome = optimize(problem, searcher, Budget(evaluations=60))
     assert not any(r.status is Status.INFEASIBLE for r in outcome.results)
-    violations = [t for t in searcher.study.trials if t.constraints.get(_optuna.CONSTRAINT, 0) > 0]
+    violations = [t for t in searcher.study.trials if t.constraints.get(_optuna_base.CONSTRAINT, 0) > 0]
     assert any(problem.space.check(Config(_decode(problem.space, t.params))) for t in violations)
 
 
@@ -202,7 +203,7 @@ def _constrained() -> KnobSpace:
 def test_grid_nearest_walks_through_infeasible_points_to_the_closest_accepted() -> None:
     import numpy as np
 
-    from searchlab.searchers._neighbours import Grid
+    from searchlab.searchers._support.neighbours import Grid
 
     space = _constrained()
     grid = Grid(space)

@@ -10,20 +10,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from searchlab.adapters.table.problem import TableProblem
+from searchlab.run.loop import Budget
 
 from searchlab.adapters.knobs import Conv2d, Fir, KernelTunerCache, KnobTable, MatmulBlocked, SmithWaterman
 from searchlab.adapters.knobs.fir import MODEL
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
+from searchlab.core.records import Config, Direction, Measurement, Status
+from searchlab.core.sensors import Normal, prob_less, sensor_model_of
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.loop import Budget
-from searchlab.records import Config, Direction, Measurement, Status
+from searchlab.interchange.table import Table, save_table
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
-from searchlab.searchers._probabilistic_model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform
-from searchlab.searchers._regression import Encoder, Geometry
-from searchlab.sensors import Normal, prob_less, sensor_model_of
-from searchlab.tables import Table, TableProblem, save_table
+from searchlab.searchers._probabilistic.model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform
+from searchlab.searchers._probabilistic.regression import Encoder, Geometry
 from tests.contract import TinyThresholds
 
 ROOT = Path(__file__).resolve().parents[1]

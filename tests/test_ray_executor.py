@@ -14,13 +14,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from searchlab.run.execution import RayExecutor
+from searchlab.run.loop import Budget
 
 from searchlab.api import optimize
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
+from searchlab.core.records import Candidate, Config, Measurement, Status
 from searchlab.errors import ExecutorError
-from searchlab.execution import RayExecutor
-from searchlab.loop import Budget
-from searchlab.records import Candidate, Config, Measurement, Status
 from searchlab.searchers import ExhaustiveSearcher
 from searchlab.spaces import IntKnob, KnobSpace
 
@@ -63,7 +63,7 @@ class VectorAdd(Problem):
         super().setup(device)
         import pyopencl as cl
 
-        from searchlab.opencl import open_device
+        from searchlab.core.opencl import open_device
 
         self.cl = open_device(device)
         src = "__kernel void add(__global const float* a, __global const float* b, __global float* c)" \
@@ -183,8 +183,8 @@ def test_opencl_worker_uses_the_cpu_device_resource(ray_cluster: None) -> None:
 PINNED = """
 import os, sys, ray
 from tests import test_ray_executor as t
-from searchlab.execution import RayExecutor
-from searchlab.records import Config
+from searchlab.run.execution import RayExecutor
+from searchlab.core.records import Config
 ray.cloudpickle.register_pickle_by_value(t)
 ex = RayExecutor()
 (w,) = ex.start(t.VectorAdd())

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from searchlab.run.execution import build_problem
 
 from searchlab.app import execute
 from searchlab.errors import ConfigError
-from searchlab.execution import build_problem
 from searchlab.study._grid import _compose_run
 
 BASE = ["problem=synthetic_knobs", "searcher=random", "executor=serial", "budget.evaluations=4", "progress=off"]
@@ -30,7 +30,7 @@ def _dump(db: Path) -> list[Any]:
 def _payload(marker: Path) -> dict[str, Any]:
     write = {"_target_": "pathlib.Path.write_text",
              "_args_": [{"_target_": "pathlib.Path", "_args_": [str(marker)]}, "pwned"]}
-    return {"_target_": "searchlab.tables.TableProblem", "path": write}
+    return {"_target_": "searchlab.adapters.table.problem.TableProblem", "path": write}
 
 
 def _crafted_run(tmp_path: Path, problem: dict[str, Any]) -> Path:
@@ -65,7 +65,7 @@ def test_resume_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path]) -
 def test_table_replay_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path]) -> None:
     run_dir, marker = crafted
     with pytest.raises(ConfigError) as refused:
-        build_problem({"_target_": "searchlab.tables.TableProblem", "path": str(run_dir)})
+        build_problem({"_target_": "searchlab.adapters.table.problem.TableProblem", "path": str(run_dir)})
     assert not marker.exists()
     assert "_target_" in str(refused.value)
 
@@ -80,7 +80,7 @@ def test_study_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path], ca
     assert status == 2 and len(err) == 1 and "_target_" in err[0] and "Traceback" not in err[0]
 
 
-@pytest.mark.parametrize("target", ["os.system", "pathlib.Path.write_text", "searchlab.store.RunStore"])
+@pytest.mark.parametrize("target", ["os.system", "pathlib.Path.write_text", "searchlab.core.store.RunStore"])
 def test_only_registered_problem_classes_are_built(target: str) -> None:
     with pytest.raises(ConfigError, match="not a registered problem class"):
         build_problem({"_target_": target, "path": "x"})

@@ -7,9 +7,9 @@ import collections
 import numpy as np
 import pytest
 
+from searchlab.core.expr import Expression
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.expr import Expression
-from searchlab.records import Config
 from searchlab.spaces import (
     DecisionDAG,
     DerivationGraph,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from searchlab.cache import SQLiteCache
+from searchlab.core.cache import SQLiteCache
+from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result, Status
+from searchlab.core.store import RunStore, read_run
 from searchlab.errors import StoreError
-from searchlab.records import Candidate, Config, FailureMode, Measurement, Result, Status
-from searchlab.store import RunStore, read_run
 
 RUN = {"problem": "p", "searcher": "s", "seed": 1, "fingerprint": "f", "config": {"a": 1}, "versions": {"x": "1"}}
 

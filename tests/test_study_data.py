@@ -1,6 +1,6 @@
 """Study inputs: recorded runs (written through the real store) -> tables, collected runs, metrics rows.
 
-``make_run`` writes a run's records with :class:`searchlab.store.RunStore`, as the loop
+``make_run`` writes a run's records with :class:`searchlab.core.store.RunStore`, as the loop
 does, so the aggregation is checked on hand-chosen objective sequences.
 """
 
@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from searchlab.adapters.table.problem import TableProblem, load_table
 
+from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result
+from searchlab.core.store import RunStore
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Config, FailureMode, Measurement, Result
-from searchlab.store import RunStore
 from searchlab.study import table_from_run
 from searchlab.study._aggregate import aggregate
 from searchlab.study._collect import collect_runs
-from searchlab.tables import TableProblem, load_table
 
 DAG2 = {"_target_": "searchlab.adapters.synthetic.SyntheticDag", "arity": [2, 3], "seed": 0, "tail": 2.0, "noise": 0.0,
         "delay_s": 0.0}
@@ -150,7 +150,7 @@ def test_table_from_a_complete_run_replays_its_measurements(tmp_path: Path) -> N
              direction="maximize", stop="exhausted")
     table = table_from_run(tmp_path / "t")
     assert len(table.rows) == 6 and table.best()[1].objective == 6.0
-    assert load_table(tmp_path / "t" / "results.db").rows == table.rows  # searchlab.tables' entry point
+    assert load_table(tmp_path / "t" / "results.db").rows == table.rows  # searchlab.adapters.table.problem' entry point
     problem = TableProblem(table)
     assert problem.evaluate(words[2]).objective == 3.0 and problem.known_optimum == 6.0
 
@@ -188,7 +188,7 @@ def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path:
 
 
 def test_noisy_replays_are_scored_at_the_recorded_value() -> None:
-    from searchlab.records import Direction, FailureMode, Measurement
+    from searchlab.core.records import Direction, FailureMode, Measurement
     from searchlab.study._collect import _recorded_loss
 
     drawn = Measurement.ok(0.8, extra={"recorded_objective": 1.0, "drawn_sample": 3})

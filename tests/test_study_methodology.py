@@ -35,11 +35,12 @@ def _package() -> object:
 def runs() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if not CACHE.is_file():
         pytest.skip(f"no Kernel Tuner cache at {CACHE}")
+    from searchlab.run.loop import Budget
+
     from searchlab.adapters.knobs.kernel_tuner import KernelTunerCache
     from searchlab.api import optimize
-    from searchlab.loop import Budget
     from searchlab.searchers import RandomSearcher
-    from searchlab.searchers._simulated_annealing import SimulatedAnnealingSearcher
+    from searchlab.searchers._sequential.simulated_annealing import SimulatedAnnealingSearcher
 
     problem = KernelTunerCache(path=str(CACHE))
     values = np.array([m.objective if m.objective is not None else np.nan for m in problem.table.rows.values()])

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from searchlab.records import Direction
+from searchlab.core.records import Direction
 from searchlab.study import _metrics as M
 
 INF = math.inf

@@ -1,4 +1,4 @@
-"""The thread policy (searchlab/threads.py, docs/threads.md): read back inside a Ray replay task,
+"""The thread policy (searchlab/core/threads.py, docs/threads.md): read back inside a Ray replay task,
 in a serial run, and for the proposer beside Ray evaluators."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from searchlab import threads
+from searchlab.core import threads
 from searchlab.errors import ConfigError
 
 
@@ -54,9 +54,10 @@ def test_override_zero_leaves_pools_alone(monkeypatch: pytest.MonkeyPatch, resto
 
 
 def test_serial_run_caps_pools_and_keeps_smaller_choices(monkeypatch: pytest.MonkeyPatch, restore_pools: None) -> None:
+    from searchlab.run.loop import Budget
+
     from searchlab.adapters.synthetic import SyntheticKnobs
     from searchlab.api import optimize
-    from searchlab.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     monkeypatch.setenv(threads.OVERRIDE, "1")  # the serial path reads the same policy as a replay task
@@ -70,9 +71,10 @@ def test_serial_run_caps_pools_and_keeps_smaller_choices(monkeypatch: pytest.Mon
 
 
 def test_proposer_keeps_the_cores_ray_evaluators_do_not_hold() -> None:
+    from searchlab.run.execution import RayExecutor
+    from searchlab.run.execution._ray import OPENCL_CPU, _Slot
+
     from searchlab.core.problem import DeviceInfo
-    from searchlab.execution import RayExecutor
-    from searchlab.execution._ray import OPENCL_CPU, _Slot
 
     executor = RayExecutor()
     assert executor.proposer_cores() is None  # no cluster of ours: nothing known about its evaluators

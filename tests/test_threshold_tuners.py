@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
+from searchlab.run.loop import Budget
 
 from searchlab.adapters.futhark._chains import Chain, Level, Step, chain_thresholds, choose, comparison_line, threshold_names
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
+from searchlab.core.records import Config, Measurement
 from searchlab.errors import ConfigError
-from searchlab.loop import Budget
-from searchlab.records import Config, Measurement
 from searchlab.searchers import (
     ActiveSearcher,
     BinarySearcher,
@@ -31,7 +31,7 @@ from searchlab.searchers import (
     Searcher,
     SimpleSearcher,
 )
-from searchlab.searchers._threshold_common import THRESHOLD_MAX, TreeModel, parse_comparisons, tree_behaviours
+from searchlab.searchers._threshold.common import THRESHOLD_MAX, TreeModel, parse_comparisons, tree_behaviours
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 from tests import contract
 from tests.contract import SearcherContract

@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 import pytest
 
 from searchlab.core.problem import Problem
+from searchlab.core.records import Candidate, Config, Measurement, Result
 from searchlab.errors import ConfigError
 from searchlab.priors import Prior, PriorTable
-from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers import (
     Searcher,
     TransferGpSearcher,
@@ -20,7 +20,7 @@ from searchlab.searchers import (
     TransferTopKSearcher,
     TransferWarmSearcher,
 )
-from searchlab.searchers._transfer_prune import bounding_box
+from searchlab.searchers._transfer.prune import bounding_box
 from searchlab.spaces import KnobSpace, OrdinalKnob
 from tests.contract import SearcherContract, _safe_evaluate
 

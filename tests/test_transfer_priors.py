@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
+from searchlab.core.records import Config, Direction, Measurement
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import Record, t4_document
+from searchlab.interchange.table import Table, TableKnobSpace, save_table
 from searchlab.priors import give_prior, load_prior, read_prior
-from searchlab.records import Config, Direction, Measurement
 from searchlab.searchers import RandomSearcher, TransferTopKSearcher
 from searchlab.spaces import KnobSpace, OrdinalKnob
-from searchlab.tables import Table, TableKnobSpace, save_table
 
 KT_SMALL = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,14 +94,14 @@ def test_a_run_is_a_prior_read_as_records_without_building_anything(tmp_path: Pa
 
     cfg = {"problem": {"_target_": "searchlab.adapters.knobs.KernelTunerCache", "path": str(KT_SMALL)},
            "searcher": {"_target_": "searchlab.searchers.RandomSearcher"},
-           "executor": {"_target_": "searchlab.execution.SerialExecutor"},
+           "executor": {"_target_": "searchlab.run.execution.SerialExecutor"},
            "budget": {"evaluations": 12}, "seed": 0, "progress": "off", "plot": False, "confirm": {"k": 0}}
     execute(cfg, tmp_path / "run", quiet=True)
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("loading a prior must not build a problem")
 
-    monkeypatch.setattr("searchlab.execution.build_problem", refuse)
+    monkeypatch.setattr("searchlab.run.execution.build_problem", refuse)
     monkeypatch.setattr("searchlab.recompose.recompose", refuse)
     raw = read_prior(str(tmp_path / "run"))
     assert len(raw.rows) == 12 and raw.direction is Direction.MINIMIZE

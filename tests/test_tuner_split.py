@@ -127,7 +127,7 @@ def test_a_tuned_searcher_is_tuned_per_fold_on_training_tables_only(tmp_path: Pa
         summary = json.loads((run / "summary.json").read_text())
         best = summary["best"]["config"]
         held = {"device_A100": ("p1", "p2"), "device_MI250X": ("p4",), "device_W6600": ("p3",)}[run.name]
-        from searchlab.store import read_run
+        from searchlab.core.store import read_run
 
         problem = read_run(run)[0]["config"]["problem"]
         assert sorted(Path(t).name for t in problem["train"]) == sorted(f"{p}.json.gz" for p in four if p not in held)

@@ -1,8 +1,8 @@
-"""The core layer: what every other layer builds on and that imports none of them.
+"""The core layer: what every other layer builds on, importing nothing above it.
 
-The problem protocol, the measurement protocol, records, the schema builder (one
-declaration per option), stores and caches, the safe-expression compiler and small
-process-level utilities. Layers above (registry, domain, run, face) may import it; it
-imports only :mod:`searchlab.errors`, :mod:`searchlab.spaces` and :mod:`searchlab.interchange`
-(docs/architecture.md).
+The problem protocol and the measurement protocol, records, the schema builder (one
+declaration per option), the store and cache, sensors, the safe-expression compiler,
+threads, signals and the OpenCL seam. The registry, domain (searchers, adapters), run and
+face layers may import it; it imports only :mod:`searchlab.errors`, :mod:`searchlab.spaces`
+and :mod:`searchlab.interchange` (issue 21, item 3; docs/architecture.md).
 """

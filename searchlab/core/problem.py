@@ -18,8 +18,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from searchlab.core.records import Config, Direction, Measurement, Result
 from searchlab.core.schema import bound_arguments, coerce, options, plain
-from searchlab.records import Config, Direction, Measurement, Result
 from searchlab.spaces import Space
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class FinalizeContext:
     evaluations: int = 0
     wall_time_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
-    confirm: Mapping[str, Any] | None = None  # the confirm phase's report (searchlab.confirm), run before
+    confirm: Mapping[str, Any] | None = None  # the confirm phase's report (searchlab.run.confirm), run before
     rounds: int = 5  # interleaved rounds of a run-end comparison with the default (confirm.rounds)
 
 
@@ -126,7 +126,7 @@ class Problem(ABC):
     @property
     def noisy(self) -> bool:
         """Whether measuring a configuration again gives another value: device problems are,
-        so the run ends with a confirm phase by default (searchlab.confirm, docs/measurement.md)."""
+        so the run ends with a confirm phase by default (searchlab.run.confirm, docs/measurement.md)."""
         return self.device_need is not DeviceNeed.NONE
 
     @property
@@ -138,7 +138,7 @@ class Problem(ABC):
         """What the user runs without tuning, or None where the problem has no default.
 
         The confirm phase measures it beside the best configurations and a tuned result is
-        recommended only when it measurably beats it (searchlab.confirm: never worse than doing
+        recommended only when it measurably beats it (searchlab.run.confirm: never worse than doing
         nothing). Here: the space's own default where it has one (threshold trees: Futhark's
         default thresholds, i.e. no ``.tuning`` file); adapters with a spec's or table's default
         override this."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from searchlab.core.problem import DeviceInfo, Problem
-from searchlab.records import Candidate, Result
+from searchlab.core.records import Candidate, Result
 
 ProblemSource = Union[Problem, Mapping[str, Any]]  # an object, or a Hydra config with _target_
 

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
+from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
+from searchlab.core.threads import limit_pools
 from searchlab.errors import ConfigError, ExecutorError
-from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
-from searchlab.execution._worker import WorkerRuntime, build_problem, limit_threads
-from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
-from searchlab.threads import limit_pools
+from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._worker import WorkerRuntime, build_problem, limit_threads
 
 OPENCL_CPU = "opencl_cpu"
 STARTUP_TIMEOUT_S = 300.0
@@ -76,7 +76,7 @@ def _cpu_per_gpu_actor() -> int:
 
 @dataclass
 class RayExecutorConfig:
-    _target_: str = "searchlab.execution.RayExecutor"
+    _target_: str = "searchlab.run.execution.RayExecutor"
     workers: int | None = None
     timeout_s: float | None = 600.0
     address: str | None = None
@@ -87,7 +87,7 @@ class EvaluatorActor:
     """Runs inside a Ray worker process; wrapped with ``ray.remote`` at start.
 
     A GPU actor holds one Ray GPU id (``num_gpus=1``) and opens the OpenCL device that id
-    names (:func:`searchlab.opencl.pinned_device`; ``lister`` is its enumeration seam).
+    names (:func:`searchlab.core.opencl.pinned_device`; ``lister`` is its enumeration seam).
     """
 
     def __init__(self, source: ProblemSource, device: DeviceInfo, need: str, lister: Any = None) -> None:
@@ -96,7 +96,7 @@ class EvaluatorActor:
         if need == DeviceNeed.OPENCL.value:
             import ray
 
-            from searchlab.opencl import pinned_device
+            from searchlab.core.opencl import pinned_device
 
             kind = "gpu" if device.kind == "gpu" else "cpu"
             gpu_ids = tuple(str(g) for g in ray.get_gpu_ids()) if kind == "gpu" else ()
@@ -104,7 +104,7 @@ class EvaluatorActor:
         self.runtime = WorkerRuntime(source, device)
 
     def ready(self) -> tuple[DeviceInfo, int, str]:
-        from searchlab.execution._base import current_node
+        from searchlab.run.execution._base import current_node
 
         return self.runtime.device, os.getpid(), current_node()
 
@@ -146,7 +146,7 @@ class RayExecutor(Executor):
         if cpus_per_worker is not None and cpus_per_worker < 0:
             raise ConfigError(f"executor.cpus_per_worker={cpus_per_worker}: must be >= 0 or null")
         if address or os.environ.get("RAY_ADDRESS"):
-            from searchlab.execution._join import auth_mode
+            from searchlab.run.execution._join import auth_mode
 
             auth_mode()  # a typo in RAY_AUTH_MODE is refused before anything starts
         self.requested, self.timeout_s, self.address, self.cpus_per_worker = workers, timeout_s, address, cpus_per_worker
@@ -155,7 +155,7 @@ class RayExecutor(Executor):
         self._source: ProblemSource | None = None
         self._need = DeviceNeed.NONE
         self._remote: Any = None
-        self._lister = opencl_lister  # the OpenCL enumeration seam (searchlab.opencl.pinned_device)
+        self._lister = opencl_lister  # the OpenCL enumeration seam (searchlab.core.opencl.pinned_device)
         self._nodes: dict[str, str] = {}  # worker name -> Ray node id, replaced workers included
 
     # -- start-up ------------------------------------------------------------------------
@@ -170,7 +170,7 @@ class RayExecutor(Executor):
             return
         kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
         if address:  # join: "auto" finds a cluster started with `ray start` on this machine
-            from searchlab.execution._join import join_cluster
+            from searchlab.run.execution._join import join_cluster
 
             join_cluster(address, "executor.address" if self.address else "RAY_ADDRESS")
             return

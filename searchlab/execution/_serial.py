@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
+from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
 from searchlab.errors import ConfigError
-from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
-from searchlab.execution._worker import WorkerRuntime, _Timeout, limit_threads
-from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
+from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._worker import WorkerRuntime, _Timeout, limit_threads
 
 
 @dataclass
 class SerialExecutorConfig:
-    _target_: str = "searchlab.execution.SerialExecutor"
+    _target_: str = "searchlab.run.execution.SerialExecutor"
     workers: int = 1
     timeout_s: float | None = 600.0
 
@@ -46,12 +46,12 @@ class SerialExecutor(Executor):
         self._affinity: set[int] = set()  # the caller's cores, while pinned
 
     def start(self, problem: ProblemSource) -> list[WorkerInfo]:
-        from searchlab.execution._worker import build_problem
+        from searchlab.run.execution._worker import build_problem
 
         built = build_problem(problem)
         device = DeviceInfo()
         if built.device_need is DeviceNeed.OPENCL:
-            from searchlab.opencl import default_device
+            from searchlab.core.opencl import default_device
 
             device = default_device(cores=self._pin())
         self._runtime = WorkerRuntime(built, device)

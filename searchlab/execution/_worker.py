@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from searchlab.core.problem import DeviceInfo, Problem
+from searchlab.core.records import Config, FailureMode, Measurement, Status
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.records import Config, FailureMode, Measurement, Status
 
 
 def build_problem(source: Problem | Mapping[str, Any]) -> Problem:

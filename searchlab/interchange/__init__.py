@@ -56,12 +56,25 @@ def resolve(path: str | Path, what: str, base: Path | None = None) -> Path:
     raise ConfigError(f"{what}={str(path)!r}: no such file" + (f" (looked in {base} and the current directory)" if base else ""))
 
 
+def read_json(path: str | Path, what: str) -> Any:
+    """The JSON in ``path`` (``.gz``: gzipped); a missing or unreadable file is one ConfigError
+    naming ``what`` (e.g. "table file")."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{what} {str(path)!r} does not exist")
+    try:
+        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
+            return json.load(fh)
+    except (OSError, ValueError, EOFError) as exc:  # ValueError: bad JSON, bad UTF-8, bad gzip trailer
+        raise ConfigError(f"{what} {str(path)!r} is not readable JSON: {exc}") from None
+
+
 def load_document(path: str | Path, what: str) -> dict[str, Any]:
     """A JSON (``.json``, ``.json.gz``) or YAML (``.yaml``, ``.yml``) mapping."""
     p = resolve(path, what)
     try:
         opener = gzip.open if p.suffix == ".gz" else open
-        with opener(p, "rt") as fh:  # type: ignore[operator]
+        with opener(p, "rt") as fh:
             text = fh.read()
         if p.suffix in (".yaml", ".yml"):
             import yaml

@@ -19,8 +19,8 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from searchlab.core.records import Direction, FailureMode, Status
 from searchlab.interchange.t4 import Record
-from searchlab.records import Direction, FailureMode, Status
 
 _FAILURES = {FailureMode.COMPILE: "CompilationFailedConfig", FailureMode.INVALID: "InvalidConfig",
              FailureMode.CONSTRAINT: "InvalidConfig"}

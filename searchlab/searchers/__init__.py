@@ -1,5 +1,13 @@
 """Searchers: one algorithm per private module, re-exported here.
 
+Layout (as Optuna nests its sampler families): standalone searchers are modules
+(``_random``, ``_exhaustive``, ``_dp``, ``_portfolio``); a family with its own model or driver
+is a subpackage (``_auto/``, ``_bandit/``, ``_optuna/``, ``_probabilistic/``, ``_sequential/``,
+``_threshold/``, ``_transfer/``); code shared across families is in ``_support/``; ``_base``,
+``_schema`` and ``_tunable`` are the contract every searcher builds on. Stored configs name
+the public path ``searchlab.searchers.NAME`` (see ``_schema.public_target``), never a module.
+Searchers import the core layer and :mod:`searchlab.registry`, nothing above.
+
 ``SCHEMAS`` maps each built-in searcher's public name (``searcher=NAME``) to its structured
 config dataclass, derived from the constructor (:func:`searcher_config`: options are declared
 once). pyproject.toml registers the whole dict as one ``searchlab.searchers`` entry point, so a
@@ -7,20 +15,14 @@ searcher added here is found by :mod:`searchlab.registry` with no other change; 
 ``searchlab/conf/searcher/NAME.yaml`` only adds a description line (docs/registry.md).
 """
 
-from searchlab.searchers._active import ActiveConfig, ActiveSearcher
-from searchlab.searchers._auto import AutoConfig, AutoSearcher
+from searchlab.searchers._auto.searcher import AutoConfig, AutoSearcher
+from searchlab.searchers._bandit.mc import McConfig, McSearcher
+from searchlab.searchers._bandit.tag import TagConfig, TagSearcher
+from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
-from searchlab.searchers._binary import BinaryConfig, BinarySearcher
-from searchlab.searchers._cma_index import CmaIndexConfig, CmaIndexSearcher
 from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
-from searchlab.searchers._dual_annealing import DualAnnealingConfig, DualAnnealingSearcher
 from searchlab.searchers._exhaustive import ExhaustiveConfig, ExhaustiveSearcher
-from searchlab.searchers._futhark_autotune import FutharkAutotuneConfig, FutharkAutotuneSearcher
-from searchlab.searchers._genetic import GeneticConfig, GeneticSearcher
-from searchlab.searchers._greedy_ils import GreedyIlsConfig, GreedyIlsSearcher
-from searchlab.searchers._instrumented import InstrumentedConfig, InstrumentedSearcher
-from searchlab.searchers._mc import McConfig, McSearcher
-from searchlab.searchers._optuna import (
+from searchlab.searchers._optuna.samplers import (
     OptunaCmaesConfig,
     OptunaCmaesSearcher,
     OptunaGpConfig,
@@ -34,7 +36,7 @@ from searchlab.searchers._optuna import (
     OptunaTpeSearcher,
 )
 from searchlab.searchers._portfolio import PortfolioConfig, PortfolioSearcher
-from searchlab.searchers._probabilistic import (
+from searchlab.searchers._probabilistic.searcher import (
     ProbabilisticConfig,
     ProbabilisticSearcher,
     ProbabilisticTrivialConfig,
@@ -42,16 +44,22 @@ from searchlab.searchers._probabilistic import (
 )
 from searchlab.searchers._random import RandomConfig, RandomSearcher
 from searchlab.searchers._schema import searcher_config
-from searchlab.searchers._simple import SimpleConfig, SimpleSearcher
-from searchlab.searchers._simulated_annealing import SimulatedAnnealingConfig, SimulatedAnnealingSearcher
-from searchlab.searchers._tag import TagConfig, TagSearcher
-from searchlab.searchers._transfer import TransferConfig, TransferSearcher
-from searchlab.searchers._transfer_gp import TransferGpConfig, TransferGpSearcher
-from searchlab.searchers._transfer_prune import TransferPruneConfig, TransferPruneSearcher
-from searchlab.searchers._transfer_topk import TransferTopKConfig, TransferTopKSearcher
-from searchlab.searchers._transfer_warm import TransferWarmConfig, TransferWarmSearcher
+from searchlab.searchers._sequential.dual_annealing import DualAnnealingConfig, DualAnnealingSearcher
+from searchlab.searchers._sequential.genetic import GeneticConfig, GeneticSearcher
+from searchlab.searchers._sequential.greedy_ils import GreedyIlsConfig, GreedyIlsSearcher
+from searchlab.searchers._sequential.simulated_annealing import SimulatedAnnealingConfig, SimulatedAnnealingSearcher
+from searchlab.searchers._threshold.active import ActiveConfig, ActiveSearcher
+from searchlab.searchers._threshold.binary import BinaryConfig, BinarySearcher
+from searchlab.searchers._threshold.cma_index import CmaIndexConfig, CmaIndexSearcher
+from searchlab.searchers._threshold.futhark_autotune import FutharkAutotuneConfig, FutharkAutotuneSearcher
+from searchlab.searchers._threshold.instrumented import InstrumentedConfig, InstrumentedSearcher
+from searchlab.searchers._threshold.simple import SimpleConfig, SimpleSearcher
+from searchlab.searchers._transfer.gp import TransferGpConfig, TransferGpSearcher
+from searchlab.searchers._transfer.prune import TransferPruneConfig, TransferPruneSearcher
+from searchlab.searchers._transfer.topk import TransferTopKConfig, TransferTopKSearcher
+from searchlab.searchers._transfer.transfer import TransferConfig, TransferSearcher
+from searchlab.searchers._transfer.warm import TransferWarmConfig, TransferWarmSearcher
 from searchlab.searchers._tunable import Tunable, tunable_ranges
-from searchlab.searchers._uct import UctConfig, UctSearcher
 
 SCHEMAS: dict[str, type] = {
     "auto": AutoConfig,

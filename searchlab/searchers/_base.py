@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, TypeVar, Union
 
 import numpy as np
 
+from searchlab.core.records import Candidate, Config, Direction, Result, loss
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
-from searchlab.records import Candidate, Config, Direction, Result, loss
 from searchlab.spaces import Space, View, view_as
 
 
@@ -36,13 +36,28 @@ class Proposal:
 
 
 ProposalLike = Union[Proposal, Config]
+T = TypeVar("T")
+
+
+def drain(n: int, draw: Callable[[], T | None]) -> list[T]:
+    """Up to ``n`` results of ``draw()``, stopping at the first None (nothing left for now):
+    the batch loop of every searcher that proposes one configuration at a time."""
+    out: list[T] = []
+    while len(out) < n:
+        item = draw()
+        if item is None:
+            break
+        out.append(item)
+    return out
 
 
 class Searcher(ABC):
     name: ClassVar[str] = "searcher"
     space_kinds: ClassVar[tuple[type[Space], ...]] = (Space,)
     requires: ClassVar[frozenset[str]] = frozenset()  # problem capabilities needed
-    unique: ClassVar[bool] = True  # never proposes a configuration twice
+    # Never proposes a configuration twice. Per instance (not a ClassVar): a searcher whose
+    # option allows repeats (e.g. ``no_repeat=False``) sets it in its constructor.
+    unique: bool = True
     __schema_base__: ClassVar[bool] = True  # the run's parameters, not options (searchlab.core.schema.options)
 
     def __init__(self, space: Space, *, direction: Direction = Direction.MINIMIZE, seed: int | None = None) -> None:
@@ -71,7 +86,7 @@ class Searcher(ABC):
 
         Why: a schedule that depends on the budget (simulated annealing's cooling, Kernel Tuner's
         ``max_fevals``) must span the run it is in, not a fixed length (issue 22, item 7). Told by
-        :class:`searchlab.loop.SearchLoop`, the one place every run (CLI, studies, ``optimize``)
+        :class:`searchlab.run.loop.SearchLoop`, the one place every run (CLI, studies, ``optimize``)
         passes through, so no builder has to forward it; a searcher driven by hand keeps ``None``
         and its own defaults.
         """

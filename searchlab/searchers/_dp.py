@@ -23,8 +23,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from searchlab.core.records import Candidate, Config, Direction, Result, Status
 from searchlab.errors import ConfigError
-from searchlab.records import Candidate, Config, Direction, Result, Status
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import DerivationGraph, Space
@@ -57,7 +57,8 @@ class DpSearcher(Searcher):
         if isinstance(n_best, bool) or not isinstance(n_best, int) or n_best < 1:
             raise ConfigError(f"searcher.n_best={n_best!r}: must be a positive integer")
         super().__init__(space, **kwargs)
-        self.graph: SubproblemGraph = self.space  # type: ignore[assignment]
+        assert isinstance(self.space, SubproblemGraph)  # space_kinds
+        self.graph: SubproblemGraph = self.space
         self.n_best = n_best
         self.order = list(self.graph.subproblems())
         self.top = self.order[-1]

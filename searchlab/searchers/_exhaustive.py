@@ -13,8 +13,9 @@ makes the exhaustive reference feasible where the plateau product is not.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
-from searchlab.records import Candidate, Config, Result
+from searchlab.core.records import Candidate, Config, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Space, ThresholdTree
@@ -26,10 +27,10 @@ class ExhaustiveSearcher(Searcher):
     max_size_default = 1_000_000
 
     def __init__(self, space: Space, *, max_size: int = 1_000_000, shuffle: bool = False, tree_aware: bool = True,
-                 **kwargs: object) -> None:
+                 **kwargs: Any) -> None:
         self._trees = None
         if tree_aware and isinstance(space, ThresholdTree):
-            from searchlab.searchers._threshold_common import TreeWiseEnumeration
+            from searchlab.searchers._threshold.common import TreeWiseEnumeration
 
             self._trees = TreeWiseEnumeration(space)
         size = self._trees.size if self._trees is not None else space.size()
@@ -39,7 +40,7 @@ class ExhaustiveSearcher(Searcher):
             raise IncompatibleError(
                 f"searcher 'exhaustive': the space has {size} members, more than max_size={max_size}"
             )
-        super().__init__(space, **kwargs)  # type: ignore[arg-type]
+        super().__init__(space, **kwargs)
         self._iter: Iterator[Config] = iter(self._order(shuffle))
         self._exhausted = False
         self._combined = False
@@ -49,7 +50,7 @@ class ExhaustiveSearcher(Searcher):
             return self.space.enumerate()
         members = list(self._trees.configs() if self._trees is not None else self.space.enumerate())
         if shuffle:
-            self.rng.shuffle(members)  # type: ignore[arg-type]
+            self.rng.shuffle(members)
         return members
 
     def _ask(self, n: int) -> Sequence[ProposalLike]:

@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.records import Candidate, Config, Measurement, Result
 from searchlab.errors import ConfigError, IncompatibleError
-from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable

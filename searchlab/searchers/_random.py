@@ -7,9 +7,10 @@ Monte-Carlo descent of paper 002 §4, which is uniform over arcs at each step.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from searchlab.records import Config
-from searchlab.searchers._base import ProposalLike, Searcher
+from searchlab.core.records import Config
+from searchlab.searchers._base import ProposalLike, Searcher, drain
 from searchlab.searchers._schema import searcher_config
 from searchlab.spaces import Space
 
@@ -18,8 +19,8 @@ class RandomSearcher(Searcher):
     name = "random"
     space_kinds = (Space,)
 
-    def __init__(self, space: Space, *, tries: int = 200, **kwargs: object) -> None:
-        super().__init__(space, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, space: Space, *, tries: int = 200, **kwargs: Any) -> None:
+        super().__init__(space, **kwargs)
         self.tries = tries
         self._left: list[Config] | None = None  # unseen members, once draws keep colliding
         self._exhausted = False
@@ -37,15 +38,14 @@ class RandomSearcher(Searcher):
             return None
         return self._left.pop(int(self.rng.integers(len(self._left))))
 
-    def _ask(self, n: int) -> Sequence[ProposalLike]:
-        out: list[Config] = []
-        while len(out) < n:
-            config = self._draw()
-            if config is None:
-                break
+    def _draw_unseen(self) -> Config | None:
+        config = self._draw()
+        if config is not None:
             self._seen.add(config)  # so the next draw in this batch avoids it
-            out.append(config)
-        return out
+        return config
+
+    def _ask(self, n: int) -> Sequence[ProposalLike]:
+        return drain(n, self._draw_unseen)
 
     def _done(self) -> bool:
         return self._exhausted

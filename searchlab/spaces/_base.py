@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from searchlab.records import Config
+from searchlab.core.records import Config
 
 
 class Space(ABC):

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.records import Config
 from searchlab.spaces._base import Space
 
 Node = Hashable

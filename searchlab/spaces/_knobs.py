@@ -15,9 +15,9 @@ from typing import Any, Union
 
 import numpy as np
 
+from searchlab.core.expr import Expression
+from searchlab.core.records import Config, Value
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.expr import Expression
-from searchlab.records import Config, Value
 from searchlab.spaces._base import Space
 
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.records import Config
 from searchlab.spaces._base import Space
 
 FUTHARK_DEFAULT_THRESHOLD = 32768  # 2**15, Futhark's default for unset size thresholds

@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from searchlab.core.records import Config, Value, as_int
 from searchlab.errors import InvalidConfigError
-from searchlab.records import Config, Value
 from searchlab.spaces._base import Space
 from searchlab.spaces._dag import Arc, DerivationGraph, Node
 from searchlab.spaces._knobs import KnobSpace, OrdinalKnob
@@ -55,7 +55,7 @@ class DecisionDAG(DerivationGraph):
         return [arc for arc in self._partial_children(node) if self.count_sinks(arc[1]) > 0]
 
     def _partial_children(self, node: Node) -> list[Arc]:
-        prefix: tuple[Value, ...] = tuple(node)  # type: ignore[arg-type]
+        prefix = _prefix(node)
         if len(prefix) == len(self._names):
             return []
         knob = self.knobs.knobs[len(prefix)]
@@ -67,10 +67,10 @@ class DecisionDAG(DerivationGraph):
         return out
 
     def is_word(self, node: Node) -> bool:
-        return len(node) == len(self._names)  # type: ignore[arg-type]
+        return len(_prefix(node)) == len(self._names)
 
     def key(self, node: Node) -> str:
-        return json.dumps(list(node), separators=(",", ":"))  # type: ignore[call-overload]
+        return json.dumps(list(_prefix(node)), separators=(",", ":"))
 
     def node(self, key: str) -> tuple[Value, ...]:
         try:
@@ -83,7 +83,7 @@ class DecisionDAG(DerivationGraph):
         return node
 
     def count_sinks(self, node: Node | None = None) -> int:
-        prefix: tuple[Value, ...] = () if node is None else tuple(node)  # type: ignore[arg-type]
+        prefix = () if node is None else _prefix(node)
         depth = len(prefix)
         memo_key = (depth, tuple(prefix[i] for i in self._relevant[depth]))
         if memo_key not in self._memo:
@@ -94,10 +94,16 @@ class DecisionDAG(DerivationGraph):
         return self._memo[memo_key]
 
     def to_config(self, proposal: Config) -> Config:
-        return Config(self._assigned(self.word_of(proposal)))  # type: ignore[arg-type]
+        return Config(self._assigned(_prefix(self.word_of(proposal))))
 
     def from_config(self, config: Config) -> Config:
         return self.word_config(tuple(config[n] for n in self._names))
+
+
+def _prefix(node: Node) -> tuple[Value, ...]:
+    """A node of the decision DAG: the tuple of the first knobs' values."""
+    assert isinstance(node, tuple), node
+    return node
 
 
 def plateau_knobs(tree: ThresholdTree) -> KnobSpace:
@@ -116,7 +122,7 @@ class View:
 
 def _snap(tree: ThresholdTree) -> Callable[[Config], Config]:
     def encode(config: Config) -> Config:
-        return Config({n: tree.plateau_values(n)[tree.plateau_index(n, int(v))] for n, v in config.items()})  # type: ignore[arg-type]
+        return Config({n: tree.plateau_values(n)[tree.plateau_index(n, as_int(v))] for n, v in config.items()})
 
     return encode
 

@@ -5,8 +5,10 @@
 (replays as parallel Ray tasks, or live runs one after another) and then aggregates it.
 The metrics are defined in :mod:`searchlab.study._metrics`.
 
-Importing this package is cheap (no pandas, matplotlib or Ray): ``searchlab.tables``
-imports :func:`table_from_run` from here.
+Importing this package is cheap (no pandas, matplotlib or Ray). :func:`table_from_run`
+(:mod:`._tables`) is also what ``searchlab.adapters.table.problem`` uses to open a run directory as a table;
+it imports it from :mod:`._tables` directly, so the table problem does not depend on the
+study package (the package's lazy ``__getattr__`` reaches the whole study machinery).
 """
 
 from searchlab.study._tables import table_from_run

@@ -101,10 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     meta = result["meta"]
     print(f"searchlab.study: {meta['runs']} runs, {meta['problems']} problem(s), {meta['searchers']} searcher(s); "
-          f"report: {result['paths']['html']}", flush=True)  # type: ignore[index]
+          f"report: {result['paths']['html']}", flush=True)
     for key in ("grid wall time (s)", "report wall time (s)", "total wall time (s)"):
-        if key in meta:  # type: ignore[operator]
-            print(f"  {key}: {meta[key]}", flush=True)  # type: ignore[index]
+        if key in meta:
+            print(f"  {key}: {meta[key]}", flush=True)
     return 0
 
 

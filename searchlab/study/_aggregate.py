@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+import searchlab.study._metrics as M
+from searchlab.core.records import Direction, loss
 from searchlab.errors import ConfigError
-from searchlab.records import Direction, loss
-from searchlab.study import _metrics as M
 from searchlab.study._collect import RunData
 from searchlab.study._compare import comparisons, methodology_columns, run_scores, score_columns
 from searchlab.study._stats import Comparison
@@ -78,7 +78,7 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
     This is the population of the exact random baseline (docs/study.md, "The random baseline"):
     the members the space's known constraints allow -- what ``random`` samples uniformly,
     without repeats -- with their recorded outcome, failures included."""
-    from searchlab.tables import TableProblem
+    from searchlab.adapters.table.problem import TableProblem
 
     cfg = run.config.get("problem")
     if not isinstance(cfg, dict) or "_target_" not in cfg:
@@ -88,11 +88,14 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
     if not is_registered("problem", cfg["_target_"]):  # a record is data: nothing else is imported or built
         return None
     try:
-        from searchlab.execution import build_problem
+        from searchlab.run.execution import build_problem
 
         if not issubclass(registered_class("problem", cfg["_target_"], f"{run.path}: problem"), TableProblem):
             return None
-        table = build_problem(recompose("problem", cfg, str(run.path))).table  # type: ignore[attr-defined]
+        problem = build_problem(recompose("problem", cfg, str(run.path)))
+        if not isinstance(problem, TableProblem):
+            return None
+        table = problem.table
     except UntrustedTargetError:
         raise
     except Exception as exc:

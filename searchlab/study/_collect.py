@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.records import Direction, Measurement, Status, loss
 from searchlab.errors import ConfigError
-from searchlab.records import Direction, Measurement, Status, loss
 
 SUMMARY = "summary.json"
 
@@ -96,7 +96,7 @@ def _recorded_loss(measurement: Measurement, direction: Direction) -> float:
 
 
 def read_run_data(run_dir: Path) -> RunData:
-    from searchlab.store import read_run
+    from searchlab.core.store import read_run
 
     info, recorded = read_run(run_dir)
     results = [r for r in recorded if r.status is not Status.INFEASIBLE]

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from searchlab.records import Direction
-from searchlab.study import _metrics as M
-from searchlab.study import _stats as S
+import searchlab.study._metrics as M
+import searchlab.study._stats as S
+from searchlab.core.records import Direction
 from searchlab.study._collect import RunData
 
 if TYPE_CHECKING:

@@ -17,47 +17,15 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from searchlab.errors import ConfigError
+from searchlab.study._cells import Cell, _compose_run
 from searchlab.study._config import overrides_of, seeds_of
 
 BIG_BUDGET = 1_000_000_000  # an exhaustive run for a table stops when the space is exhausted
-
-
-@dataclass(frozen=True)
-class Cell:
-    problem: str
-    searcher: str
-    seed: int
-    run_dir: Path
-    cfg: dict[str, Any]  # the composed run config (plain containers)
-
-
-def _compose_run(overrides: list[str]) -> dict[str, Any]:
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    from searchlab.cli import CONF_DIR
-    from searchlab.config import register_configs
-
-    register_configs()
-    try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = compose("config", overrides=overrides)
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError(f"study: overrides {overrides} do not compose: {str(exc).splitlines()[0]}") from None
-    container = OmegaConf.to_container(cfg, resolve=True)
-    assert isinstance(container, dict)
-    out: dict[str, Any] = {str(k): v for k, v in container.items()}
-    path = (out.get("problem") or {}).get("path")
-    if isinstance(path, str) and not os.path.isabs(path) and os.path.exists(path):
-        out["problem"]["path"] = os.path.abspath(path)  # Ray workers and later readers need no cwd
-    return out
 
 
 def _table_by_exhaustive(label: str, overrides: list[str], tables_dir: Path) -> Path:
@@ -107,7 +75,7 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
     """Refuse (or, with skip_incompatible, leave out) problem/searcher pairs that cannot work."""
     from hydra.utils import get_class
 
-    from searchlab.execution import build_problem
+    from searchlab.run.execution import build_problem
     from searchlab.searchers import Searcher
 
     problems: dict[str, Any] = {}
@@ -188,28 +156,11 @@ def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
     return cells, [*notes, *more]
 
 
-def execute_cell(cell: Cell) -> dict[str, Any]:
-    """Run (or resume, or keep) one cell; returns a one-line record of it."""
-    from searchlab.app import execute
-
-    if (cell.run_dir / "summary.json").is_file():
-        summary = json.loads((cell.run_dir / "summary.json").read_text())
-        return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": True,
-                "evaluations": summary.get("evaluations"), "stop": summary.get("stop_reason")}
-    cfg = dict(cell.cfg)
-    if (cell.run_dir / "results.db").exists():
-        cfg["resume"] = str(cell.run_dir)
-    started = time.time()
-    summary = execute(cfg, cell.run_dir, names=(cell.problem, cell.searcher), quiet=True)
-    return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": False, "wall_s": time.time() - started,
-            "evaluations": summary.get("evaluations"), "stop": summary.get("stop_reason")}
-
-
 def default_study_dir(name: str) -> Path:
     return Path("outputs") / "study" / time.strftime("%Y-%m-%d") / f"{time.strftime('%H-%M-%S')}_{name}"
 
 
-def run_study(cfg: Any, extra_paths: list[str] = (), out: str | None = None) -> dict[str, Any]:  # type: ignore[assignment]
+def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None) -> dict[str, Any]:
     """Run the grid of a composed study config, then write its report; returns what was written."""
     from omegaconf import OmegaConf
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from searchlab.study import _metrics as M
+import searchlab.study._metrics as M
 from searchlab.study._aggregate import StudyData
 from searchlab.study._stats import ALPHA, Comparison
 

@@ -2,7 +2,7 @@
 
 Conventions, defined once:
 
-- **loss** (:func:`searchlab.records.loss`): the objective if minimised, its negation if
+- **loss** (:func:`searchlab.core.records.loss`): the objective if minimised, its negation if
   maximised; ``+inf`` for a failed evaluation or a sub-problem measurement, which
   therefore never counts as a best.
 - **best so far** after ``n`` evaluations: the smallest loss among the first ``n``
@@ -44,7 +44,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from searchlab.records import Direction
+from searchlab.core.records import Direction
 
 LEVELS = (0.5, 0.7, 0.9, 0.95)
 CURVE_PERCENTILES = (10.0, 90.0)  # paper 001 Fig. 11: mean with 10th/90th percentiles

@@ -14,7 +14,7 @@ UNKNOWN = "unknown"
 
 def node_rows(runs: Sequence[Any]) -> list[dict[str, Any]]:
     """One row per node: the runs that used it, its evaluations and their share."""
-    from searchlab.store import node_counts
+    from searchlab.core.store import node_counts
 
     evaluations: dict[str, int] = {}
     runs_on: dict[str, int] = {}

@@ -17,11 +17,16 @@ import base64
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from searchlab.study import _stats as S
+import searchlab.study._stats as S
 from searchlab.study._aggregate import LEVEL_GRID, Curves
+
+if TYPE_CHECKING:  # matplotlib is imported lazily (start-up time); these are for the checker only
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure as MplFigure
 
 
 @dataclass(frozen=True)
@@ -33,16 +38,16 @@ class Figure:
     band: str = ""  # what the shaded band is (its level), repeated under the figure in the report
 
 
-def _png(fig: object) -> str:
+def _png(fig: MplFigure) -> str:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")  # type: ignore[attr-defined]
-    plt.close(fig)  # type: ignore[arg-type]
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _axes(title: str, xlabel: str, ylabel: str) -> tuple[object, object]:
+def _axes(title: str, xlabel: str, ylabel: str) -> tuple[MplFigure, Axes]:
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -59,12 +64,12 @@ def _axes(title: str, xlabel: str, ylabel: str) -> tuple[object, object]:
 BAND = f"{round(S.BAND_LEVEL * 100)} % bootstrap CI of the mean over runs"
 
 
-def _banded(ax: object, x: np.ndarray, runs: np.ndarray, label: str) -> None:
+def _banded(ax: Axes, x: np.ndarray, runs: np.ndarray, label: str) -> None:
     """Mean line and the shaded bootstrap band of the mean (the runs' spread is in the tables:
     dotted percentile lines of four searchers made the figure unreadable)."""
     mean, lo, hi = S.bootstrap_band(runs)
-    (line,) = ax.plot(x, mean, label=label, lw=1.6)  # type: ignore[attr-defined]
-    ax.fill_between(x, lo, hi, alpha=0.2, color=line.get_color(), lw=0)  # type: ignore[attr-defined]
+    (line,) = ax.plot(x, mean, label=label, lw=1.6)
+    ax.fill_between(x, lo, hi, alpha=0.2, color=line.get_color(), lw=0)
 
 
 def _anytime(problem: str, curves: Sequence[Curves]) -> Figure:
@@ -72,22 +77,23 @@ def _anytime(problem: str, curves: Sequence[Curves]) -> Figure:
                     "evaluations", "fraction of peak")
     for c in curves:
         _banded(ax, np.arange(1, c.fractions.shape[1] + 1), c.fractions, f"{c.searcher} ({len(c.fractions)} runs)")
-    ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
-    ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right", fontsize="small")
     return Figure("anytime", problem, "best so far vs evaluations", _png(fig), BAND)
 
 
 def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
-    timed = [c for c in curves if c.time_grid is not None and c.time_fractions is not None]
+    timed = [(c.searcher, c.time_grid, c.time_fractions) for c in curves
+             if c.time_grid is not None and c.time_fractions is not None]
     if not timed:
         return None
     fig, ax = _axes(f"{problem}: best so far vs charged time\nmean; shaded: {BAND}",
                     "charged time (s)", "fraction of peak")
-    for c in timed:
-        _banded(ax, c.time_grid, c.time_fractions, c.searcher)  # type: ignore[arg-type]
-    ax.set_xscale("log")  # type: ignore[attr-defined]
-    ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
-    ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
+    for searcher, grid, fractions in timed:
+        _banded(ax, grid, fractions, searcher)
+    ax.set_xscale("log")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right", fontsize="small")
     return Figure("time", problem, "best so far vs charged time", _png(fig), BAND)
 
 
@@ -97,31 +103,31 @@ def _levels(problem: str, curves: Sequence[Curves]) -> Figure:
     for c in curves:
         p30, p50, p70 = (np.where(np.isfinite(c.level_percentiles[:, i]), c.level_percentiles[:, i], np.nan)
                          for i in range(3))
-        (line,) = ax.plot(LEVEL_GRID, p50, marker=".", label=c.searcher)  # type: ignore[attr-defined]
-        ax.fill_between(LEVEL_GRID, p30, p70, alpha=0.15, color=line.get_color())  # type: ignore[attr-defined]
-    ax.set_xlim(0, 1.0)  # type: ignore[attr-defined]
-    ax.legend(loc="upper left", fontsize="small")  # type: ignore[attr-defined]
+        (line,) = ax.plot(LEVEL_GRID, p50, marker=".", label=c.searcher)
+        ax.fill_between(LEVEL_GRID, p30, p70, alpha=0.15, color=line.get_color())
+    ax.set_xlim(0, 1.0)
+    ax.legend(loc="upper left", fontsize="small")
     return Figure("levels", problem, "tests to level", _png(fig))
 
 
 def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
-    scored = [c for c in curves if c.score is not None and np.isfinite(c.score).any()]
+    scored = [(c, c.score) for c in curves if c.score is not None and np.isfinite(c.score).any()]
     if not scored:
         return None
-    low = min(float(np.nanmin(c.score)) for c in scored)  # type: ignore[arg-type]
+    low = min(float(np.nanmin(score)) for _, score in scored)
     cut = " (axis cut at -1)" if low < -1.0 else ""
     fig, ax = _axes(f"{problem}: random-normalised score (S - R) / (opt - R){cut}\nmean; shaded: {BAND}",
                     "evaluations", "score")
-    for c in scored:
-        x = np.arange(1, len(c.score) + 1)  # type: ignore[arg-type]
+    for c, score in scored:
+        x = np.arange(1, len(score) + 1)
         if c.run_scores is not None and np.isfinite(c.run_scores).all(axis=0).any():
             ok = np.isfinite(c.run_scores).all(axis=0)
             _banded(ax, x[ok], c.run_scores[:, ok], c.searcher)
         else:
-            ax.plot(x, c.score, label=c.searcher)  # type: ignore[attr-defined]
-    ax.axhline(0.0, color="grey", lw=0.8)  # type: ignore[attr-defined]
-    ax.set_ylim(max(-1.0, low - 0.05), 1.05)  # type: ignore[attr-defined]
-    ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
+            ax.plot(x, score, label=c.searcher)
+    ax.axhline(0.0, color="grey", lw=0.8)
+    ax.set_ylim(max(-1.0, low - 0.05), 1.05)
+    ax.legend(loc="lower right", fontsize="small")
     return Figure("score", problem, "random-normalised score", _png(fig), BAND)
 
 
@@ -135,15 +141,15 @@ def _failures(curves: Sequence[Curves]) -> Figure | None:
     left = np.zeros(len(shown))
     for mode in modes:
         share = np.array([c.failures.get(mode, 0.0) for c in shown])
-        ax.barh(labels, share, left=left, label=mode)  # type: ignore[attr-defined]
+        ax.barh(labels, share, left=left, label=mode)
         left += share
     if not modes:
-        ax.barh(labels, left)  # type: ignore[attr-defined]
-        ax.text(0.5, 0.5, "no failed evaluation", transform=ax.transAxes, ha="center")  # type: ignore[attr-defined]
-    ax.set_xlim(0, max(0.05, float(left.max()) * 1.1))  # type: ignore[attr-defined]
+        ax.barh(labels, left)
+        ax.text(0.5, 0.5, "no failed evaluation", transform=ax.transAxes, ha="center")
+    ax.set_xlim(0, max(0.05, float(left.max()) * 1.1))
     if modes:
-        ax.legend(loc="lower right", fontsize="small")  # type: ignore[attr-defined]
-    fig.set_size_inches(7.0, 1.2 + 0.35 * len(shown))  # type: ignore[attr-defined]
+        ax.legend(loc="lower right", fontsize="small")
+    fig.set_size_inches(7.0, 1.2 + 0.35 * len(shown))
     return Figure("failures", "", "failure shares", _png(fig))
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchlab.store import _SCHEMA, DB_NAME, SCHEMA_VERSION, connect, migrate
+from searchlab.core.store import _SCHEMA, DB_NAME, SCHEMA_VERSION, connect, migrate
 
 TABLES = ("meta", "runs", "sessions", "evaluations")
 SUMMARY = "summary.json"

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.errors import ConfigError, SearchlabError
-from searchlab.study._grid import Cell, execute_cell
+from searchlab.study._cells import Cell, execute_cell
 
 
 class StudyError(SearchlabError, RuntimeError):
@@ -45,9 +45,9 @@ def _task(cell: Cell, cwd: str, prior: Any = None) -> Any:
     import tempfile
     from pathlib import Path
 
-    from searchlab.execution._base import current_node
+    from searchlab.core.threads import limit_pools
+    from searchlab.run.execution._base import current_node
     from searchlab.study._publish import ReplayOutcome, dump_rows, run_files, write_rows
-    from searchlab.threads import limit_pools
 
     limit_pools()  # this task's num_cpus, whatever the worker inherited or built before (docs/threads.md)
     if os.path.isdir(cwd):  # relative paths in problem configs mean what they meant to the driver
@@ -68,9 +68,9 @@ def _cores() -> int:
 def _start_ray(workers: int | None, address: str | None) -> bool:
     """Start Ray unless it runs; True if this call started it (loopback only, token auth on).
 
-    ``address``: join that cluster with token authentication (searchlab.execution._join).
+    ``address``: join that cluster with token authentication (searchlab.run.execution._join).
     """
-    from searchlab.execution._ray import LOOPBACK, local_ray_environment
+    from searchlab.run.execution._ray import LOOPBACK, local_ray_environment
 
     if not address:
         local_ray_environment()
@@ -80,7 +80,7 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
     if ray.is_initialized():
         return False
     if address:
-        from searchlab.execution._join import join_cluster
+        from searchlab.run.execution._join import join_cluster
 
         join_cluster(address, "study.ray_address")
         return False
@@ -149,7 +149,7 @@ def _replay(cells: Sequence[Cell], workers: int | None, address: str | None) -> 
 
 def _check_head(gcs: str, lost_since: float | None, done: int, total: int) -> float | None:
     """None while the head answers; raises once it has been unreachable for HEAD_GRACE_S."""
-    from searchlab.execution._join import head_reachable
+    from searchlab.run.execution._join import head_reachable
 
     if head_reachable(gcs):
         return None

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.study import _metrics as M
-from searchlab.study import _nodes as N
-from searchlab.study import _report_pairs as P
+import searchlab.study._metrics as M
+import searchlab.study._nodes as N
+import searchlab.study._report_pairs as P
 from searchlab.study._aggregate import StudyData
 from searchlab.study._headline import headlines
 from searchlab.study._stats import BAND_LEVEL
@@ -77,7 +77,7 @@ def applicable_notes(data: StudyData) -> list[str]:
             return False
         replay = any(i.table_values is not None for i in data.instances.values() if i.problem == problem)
         try:
-            return not replay and registry.problem_class(problem).device_need is DeviceNeed.NONE  # type: ignore[attr-defined]
+            return not replay and getattr(registry.problem_class(problem), "device_need", None) is DeviceNeed.NONE
         except Exception:
             return False
 
@@ -256,7 +256,7 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
     metrics = pd.DataFrame(data.rows)
     metrics.to_csv(paths["csv"], index=False)
     metrics.to_parquet(paths["parquet"], index=False)
-    P.frame(data.comparisons).to_csv(paths["pairwise"], index=False)  # type: ignore[attr-defined]
+    P.frame(data.comparisons).to_csv(paths["pairwise"], index=False)
     evaluations_frame(data).to_parquet(paths["evaluations"], index=False)
     paths["html"].write_text(render_html(data, figures, meta))
     paths["markdown"].write_text(render_markdown(data, meta))

@@ -10,9 +10,13 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from searchlab.study._compare import METRICS
 from searchlab.study._stats import ALPHA, Comparison
+
+if TYPE_CHECKING:  # pandas is imported lazily
+    import pandas as pd
 
 EXPLAIN = (f"Wilcoxon signed-rank test on paired runs (same problem and seed), two-sided, Holm-corrected over the "
            f"pairs of each table; 'beats' needs p(Holm) < {ALPHA}. r: matched-pairs rank-biserial correlation from "
@@ -100,7 +104,7 @@ def markdown(comparisons: Sequence[Comparison]) -> list[str]:
             *[f"- {line}" for line in verdict_lines(comparisons)], ""]
 
 
-def frame(comparisons: Sequence[Comparison]) -> object:
+def frame(comparisons: Sequence[Comparison]) -> pd.DataFrame:
     import pandas as pd
 
     columns = list(Comparison("", "", "", "", 0, 0, 0, 0, math.nan, math.nan, math.nan, math.nan, 0.0).as_row())

@@ -56,7 +56,7 @@ def table_path(label: str, problem_cfg: Mapping[str, Any]) -> str:
 
 def table_key(path: str, key: str) -> str:
     """The kernel or device of the table in ``path`` (module docstring)."""
-    from searchlab.adapters.meta._train import train_table
+    from searchlab.tuning._train import train_table
 
     table = train_table(path)
     meta = dict(table.meta)
@@ -135,7 +135,7 @@ def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
 def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[str], run_dir: Path) -> list[str]:
     """Tune ``searcher`` on the tables ``train`` by a searcher_settings run (kept when done); its overrides."""
     from searchlab.app import execute
-    from searchlab.study._grid import _compose_run
+    from searchlab.study._cells import _compose_run
 
     if not train:
         raise ConfigError(f"study.searchers.{label}.tune: the fold has no training problem; give study.split")

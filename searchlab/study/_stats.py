@@ -102,7 +102,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
     for rank, i in enumerate(valid[np.argsort(p[valid], kind="stable")]):
         running = max(running, min(1.0, (m - rank) * p[i]))
         out[i] = running
-    return out.tolist()
+    return [float(v) for v in out]
 
 
 @dataclass(frozen=True)

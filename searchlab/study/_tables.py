@@ -1,4 +1,4 @@
-"""Turn a recorded run into a replayable :class:`~searchlab.tables.Table` (DESIGN.md, "Replay").
+"""Turn a recorded run into a replayable :class:`~searchlab.interchange.table.Table` (DESIGN.md, "Replay").
 
 The space is rebuilt by instantiating the run's stored problem config (no device is
 touched: ``setup`` is not called), and every recorded measurement becomes a row.
@@ -7,7 +7,7 @@ Completeness rule: by default every member of the space (after its known constra
 must have a recorded measurement -- what an exhaustive run that finished leaves behind --
 otherwise :class:`ConfigError` names how many are missing and one example. Library callers
 may accept a partial table with ``min_coverage < 1``; a configuration missing from a table
-is then answered by :class:`~searchlab.tables.TableProblem` as ``FAILED(invalid)``
+is then answered by :class:`~searchlab.adapters.table.problem.TableProblem` as ``FAILED(invalid)``
 ("configuration not in the table"), which a study counts as a failed evaluation.
 
 Rows: sub-problem measurements (DP's ``extra["subproblem"]``) are left out -- they are not
@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from searchlab.core.records import Config, Direction, Measurement, Status, as_int
 from searchlab.errors import ConfigError, StoreError
-from searchlab.records import Config, Direction, Measurement, Status
 
 if TYPE_CHECKING:
     from searchlab.spaces import ThresholdTree
@@ -75,7 +75,7 @@ class PlateauRows(Mapping[Config, Measurement]):
         space = self._space
         if set(config) != set(space.names) or not all(isinstance(v, int) for v in config.values()):
             return config
-        return Config({n: space.plateau_values(n)[space.plateau_index(n, int(v))]  # type: ignore[arg-type]
+        return Config({n: space.plateau_values(n)[space.plateau_index(n, as_int(v))]
                        for n, v in config.items()})
 
     def __getitem__(self, config: Config) -> Measurement:
@@ -115,9 +115,9 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
     (1.0: the run must be exhaustive). Tables are cached per process by the database's
     path, size and modification time, so replays in one worker load a table once.
     """
-    from searchlab.execution import build_problem
-    from searchlab.store import DB_NAME, read_run
-    from searchlab.tables import Table
+    from searchlab.core.store import DB_NAME, read_run
+    from searchlab.interchange.table import Table
+    from searchlab.run.execution import build_problem
 
     run_dir = Path(run_dir)
     if not 0.0 < min_coverage <= 1.0:

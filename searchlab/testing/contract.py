@@ -18,11 +18,11 @@ import pytest
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
+from searchlab.core.expr import Expression
 from searchlab.core.problem import Problem
+from searchlab.core.records import Candidate, Config, Measurement, Result
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
-from searchlab.expr import Expression
-from searchlab.loop import Budget, StopReason
-from searchlab.records import Candidate, Config, Measurement, Result
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import Searcher
 from searchlab.spaces import KnobSpace, OrdinalKnob, Threshold, ThresholdDataset, ThresholdTree
 
@@ -163,7 +163,7 @@ class SearcherContract:
 
 def _safe_evaluate(problem: Problem, config: Config) -> Measurement:
     from searchlab.core.problem import DeviceInfo
-    from searchlab.execution import WorkerRuntime
+    from searchlab.run.execution import WorkerRuntime
 
     runtime = WorkerRuntime(problem, DeviceInfo())
     return runtime.evaluate(config)[0]

@@ -25,8 +25,8 @@ from searchlab.adapters.futhark._chains import Chain, Level
 from searchlab.adapters.futhark._kernels import MATMUL_SOURCE
 from searchlab.adapters.futhark._program import FutharkProgram
 from searchlab.adapters.futhark._runtime import Execution, Group
+from searchlab.core.records import FailureMode
 from searchlab.errors import EvaluationError
-from searchlab.records import FailureMode
 
 
 def mm_chain(construct: str = "matmul") -> Chain:

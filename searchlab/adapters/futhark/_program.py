@@ -25,8 +25,8 @@ from searchlab.adapters.futhark._report import finalize_run
 from searchlab.adapters.futhark._runtime import Execution, Limits, Tag
 from searchlab.core.measure import MeasurementProtocol, Samples, measure
 from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
+from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 
 PRESETS = ("cpu", "gpu")
@@ -173,7 +173,7 @@ class FutharkProgram(Problem):
         super().setup(device)
         import pyopencl as cl
 
-        from searchlab.opencl import open_device
+        from searchlab.core.opencl import open_device
 
         self._ocl = open_device(device)
         self.device = self._ocl.info

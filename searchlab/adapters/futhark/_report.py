@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import searchlab.adapters.futhark._versus as vs
 from searchlab.adapters.futhark._chains import as_ints
 from searchlab.core.problem import FinalizeContext
+from searchlab.core.records import Config, Result, Status
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Result, Status
-from searchlab.verdict import run_time_unit
+from searchlab.run.verdict import run_time_unit
 
 if TYPE_CHECKING:
     from searchlab.adapters.futhark._program import FutharkProgram

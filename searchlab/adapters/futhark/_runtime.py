@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.adapters.futhark._chains import Chain, Step, choose, comparison_line
+from searchlab.core.records import FailureMode
 from searchlab.errors import EvaluationError
-from searchlab.records import FailureMode
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Execution:
     chains: Mapping[str, Chain]
     names: Mapping[str, tuple[str, ...]]
     config: Mapping[str, int] | None
-    device: Any = None  # searchlab.opencl.OpenCLDevice
+    device: Any = None  # searchlab.core.opencl.OpenCLDevice
     kernels: Mapping[str, Any] = field(default_factory=dict)
     limits: Limits | None = None
     group: int = 64  # group size of the thread-per-item versions (Futhark's default group size)

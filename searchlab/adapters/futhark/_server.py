@@ -20,8 +20,8 @@ from typing import IO, Any
 
 import futhark_server
 
+from searchlab.core.records import FailureMode
 from searchlab.errors import EvaluationError
-from searchlab.records import FailureMode
 
 _RUNTIME = re.compile(r"^runtime:\s*([0-9]+)")
 _COMPARED = re.compile(r"^Compared \S+ <= -?[0-9]+: (true|false)\.$")

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from searchlab.records import Config
+from searchlab.core.records import Config
 from searchlab.spaces import KnobSpace, OrdinalKnob, ThresholdDataset, ThresholdTree, plateau_knobs
 
 # class -> its name in the server's -L start-up line "Default NAME: N"

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from searchlab.core.records import FailureMode
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.records import FailureMode
 
 BACKENDS = ("opencl", "c", "multicore")
 INSTALL_HINT = "install it with `make setup` (tools/install_futhark.sh puts it in .venv/bin)"

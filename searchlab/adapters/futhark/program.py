@@ -39,8 +39,8 @@ from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked
 from searchlab.core.measure import MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
+from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
 
 # futhark bench's protocol made adaptive: one warm-up (besides the logged run), then at least 10

@@ -21,8 +21,8 @@ import math
 from searchlab.adapters.grammar._fft import Leaf, Spec, Split, Twiddle, TwSpec
 from searchlab.adapters.grammar._grammar import Grammar, Production
 from searchlab.adapters.grammar._tree import Tree, symbol_of
+from searchlab.core.records import FailureMode
 from searchlab.errors import EvaluationError
-from searchlab.records import FailureMode
 
 
 def dft_grammar(n: int, max_codelet: int, threads: int = 1) -> Grammar:

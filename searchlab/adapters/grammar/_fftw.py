@@ -29,8 +29,8 @@ import numpy as np
 
 from searchlab.adapters.grammar import _clib
 from searchlab.core.measure import Batch, MeasurementProtocol, Samples, measure, median_ci
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 
 if TYPE_CHECKING:
     from searchlab.adapters.grammar.dft import DftProblem

@@ -46,8 +46,8 @@ from searchlab.adapters.grammar._dftgrammar import dft_grammar, ruletree
 from searchlab.adapters.grammar._tree import TreeGraph
 from searchlab.core.measure import Batch, MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, Problem
+from searchlab.core.records import Config, Direction, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.records import Config, Direction, FailureMode, Measurement
 
 __all__ = ["DftConfig", "DftProblem", "dft_grammar", "ruletree"]
 

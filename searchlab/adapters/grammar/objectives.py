@@ -1,7 +1,7 @@
 """Example objectives for ``problem=grammar`` (a user's own is any importable callable).
 
 Each takes a :class:`searchlab.adapters.grammar.problem.Word` (plus keyword options) and returns a
-float, or a :class:`searchlab.records.Measurement` to report failures.
+float, or a :class:`searchlab.core.records.Measurement` to report failures.
 """
 
 from __future__ import annotations

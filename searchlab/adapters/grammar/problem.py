@@ -21,8 +21,8 @@ from searchlab.adapters.grammar._grammar import Grammar, load_grammar
 from searchlab.adapters.grammar._strings import StringGraph
 from searchlab.adapters.grammar._tree import Tree, TreeGraph, symbol_of
 from searchlab.core.problem import Problem
+from searchlab.core.records import Config, Direction, Measurement
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Direction, Measurement
 from searchlab.spaces import DerivationGraph
 
 

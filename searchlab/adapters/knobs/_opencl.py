@@ -31,14 +31,14 @@ import numpy as np
 
 from searchlab.adapters.knobs._common import DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
+from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, Samples, measure, protocol_from
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
+from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.core.schema import EMPTY
+from searchlab.core.sensors import SensedKnobSpace, model_from_spec
 from searchlab.errors import ConfigError
-from searchlab.expr import Expression
-from searchlab.failures import not_close
-from searchlab.records import Config, FailureMode, Measurement
-from searchlab.sensors import SensedKnobSpace, model_from_spec
+from searchlab.run.failures import not_close
 from searchlab.spaces import Knob
 
 STATIC_SENSORS = ("build_s", "code_bytes", "local_mem_bytes", "private_mem_bytes", "wg_size",
@@ -169,7 +169,7 @@ class OpenCLKnobProblem(Problem):
 
     def setup(self, device: DeviceInfo) -> None:
         super().setup(device)
-        from searchlab.opencl import open_device
+        from searchlab.core.opencl import open_device
 
         self._cl = open_device(device)
         self.device = self._cl.info

@@ -5,7 +5,7 @@ An architecture only caps what a configuration may use, so one uncapped recordin
 problem's own checks on the recorded sensors, in the problem's order, and gives what the
 evaluation would have returned under the caps. ``problem=knob_table problem.path=...
 problem.arch=small_few`` replays such a recording with the problem's sensor model, charging
-the recorded compile + run time (searchlab.tables), so studies with many seeds cost no
+the recorded compile + run time (searchlab.adapters.table.problem), so studies with many seeds cost no
 device time; ``problem.sample_noise=true`` replays one recorded launch time per evaluation.
 """
 
@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem, apply_arch
+from searchlab.adapters.table.problem import ReplayNoiseConfig, TableProblem, load_table
 from searchlab.core.problem import DeviceInfo
+from searchlab.core.records import Config, Measurement
+from searchlab.core.sensors import SensedKnobSpace
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Measurement
-from searchlab.sensors import SensedKnobSpace
-from searchlab.tables import ReplayNoiseConfig, Table, TableProblem, load_table
+from searchlab.interchange.table import Table
 
 
 def problem_classes() -> dict[str, type[OpenCLKnobProblem]]:

@@ -19,9 +19,9 @@ import numpy as np
 from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.core.measure import MeasurementProtocol
+from searchlab.core.records import Config
 from searchlab.core.schema import EMPTY
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
 
 WG = 32  # work-items per work-group (fixed; the knobs are banks and accesses, as in §8.1)

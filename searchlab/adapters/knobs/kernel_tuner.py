@@ -6,7 +6,7 @@ joined with commas). Here its parameters become ordinal knobs, and each entry a 
 
 - a number in the objective field (``time``, ms): OK, with the recorded ``times`` as
   samples (every one kept: ``problem.sample_noise=true`` replays one of them per evaluation,
-  searchlab.tables) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``), the
+  searchlab.adapters.table.problem) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``), the
   objective field included, so a sensor model's objective formula (default: ``time``)
   reads the measured objective (paper 001 §4: the quality is predicted from sensors);
 - ``"CompilationFailedConfig"``: FAILED(compile); ``"RuntimeFailedConfig"`` (the kernel
@@ -29,8 +29,6 @@ here: ``Measurement.charged_s``), so ``budget.charged_time_s`` budgets replay fa
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -38,11 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from searchlab.adapters.table.problem import ReplayNoiseConfig, TableProblem
+from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
+from searchlab.core.sensors import SensedKnobSpace, model_from_spec
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Direction, FailureMode, Measurement, Status
-from searchlab.sensors import SensedKnobSpace, model_from_spec
+from searchlab.interchange import read_json
+from searchlab.interchange.table import Table, TableKnobSpace
 from searchlab.spaces import KnobSpace, OrdinalKnob
-from searchlab.tables import ReplayNoiseConfig, Table, TableKnobSpace, TableProblem
 
 FAILURES = {
     "CompilationFailedConfig": FailureMode.COMPILE,
@@ -93,13 +93,7 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
         raise ConfigError("problem.recorded_failures=known needs problem.missing=constraint "
                           "(the known-feasible set is the recorded configurations that ran)")
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"Kernel Tuner cache {str(path)!r} does not exist")
-    try:
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
-            data = json.load(fh)
-    except (OSError, ValueError, EOFError) as exc:
-        raise ConfigError(f"Kernel Tuner cache {str(path)!r} is not readable JSON: {exc}") from None
+    data = read_json(path, "Kernel Tuner cache")
     _check_shape(data, path)
     params: Mapping[str, list[Any]] = data["tune_params"]
     names = [str(n) for n in (data.get("tune_params_keys") or params)]

@@ -24,8 +24,8 @@ import numpy as np
 from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.core.measure import MeasureConfig
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.spaces import Knob, OrdinalKnob
 
 BLOCK_M = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 16, 20, 24, 30, 32, 40, 48)

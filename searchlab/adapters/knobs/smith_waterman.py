@@ -21,8 +21,8 @@ import numpy as np
 from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.core.measure import MeasureConfig
+from searchlab.core.records import Config
 from searchlab.errors import ConfigError
-from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
 
 ALPHABET = 24

@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from searchlab.adapters.meta._train import SCORES, replay, train_table
 from searchlab.core.problem import FinalizeContext, Problem
+from searchlab.core.records import Config, Direction, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.records import Config, Direction, FailureMode, Measurement
 from searchlab.searchers._schema import option_defaults
 from searchlab.searchers._tunable import Tunable, tunable_ranges
 from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
+from searchlab.tuning._train import SCORES, replay, train_table
 
 if TYPE_CHECKING:
     from searchlab.searchers import Searcher
@@ -80,7 +80,7 @@ def _ray_running() -> bool:
 
 
 def _remote_replay(*args: Any) -> list[float]:
-    from searchlab.threads import limit_pools
+    from searchlab.core.threads import limit_pools
 
     limit_pools()
     return replay(*args)
@@ -196,7 +196,7 @@ class SearcherSettings(Problem):
 
 
 def loss_of_best(table: Any) -> float:
-    from searchlab.records import loss
+    from searchlab.core.records import loss
 
     best = table.best()
     return loss(best[1], table.direction)

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from searchlab.records import Config
+from searchlab.core.records import Config
 
 
 def config_rng(seed: int, config: Config, salt: int = 0) -> np.random.Generator:

@@ -18,8 +18,8 @@ import numpy as np
 
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
+from searchlab.core.records import Config, Direction, Measurement
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.records import Config, Direction, Measurement
 from searchlab.spaces import Arc, DerivationGraph, Node
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
-from searchlab.records import Config, Measurement
+from searchlab.core.records import Config, Measurement
 from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
 
 

@@ -1,8 +1,8 @@
-"""Formulas and parameter values of a T1 spec, parsed safely (:mod:`searchlab.expr`).
+"""Formulas and parameter values of a T1 spec, parsed safely (:mod:`searchlab.core.expr`).
 
 Kernel Tuner 1.5's T1 reader ``eval``s ``Values`` and sizes; here a ``Values`` string must be
 a list literal, ``range(...)`` or ``list(range(...))`` whose items are safe expressions, and a
-formula is a :class:`~searchlab.expr.Expression` in which ``ProblemSize[i]`` is read as the
+formula is a :class:`~searchlab.core.expr.Expression` in which ``ProblemSize[i]`` is read as the
 name ``ProblemSize_i`` (the expression language has no subscripts).
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.expr import Expression
 from searchlab.errors import ConfigError
-from searchlab.expr import Expression
 
 MAX_VALUES = 100_000
 _PS = re.compile(r"\bProblemSize\s*\[\s*(\d+)\s*\]")

@@ -3,7 +3,7 @@
 :func:`read_t1` validates a JSON or YAML file against the T1 schema and turns it into a
 typed, frozen :class:`KernelSpec`. Kernel Tuner 1.5's reader (``tune_kernel_T1``) ``eval``s
 the parameter values, sizes and restrictions; here every expression string is parsed by
-:mod:`searchlab.expr` (scalars) or :mod:`searchlab.adapters.user._arrayexpr` (reference outputs):
+:mod:`searchlab.core.expr` (scalars) or :mod:`searchlab.core.expr` (reference outputs):
 a spec is data. Semantics follow Kernel Tuner where it has them (docs/byo.md lists each):
 
 - ``KernelSpecification.ProblemSize`` (Kernel Tuner's key; not in the schema): an int or
@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchlab.adapters.user._arrayexpr import ArrayExpression
 from searchlab.adapters.user._formulas import evaluate_int, formula, parse_values
+from searchlab.core.expr import ArrayExpression, Expression
 from searchlab.errors import ConfigError
-from searchlab.expr import Expression
 from searchlab.interchange import load_document, resolve, validate
 
 DTYPES = {"int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16", "int32": "int32",

@@ -30,12 +30,12 @@ from string import Template
 from typing import Any
 
 from searchlab.adapters.user._process import Finished, run_process
+from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, measure, protocol_from
 from searchlab.core.problem import DeviceInfo, Problem
+from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.errors import ConfigError
-from searchlab.expr import Expression
 from searchlab.interchange import load_document, resolve
-from searchlab.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.spaces import KnobSpace, knob_from_spec
 
 KEYS = {"knobs", "constraints", "build", "run", "env", "template", "objective", "timeout_s", "measure"}

@@ -35,8 +35,8 @@ from searchlab.adapters.user import _data
 from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._t1 import KernelSpec, check_names, read_t1
 from searchlab.core.measure import MeasurementProtocol, protocol_from
+from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.errors import ConfigError
-from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import CategoricalKnob, Knob, OrdinalKnob
 
 MODEL: dict[str, Any] = {

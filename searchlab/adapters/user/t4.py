@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from searchlab.adapters.table.problem import TableProblem
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import read_t4
-from searchlab.tables import TableProblem
 
 
 @dataclass

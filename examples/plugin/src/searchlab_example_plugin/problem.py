@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from searchlab.core.problem import Problem
+from searchlab.core.records import Config, Measurement
 from searchlab.errors import ConfigError
-from searchlab.records import Config, Measurement
 from searchlab.spaces import IntKnob, KnobSpace
 
 

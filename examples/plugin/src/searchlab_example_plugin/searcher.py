@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from searchlab.records import Candidate, Config, Result
+from searchlab.core.records import Candidate, Config, Result
 from searchlab.searchers import Searcher
 from searchlab.spaces import KnobSpace
 

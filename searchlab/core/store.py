@@ -1,0 +1,285 @@
+"""Durable run records: one SQLite database (WAL) per run directory, ``results.db``.
+
+Every finished evaluation is committed before the searcher hears of it (the loop calls
+:meth:`RunStore.record` first), so a SIGKILL loses nothing that finished. WAL with
+``synchronous=NORMAL`` survives a killed process; it would take a power cut to lose the
+last commits. A resumed run appends a row to ``sessions`` and continues the same run.
+
+Schema 2 (issue 24) adds where work ran: ``evaluations.node`` (the Ray node id of the
+process that evaluated it; empty outside Ray) and ``runs.nodes`` (the distinct nodes, set
+when the run finishes). A schema-1 database is read as is (its nodes are unknown) and is
+migrated in place (two ``ALTER TABLE ... ADD COLUMN``) when it is opened to resume.
+
+Confirm-phase measurements (searchlab.run.confirm) are rows of ``evaluations`` with negative
+candidate ids (``meta.phase = "confirm"``): :meth:`RunStore.results` (what the searcher is
+replayed on resume, what studies read) leaves them out, :meth:`RunStore.confirmations` has them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from searchlab.core.records import Candidate, Config, Result, measurement_from_dict, measurement_to_dict
+from searchlab.errors import StoreError, WriteError
+
+DB_NAME = "results.db"
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # schema 1: before the node columns (issue 24)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY, name TEXT, problem TEXT NOT NULL, searcher TEXT NOT NULL, seed INTEGER,
+    fingerprint TEXT, direction TEXT, objective_name TEXT, known_optimum REAL,
+    config TEXT NOT NULL, space TEXT, versions TEXT, devices TEXT, host TEXT,
+    started REAL NOT NULL, ended REAL, status TEXT NOT NULL, stop_reason TEXT, nodes TEXT);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, pid INTEGER, host TEXT,
+    hydra_dir TEXT, started REAL NOT NULL, ended REAL, stop_reason TEXT);
+CREATE TABLE IF NOT EXISTS evaluations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, session_id INTEGER,
+    candidate_id INTEGER NOT NULL, config TEXT NOT NULL, config_key TEXT NOT NULL,
+    proposal TEXT, meta TEXT, status TEXT NOT NULL, failure_mode TEXT NOT NULL, message TEXT,
+    objective REAL, samples TEXT, sensors TEXT, datasets TEXT, log TEXT, extra TEXT,
+    worker TEXT, device TEXT, t_submit REAL, t_start REAL, t_end REAL,
+    queue_s REAL, compile_s REAL, run_s REAL, charged_s REAL, cache_hit INTEGER NOT NULL, node TEXT,
+    UNIQUE (run_id, candidate_id));
+CREATE INDEX IF NOT EXISTS evaluations_config ON evaluations (run_id, config_key);
+"""
+
+VERSIONED = ("searchlab", "numpy", "scipy", "ray", "optuna", "pyopencl", "hydra-core", "omegaconf")
+
+
+def package_versions() -> dict[str, str]:
+    import platform
+
+    found = {"python": platform.python_version()}
+    for name in VERSIONED:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL ("database or disk is full") or the OS's ENOSPC / EDQUOT."""
+    import errno
+
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def _no_node(worker: str) -> str:
+    return ""
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: the node columns (old rows keep NULL: where they ran is unknown)."""
+    have = {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}
+    if "node" not in have:
+        conn.execute("ALTER TABLE evaluations ADD COLUMN node TEXT")
+    if "nodes" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(runs)")}:
+        conn.execute("ALTER TABLE runs ADD COLUMN nodes TEXT")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+class RunStore:
+    """The records of one run."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, run_id: int, session_id: int) -> None:
+        self.path, self._conn, self.run_id, self.session_id = path, conn, run_id, session_id
+        # worker name -> the node it runs on; the executor's (app.py sets it), "" when unknown
+        self.node_of: Callable[[str], str] = _no_node
+
+    @classmethod
+    def create(cls, run_dir: str | Path, run: Mapping[str, Any], hydra_dir: str = "") -> RunStore:
+        """A new ``results.db`` in ``run_dir``; refuses to overwrite an existing one."""
+        path = Path(run_dir) / DB_NAME
+        if path.exists():
+            raise StoreError(f"{path} already exists: use resume={run_dir} to continue that run")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(path)
+            run_id = cls._insert_run(conn, run)
+            return cls(path, conn, run_id, cls._new_session(conn, run_id, hydra_dir))
+        except (sqlite3.Error, OSError) as exc:  # e.g. a full disk: leave no half-made database
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            what = "the disk is full" if is_disk_full(exc) else str(exc)
+            raise StoreError(f"{path} could not be created ({what}); nothing was kept") from None
+
+    @staticmethod
+    def _insert_run(conn: sqlite3.Connection, run: Mapping[str, Any]) -> int:
+        conn.executescript(_SCHEMA)
+        conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        cols = ("name", "problem", "searcher", "seed", "fingerprint", "direction", "objective_name",
+                "known_optimum", "config", "space", "versions", "devices")
+        values = [run.get(c) if not isinstance(run.get(c), (dict, list)) else _dumps(run.get(c)) for c in cols]
+        cur = conn.execute(
+            f"INSERT INTO runs ({', '.join(cols)}, host, started, status) VALUES ({', '.join('?' * len(cols))}, ?, ?, 'running')",
+            (*values, socket.gethostname(), time.time()),
+        )
+        return int(cur.lastrowid or 1)
+
+    @classmethod
+    def open(cls, run_dir: str | Path, hydra_dir: str = "") -> RunStore:
+        """An existing run, for resume (a new session row is added)."""
+        path = Path(run_dir) / DB_NAME
+        if not path.is_file():
+            raise StoreError(f"resume={run_dir}: no {DB_NAME} there")
+        try:
+            conn = connect(path)
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            run = conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"resume={run_dir}: {DB_NAME} is not a readable searchlab database ({exc})") from None
+        if row is None or int(row[0]) not in READABLE_VERSIONS or run is None:
+            raise StoreError(f"resume={run_dir}: {DB_NAME} has no run of schema version {SCHEMA_VERSION}")
+        migrate(conn)
+        conn.execute("UPDATE runs SET status='running', ended=NULL WHERE id=?", (run[0],))
+        return cls(path, conn, int(run[0]), cls._new_session(conn, int(run[0]), hydra_dir))
+
+    @staticmethod
+    def _new_session(conn: sqlite3.Connection, run_id: int, hydra_dir: str) -> int:
+        cur = conn.execute("INSERT INTO sessions (run_id, pid, host, hydra_dir, started) VALUES (?, ?, ?, ?, ?)",
+                           (run_id, os.getpid(), socket.gethostname(), hydra_dir, time.time()))
+        return int(cur.lastrowid or 0)
+
+    def run_info(self) -> dict[str, Any]:
+        self._conn.row_factory = sqlite3.Row
+        try:
+            row = dict(self._conn.execute("SELECT * FROM runs WHERE id=?", (self.run_id,)).fetchone())
+        finally:
+            self._conn.row_factory = None
+        for key in ("config", "space", "versions", "devices", "nodes"):
+            if row.get(key):
+                row[key] = json.loads(row[key])
+        return row
+
+    def record(self, result: Result) -> None:
+        """Insert one finished evaluation and commit (autocommit mode)."""
+        m, c = result.measurement, result.candidate
+        d = measurement_to_dict(m)
+        try:
+            self._insert(result, m, c, d)
+        except sqlite3.Error as exc:
+            raise WriteError(self.write_failure(exc)) from None
+
+    def write_failure(self, exc: BaseException) -> str:
+        """One line for a failed write: why, and what the database keeps (issue 10, item 12)."""
+        try:
+            kept = int(self._conn.execute("SELECT COUNT(*) FROM evaluations WHERE run_id=?",
+                                          (self.run_id,)).fetchone()[0])
+        except sqlite3.Error:
+            kept = -1
+        what = "the disk is full" if is_disk_full(exc) else f"a write failed ({exc})"
+        count = f"the {kept} evaluations recorded before are kept" if kept >= 0 else "earlier commits are kept"
+        return (f"{self.path}: {what}; {count} (each was committed when it finished); "
+                f"free space and continue with resume={self.path.parent}")
+
+    def _insert(self, result: Result, m: Any, c: Candidate, d: Mapping[str, Any]) -> None:
+        self._conn.execute(
+            "INSERT INTO evaluations (run_id, session_id, candidate_id, config, config_key, proposal, meta,"
+            " status, failure_mode, message, objective, samples, sensors, datasets, log, extra, worker, device,"
+            " t_submit, t_start, t_end, queue_s, compile_s, run_s, charged_s, cache_hit, node)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (self.run_id, self.session_id, c.id, c.config.to_json(), c.config.key, c.proposal.to_json(),
+             _dumps(dict(c.meta)), m.status.value, m.failure_mode.value, m.message, m.objective,
+             _dumps(d["samples"]), _dumps(d["sensors"]), _dumps(d["datasets"]), _dumps(d["log"]),
+             _dumps(d["extra"]), result.worker, result.device, result.t_submit, result.t_start, result.t_end,
+             max(0.0, result.t_start - result.t_submit), m.compile_s, m.run_s, m.charged, int(result.cache_hit),
+             self.node_of(result.worker) or None),
+        )
+
+    def results(self) -> list[Result]:
+        """Every recorded evaluation of the search, in the order it was recorded (= the order
+        told); confirm-phase measurements are not part of the search (see :meth:`confirmations`)."""
+        return self._select("candidate_id >= 0")
+
+    def confirmations(self) -> list[Result]:
+        """The confirm phase's measurements (negative candidate ids), in recorded order."""
+        return self._select("candidate_id < 0")
+
+    def _select(self, where: str) -> list[Result]:
+        rows = self._conn.execute(
+            "SELECT candidate_id, config, proposal, meta, status, failure_mode, message, objective, samples,"
+            " sensors, datasets, log, extra, compile_s, run_s, charged_s, worker, device, t_submit, t_start,"
+            f" t_end, cache_hit FROM evaluations WHERE run_id=? AND {where} ORDER BY id", (self.run_id,)).fetchall()
+        return [_row_to_result(r) for r in rows]
+
+    def finish(self, stop_reason: str, status: str = "finished", devices: Sequence[Any] | None = None) -> None:
+        now = time.time()
+        nodes = [r[0] for r in self._conn.execute("SELECT DISTINCT node FROM evaluations WHERE run_id=? AND node"
+                                                  " IS NOT NULL AND node != '' ORDER BY node", (self.run_id,))]
+        self._conn.execute("UPDATE runs SET ended=?, status=?, stop_reason=?, nodes=? WHERE id=?",
+                           (now, status, stop_reason, _dumps(nodes), self.run_id))
+        if devices is not None:
+            self._conn.execute("UPDATE runs SET devices=? WHERE id=?", (_dumps(list(devices)), self.run_id))
+        self._conn.execute("UPDATE sessions SET ended=?, stop_reason=? WHERE id=?", (now, stop_reason, self.session_id))
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _row_to_result(r: Sequence[Any]) -> Result:
+    (cid, config, proposal, meta, status, mode, message, objective, samples, sensors, datasets, log, extra,
+     compile_s, run_s, charged_s, worker, device, t_submit, t_start, t_end, cache_hit) = r
+    m = measurement_from_dict({
+        "status": status, "failure_mode": mode, "message": message, "objective": objective,
+        "samples": json.loads(samples), "sensors": json.loads(sensors), "datasets": json.loads(datasets),
+        "log": json.loads(log), "extra": json.loads(extra), "compile_s": compile_s, "run_s": run_s,
+        "charged_s": charged_s,
+    })
+    candidate = Candidate(int(cid), Config.from_json(config), Config.from_json(proposal or "{}"), json.loads(meta or "{}"))
+    return Result(candidate, m, worker or "", device or "", t_submit or 0.0, t_start or 0.0, t_end or 0.0, bool(cache_hit))
+
+
+def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
+    """Read-only access for studies: the run row and its results."""
+    path = Path(run_dir) / DB_NAME
+    if not path.is_file():
+        raise StoreError(f"{run_dir}: no {DB_NAME}")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    try:
+        store = RunStore(path, conn, int(conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0]), 0)
+        return store.run_info(), store.results()
+    except (sqlite3.DatabaseError, TypeError) as exc:
+        raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
+    finally:
+        conn.close()
+
+
+def node_counts(run_dir: str | Path) -> dict[str, int]:
+    """Evaluations of a run per node ("" for unknown: a schema-1 run or one outside Ray)."""
+    path = Path(run_dir) / DB_NAME
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    try:
+        if "node" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}:
+            return {"": int(conn.execute("SELECT COUNT(*) FROM evaluations WHERE candidate_id >= 0").fetchone()[0])}
+        rows = conn.execute("SELECT COALESCE(node, ''), COUNT(*) FROM evaluations WHERE candidate_id >= 0"
+                            " GROUP BY 1").fetchall()
+        return {str(n): int(c) for n, c in rows}
+    finally:
+        conn.close()

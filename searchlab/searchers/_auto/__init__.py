@@ -1,0 +1,1 @@
+"""The auto searcher (GP model on knob spaces) and its knob model."""

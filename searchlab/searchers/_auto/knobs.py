@@ -1,0 +1,216 @@
+"""Model-based search over a knob space's *valid* configurations (the knob half of ``auto``).
+
+Builds on:
+
+- BaCO (Hellsten et al., *BaCO: A Fast and Portable Bayesian Compiler Optimization
+  Framework*, ASPLOS 2023, §4): a GP surrogate on log run time, a feasibility model for hidden
+  constraints multiplied into the acquisition, candidates drawn from the set of configurations
+  that satisfy the known constraints rather than from a relaxed continuous box;
+- expected improvement (Jones, Schonlau & Welch 1998) with a Matérn-5/2 ARD GP (``searchers/_support/gp.py``);
+- a space-filling start (greedy maximin design over the valid set) and "kriging believer"
+  for evaluations in flight (Ginsbourger et al. 2010, §3.1: a pending point is added to the
+  model at its posterior mean, so a batch spreads out instead of repeating one proposal);
+- local search around the incumbent (every ``local_every``-th model step maximises EI only
+  over the incumbent's one-knob neighbours, Kernel Tuner's Hamming neighbourhood): the
+  trust-region finish that makes the last evaluations count on rugged GPU landscapes.
+
+Deviations: the feasibility model is GP regression on 0/1 labels with its own length scales
+(BaCO uses a random-forest classifier), and a model step considers only candidates it predicts
+to run with probability >= ``min_feasibility`` (0.5) while any does -- BaCO only weights EI by
+that probability, which left most model steps failing where hidden constraints dominate;
+categorical knobs are one-hot encoded; ordered knobs by their normalised value index (powers
+of two are then on a log scale). On spaces with more valid configurations than ``candidates``,
+a seeded random subset of that size is the candidate set.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from searchlab.core.records import Config, Direction, Result, Status
+from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
+from searchlab.spaces import DerivationGraph, KnobSpace, Space, view_as
+
+
+def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[Config]:
+    """Every valid configuration when there are at most ``limit``, else ``limit`` distinct random ones.
+
+    The decision-DAG view counts valid configurations exactly and enumerates them with known
+    constraints (and recorded-table membership) pruned on prefixes, so a table of 4362 members
+    inside a product of millions costs milliseconds."""
+    kinds: tuple[type[Space], ...] = (DerivationGraph,)
+    view = view_as(space, kinds)
+    assert view is not None
+    dag = view.space
+    assert isinstance(dag, DerivationGraph)
+    if dag.count_sinks() <= limit:
+        return [view.decode(dag.word_config(w)) for w in dag.iter_words()]
+    pool: dict[Config, None] = {}
+    for _ in range(20 * limit):
+        pool.setdefault(view.decode(dag.word_config(dag.uniform_word(rng)[1])), None)
+        if len(pool) >= limit:
+            break
+    return list(pool)
+
+
+def _two_adic(values: Sequence[object]) -> np.ndarray | None:
+    """Per value, how many times 2 divides it (normalised), for knobs of >= 3 positive integers
+    that are not all powers of two; else None. GPU run times jump with the alignment of sizes
+    to warps, wavefronts and memory transactions (on the shared tables block_size_x = 32, 64,
+    128, 256 are the good ones and 48, 80, 96 ... are not), which a smooth kernel over the value
+    index cannot express."""
+    if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+        return None
+    ints = [v for v in values if isinstance(v, int)]  # all of them (checked above)
+    twos = np.array([min((v & -v).bit_length() - 1, 10) for v in ints], dtype=float)
+    if all(v & (v - 1) == 0 for v in ints) or twos.max() == twos.min():
+        return None  # all powers of two: the index already orders them by alignment
+    return np.asarray((twos - twos.min()) / (twos.max() - twos.min()))
+
+
+def encode(space: KnobSpace, configs: Sequence[Config], alignment: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Model inputs (ordered knobs: normalised index, plus the 2-adic alignment feature with
+    ``alignment``; categorical: one-hot) and value indices."""
+    index = np.array([[k.values.index(c[k.name]) for k in space.knobs] for c in configs], dtype=np.int64)
+    columns: list[np.ndarray] = []
+    for j, knob in enumerate(space.knobs):
+        size = len(knob.values)
+        if knob.ordered:
+            columns.append((index[:, j] / max(size - 1, 1))[:, None])
+            twos = _two_adic(knob.values) if alignment else None
+            if twos is not None:
+                columns.append(twos[index[:, j]][:, None])
+        else:
+            columns.append(np.eye(size)[index[:, j]])
+    return np.hstack(columns).astype(float), index
+
+
+class KnobModel:
+    """The surrogate state of one run: pool, encodings, observations; picks the next row."""
+
+    def __init__(self, space: KnobSpace, direction: Direction, rng: np.random.Generator, *, initial: int,
+                 candidates: int, local_every: int, refit_every: int, alignment: bool, prior: float,
+                 min_feasibility: float = 0.5) -> None:
+        self.direction, self.rng = direction, rng
+        self.min_feasibility = min_feasibility
+        self.initial, self.local_every, self.refit_every = initial, local_every, refit_every
+        self.pool = valid_pool(space, candidates, rng)
+        self.row = {c: i for i, c in enumerate(self.pool)}
+        self.x, self.index = encode(space, self.pool, alignment)
+        self.used = np.zeros(len(self.pool), dtype=bool)  # proposed (pending or told)
+        self.told: dict[int, float | None] = {}  # row -> transformed objective, None when it failed
+        self.gp = GaussianProcess(prior=(math.log(prior), 1.0) if prior > 0 else None)
+        self.feasible_gp = GaussianProcess(prior=self.gp.prior, signal=0.25, noise=0.05)
+        self._fits = 0
+        self._model_steps = 0
+
+    # -- observations -------------------------------------------------------------------
+    def _target(self, result: Result) -> float | None:
+        m = result.measurement
+        if m.status is not Status.OK or m.objective is None or m.is_subproblem or not math.isfinite(m.objective):
+            return None
+        value = float(m.objective)
+        sign = 1.0 if self.direction is Direction.MINIMIZE else -1.0
+        return sign * math.log(value) if value > 0 else sign * value
+
+    def observe(self, config: Config, result: Result) -> None:
+        row = self.row.get(config)
+        if row is None:  # a replayed configuration outside a sampled pool: add it
+            return
+        self.used[row] = True
+        self.told[row] = self._target(result)
+
+    def mark(self, config: Config) -> None:
+        row = self.row.get(config)
+        if row is not None:
+            self.used[row] = True
+
+    @property
+    def exhausted(self) -> bool:
+        return bool(self.used.all())
+
+    # -- proposals ----------------------------------------------------------------------
+    def next_row(self, pending: Sequence[int]) -> int | None:
+        """The next pool row to propose, or None when every row is used.
+
+        BLAS runs on one thread here: the matrices are at most a few hundred rows, where
+        threads only add synchronisation, and OpenBLAS's spinning threads slowed a 220 x 220
+        Cholesky factorisation from 0.4 ms to 260 ms when other processes shared the cores
+        (measured on the 2-core CI machine type; docs/searchers.md, "auto")."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1, user_api="blas"):
+            return self._next_row(pending)
+
+    def _next_row(self, pending: Sequence[int]) -> int | None:
+        free = np.flatnonzero(~self.used)
+        if len(free) == 0:
+            return None
+        good = [(r, y) for r, y in self.told.items() if y is not None]
+        if len(self.told) + len(pending) < self.initial or len(good) < 2:
+            return self._space_filling(free)
+        return self._model_step(free, good, pending)
+
+    def _space_filling(self, free: np.ndarray) -> int:
+        chosen = np.flatnonzero(self.used)
+        sample = free if len(free) <= 2000 else self.rng.choice(free, 2000, replace=False)
+        if len(chosen) == 0:
+            return int(self.rng.choice(sample))
+        d = ((self.x[sample][:, None, :] - self.x[chosen][None, :, :]) ** 2).sum(-1).min(1)
+        if any(y is None for y in self.told.values()):  # after a failure: far from the chosen *and* likely to run
+            d = d * self._feasibility(sample)
+        return int(sample[int(np.argmax(d + 1e-9 * self.rng.random(len(d))))])
+
+    def _model_step(self, free: np.ndarray, good: list[tuple[int, float]], pending: Sequence[int]) -> int:
+        rows = np.array([r for r, _ in good])
+        y = np.array([v for _, v in good])
+        ys = (y - y.mean()) / (y.std() or 1.0)
+        # Hyperparameters move a lot while data is scarce, little later: refit every step early on.
+        optimise = len(good) < 40 or self._fits % self.refit_every == 0 or self.gp.lengths is None
+        self._fits += 1
+        self.gp.fit(self.x[rows], ys, optimise=optimise)
+        best = float(ys.min())
+        if pending:  # kriging believer: pending rows at their posterior mean
+            prow = np.array(list(pending))
+            believed, _ = self.gp.predict(self.x[prow])
+            self.gp.fit(self.x[np.concatenate([rows, prow])], np.concatenate([ys, believed]), optimise=False)
+        self._model_steps += 1
+        candidates = free
+        if self.local_every and self._model_steps % self.local_every == 0:
+            incumbent = rows[int(np.argmin(ys))]
+            near = free[(self.index[free] != self.index[incumbent]).sum(1) == 1]
+            if len(near):
+                candidates = near
+        candidates, p = self._likely(candidates)
+        mean, std = self.gp.predict(self.x[candidates])
+        score = expected_improvement(mean, std, best) * p
+        top = np.flatnonzero(score >= score.max() - 1e-12)
+        return int(candidates[int(self.rng.choice(top))])
+
+    def _likely(self, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray | float]:
+        """The candidates predicted to run with probability >= ``min_feasibility`` (all of them when
+        none is), and that probability. Weighting EI by it alone was not enough where hidden
+        constraints dominate: on the held-out kernels 63 % of model steps failed (docs/baselines.md)."""
+        p = self._feasibility(candidates)
+        if isinstance(p, np.ndarray) and self.min_feasibility > 0:
+            keep = p >= self.min_feasibility
+            if keep.any():
+                return candidates[keep], p[keep]
+        return candidates, p
+
+    def _feasibility(self, candidates: np.ndarray) -> np.ndarray | float:
+        """P(no hidden-constraint failure): GP regression on 0/1 outcomes (BaCO §4.3's role) with its
+        own length scales (failures follow resource limits, not run time), fitted under the same prior."""
+        labels = {r: (0.0 if y is None else 1.0) for r, y in self.told.items()}
+        if all(v == 1.0 for v in labels.values()):
+            return 1.0
+        rows = np.array(list(labels))
+        z = np.array(list(labels.values()))
+        if self.feasible_gp.lengths is None:
+            self.feasible_gp.lengths = self.gp.lengths
+        self.feasible_gp.fit(self.x[rows], z - z.mean(), optimise=len(z) >= 5)
+        p, _ = self.feasible_gp.predict(self.x[candidates])
+        return np.asarray(np.clip(p + z.mean(), 0.02, 1.0))

@@ -1,0 +1,1 @@
+"""The probabilistic searcher (paper 001): its model, calibration and regression."""

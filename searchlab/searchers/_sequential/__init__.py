@@ -1,0 +1,1 @@
+"""Kernel-Tuner-style sequential strategies on a knob grid, and their common driver."""

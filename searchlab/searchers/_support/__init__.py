@@ -1,0 +1,1 @@
+"""Support code shared by several searcher families: neighbourhoods on a knob grid, the Gaussian process."""

@@ -1,0 +1,1 @@
+"""Threshold tuners for Futhark-style comparison trees: the common model and its searchers."""

@@ -1,0 +1,1 @@
+"""Transfer searchers: learn from prior tables of other devices or sizes (docs/transfer.md)."""

@@ -1,0 +1,66 @@
+"""One cell of a study's grid: its composed run config, and running it (see :mod:`._grid`).
+
+Apart from the grid so that the replay workers (:mod:`._replay`) and the tuning splits
+(:mod:`._split`) can run cells without importing the grid that calls them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from searchlab.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Cell:
+    problem: str
+    searcher: str
+    seed: int
+    run_dir: Path
+    cfg: dict[str, Any]  # the composed run config (plain containers)
+
+
+def _compose_run(overrides: list[str]) -> dict[str, Any]:
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from searchlab.cli import CONF_DIR
+    from searchlab.cli.config import register_configs
+
+    register_configs()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose("config", overrides=overrides)
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError(f"study: overrides {overrides} do not compose: {str(exc).splitlines()[0]}") from None
+    container = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(container, dict)
+    out: dict[str, Any] = {str(k): v for k, v in container.items()}
+    path = (out.get("problem") or {}).get("path")
+    if isinstance(path, str) and not os.path.isabs(path) and os.path.exists(path):
+        out["problem"]["path"] = os.path.abspath(path)  # Ray workers and later readers need no cwd
+    return out
+
+
+def execute_cell(cell: Cell) -> dict[str, Any]:
+    """Run (or resume, or keep) one cell; returns a one-line record of it."""
+    from searchlab.app import execute
+
+    if (cell.run_dir / "summary.json").is_file():
+        summary = json.loads((cell.run_dir / "summary.json").read_text())
+        return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": True,
+                "evaluations": summary.get("evaluations"), "stop": summary.get("stop_reason")}
+    cfg = dict(cell.cfg)
+    if (cell.run_dir / "results.db").exists():
+        cfg["resume"] = str(cell.run_dir)
+    started = time.time()
+    summary = execute(cfg, cell.run_dir, names=(cell.problem, cell.searcher), quiet=True)
+    return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": False, "wall_s": time.time() - started,
+            "evaluations": summary.get("evaluations"), "stop": summary.get("stop_reason")}
