@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from searchlab.api import optimize
-from searchlab.loop import Budget
+from searchlab.run.loop import Budget
 from searchlab.records import Direction
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kernel_tuner"

@@ -91,8 +91,8 @@ def bench_problem(name: str, seeds: int, budget: int, validation_runs: int, roun
     from searchlab import searchers
     from searchlab.adapters.futhark._report import benchmark_runs
     from searchlab.api import optimize
-    from searchlab.execution import SerialExecutor
-    from searchlab.loop import Budget
+    from searchlab.run.execution import SerialExecutor
+    from searchlab.run.loop import Budget
 
     cls = {"lud": futhark.FutharkLud, "loopmm": futhark.FutharkLoopmm, "matmul": futhark.FutharkMatmul}[name]
     problem = cls(validation_runs=validation_runs)

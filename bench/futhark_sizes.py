@@ -34,7 +34,7 @@ def tune(problem: Any, executor: Any, seed: int, budget: int) -> tuple[dict[str,
     from futhark import tuned_config
 
     from searchlab.api import optimize
-    from searchlab.loop import Budget
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     start = time.time()
@@ -58,7 +58,7 @@ def main() -> None:
     from futhark import validate
 
     from searchlab.adapters.futhark.program import FutharkServerProblem
-    from searchlab.execution import SerialExecutor
+    from searchlab.run.execution import SerialExecutor
 
     load_before = os.getloadavg()
     start = time.time()

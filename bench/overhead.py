@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from searchlab.execution import RayExecutor
-from searchlab.loop import Budget, SearchLoop
+from searchlab.run.execution import RayExecutor
+from searchlab.run.loop import Budget, SearchLoop
 from searchlab.problem import Problem
 from searchlab.records import Config, Measurement
 from searchlab.searchers import RandomSearcher

@@ -95,7 +95,7 @@ def ours_run(args: tuple[str, str, int, int, str], options: Mapping[str, Any] | 
     threads.limit_pools(1)  # one worker per core: numpy's OpenBLAS, loaded before, had a thread per core
     from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
-    from searchlab.loop import Budget
+    from searchlab.run.loop import Budget
 
     problem = KernelTunerCache(path=table, recorded_failures=counting)
     searcher = registry.searcher_class(name)(problem.space, direction=problem.direction, seed=seed, **dict(options or {}))

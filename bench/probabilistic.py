@@ -126,7 +126,7 @@ def one_run(job: tuple[str, str, int]) -> dict[str, Any]:
     label, name, seed = job
     problem = _PROBLEMS[label]
     from searchlab.api import optimize
-    from searchlab.loop import Budget
+    from searchlab.run.loop import Budget
     from searchlab.records import Direction, Status
 
     start = time.time()

@@ -69,7 +69,7 @@ def paired(problem: Any, config: dict[str, int], reference: dict[str, int], roun
 
 def run_tuner(problem: Any, executor: Any, name: str, seed: int, reference: dict[str, int]) -> dict[str, Any]:
     from searchlab.api import optimize
-    from searchlab.loop import Budget
+    from searchlab.run.loop import Budget
     from searchlab.searchers import SCHEMAS
 
     target = SCHEMAS[name]._target_.rsplit(".", 1)[1]  # type: ignore[attr-defined]
@@ -92,8 +92,8 @@ def bench_problem(name: str, seeds: int, repeats: int) -> dict[str, Any]:
     import searchlab.adapters.futhark as futhark
     from searchlab.adapters.futhark._report import write_tuning
     from searchlab.api import optimize
-    from searchlab.execution import SerialExecutor
-    from searchlab.loop import Budget
+    from searchlab.run.execution import SerialExecutor
+    from searchlab.run.loop import Budget
     from searchlab.searchers import ExhaustiveSearcher
 
     problem = {"lud": futhark.Lud, "loopmm": futhark.Loopmm, "matmul": futhark.Matmul}[name](repeats=repeats)

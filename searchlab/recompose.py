@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from searchlab.core.groups import REGISTERED as GROUPS
 from searchlab.errors import ConfigError
-
-GROUPS = ("problem", "searcher", "executor")
 
 
 class UntrustedTargetError(ConfigError):

@@ -33,10 +33,11 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from searchlab.core.groups import ENTRY_POINTS, REGISTERED, current_target
 from searchlab.errors import ConfigError, did_you_mean
 
-GROUPS = {"problem": "searchlab.problems", "searcher": "searchlab.searchers"}
-KINDS = (*GROUPS, "executor")
+GROUPS = ENTRY_POINTS  # searchlab.core.groups: the one list of config groups
+KINDS = REGISTERED
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal), used as they are
 # when the installed metadata lacks them: a source tree on PYTHONPATH, or an install older than the groups.
@@ -44,7 +45,7 @@ BUILTINS = {
     "problem": {"searchlab": "searchlab.adapters:problem_schemas", "table": "searchlab.tables:TableProblemConfig"},
     "searcher": {"searchlab": "searchlab.searchers:SCHEMAS"},
 }
-_EXECUTORS = {"serial": "searchlab.execution.SerialExecutorConfig", "ray": "searchlab.execution._ray.RayExecutorConfig"}
+_EXECUTORS = {"serial": "searchlab.run.execution.SerialExecutorConfig", "ray": "searchlab.run.execution._ray.RayExecutorConfig"}
 
 
 @dataclass(frozen=True)
@@ -223,6 +224,7 @@ def name_of_target(target: object, kind: str | None = None) -> str | None:
     ``_target_`` read from a record can be checked before anything is instantiated."""
     if not isinstance(target, str):
         return None
+    target = current_target(target)  # a record of an earlier release (searchlab.core.groups.MOVED)
     for k in (kind,) if kind else KINDS:
         for name, e in entries(k).items():
             if e.target == target:

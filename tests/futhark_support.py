@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import pytest
 
-from searchlab.execution import SerialExecutor
+from searchlab.run.execution import SerialExecutor
 from searchlab.problem import Problem
 
 VENV_BIN = Path(sys.executable).parent

@@ -8,7 +8,7 @@ import pytest
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.loop import Budget
+from searchlab.run.loop import Budget
 from searchlab.problem import Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.searchers import AutoSearcher, RandomSearcher

@@ -8,7 +8,7 @@ import pytest
 
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import optimize
-from searchlab.loop import Budget
+from searchlab.run.loop import Budget
 from searchlab.searchers import RandomSearcher, SimulatedAnnealingSearcher
 
 

@@ -14,9 +14,9 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
-from searchlab.cli import CONF_DIR
-from searchlab.config import register_configs
-from searchlab.execution import build_problem
+from searchlab.cli.main import CONF_DIR
+from searchlab.cli.config import register_configs
+from searchlab.run.execution import build_problem
 from searchlab.searchers import Searcher
 
 GROUP_FILES = sorted((g.name, p.stem) for g in CONF_DIR.iterdir() if g.is_dir() and g.name != "study"
@@ -87,7 +87,7 @@ def test_focused_help_shows_one_searcher_or_problem_with_a_phrase_per_option(tmp
 def test_option_phrases_come_from_the_one_declaration() -> None:
     from dataclasses import dataclass
 
-    from searchlab.helptext import phrases
+    from searchlab.cli.helptext import phrases
     from searchlab.searchers import Searcher, searcher_config
 
     @dataclass
@@ -220,8 +220,8 @@ def test_a_resumed_runs_eta_counts_only_its_own_evaluations() -> None:
     import io
     import time
 
-    from searchlab.loop import Budget, LoopState
-    from searchlab.progress import ProgressReporter
+    from searchlab.run.loop import Budget, LoopState
+    from searchlab.run.progress import ProgressReporter
     from searchlab.records import Candidate, Direction, Measurement, Result
 
     def result(i: int, t_end: float) -> Result:

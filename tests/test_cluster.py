@@ -53,7 +53,7 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nodes]:
            "RAY_USAGE_STATS_ENABLED": "0"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    from searchlab.execution._ray import local_ray_environment
+    from searchlab.run.execution._ray import local_ray_environment
 
     local_ray_environment()  # Ray may be imported already: refresh what it read
     import ray
@@ -174,7 +174,7 @@ def fake_node_gpus() -> list[DeviceInfo]:
 def test_each_gpu_actor_holds_one_gpu_id_and_opens_the_device_it_names(nodes: Nodes) -> None:
     import ray
 
-    from searchlab.execution._ray import RayExecutor
+    from searchlab.run.execution._ray import RayExecutor
 
     executor = RayExecutor(workers=2, address=nodes.address, timeout_s=60, opencl_lister=fake_node_gpus)
     try:
@@ -241,7 +241,7 @@ def test_joining_a_cluster_without_authentication_is_refused_unless_said_explici
     from ray.cluster_utils import Cluster
 
     from searchlab.errors import ConfigError
-    from searchlab.execution._join import join_cluster
+    from searchlab.run.execution._join import join_cluster
 
     def mode(value: str) -> None:
         os.environ["RAY_AUTH_MODE"] = value
@@ -284,7 +284,7 @@ class Slow(Problem):
 def test_actor_on_a_lost_node_is_recreated_on_a_live_one(nodes: Nodes) -> None:
     import ray
 
-    from searchlab.execution._ray import RayExecutor
+    from searchlab.run.execution._ray import RayExecutor
     from searchlab.records import Status
     from searchlab.searchers import ExhaustiveSearcher
 

@@ -1,4 +1,4 @@
-"""The confirm phase (searchlab.confirm): recorded, not charged, not told, resumable; and
+"""The confirm phase (searchlab.run.confirm): recorded, not charged, not told, resumable; and
 replay noise (searchlab.tables): seeded, reproducible, drawn from the recorded samples."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
-from searchlab.app import execute
-from searchlab.confirm import ConfirmConfig
+from searchlab.run.lifecycle import execute
+from searchlab.run.confirm import ConfirmConfig
 from searchlab.errors import ConfigError
 from searchlab.records import Config, Measurement, Status
 from searchlab.store import read_run
 from searchlab.study._grid import _compose_run
-from searchlab.summary import format_summary
+from searchlab.run.summary import format_summary
 from searchlab.tables import TableProblem
 from tests.doubles import register_problem
 

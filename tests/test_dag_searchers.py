@@ -12,7 +12,7 @@ from searchlab.adapters.grammar import GrammarProblem
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, IncompatibleError
-from searchlab.loop import Budget, StopReason
+from searchlab.run.loop import Budget, StopReason
 from searchlab.problem import Problem
 from searchlab.records import Config, Measurement, Result
 from searchlab.searchers import DpSearcher, McSearcher, Searcher, TagSearcher, UctSearcher

@@ -8,7 +8,7 @@ import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache
 from searchlab.api import optimize
-from searchlab.loop import Budget
+from searchlab.run.loop import Budget
 from searchlab.records import Config, Status
 from searchlab.searchers import McSearcher, TagSearcher, UctSearcher
 from searchlab.spaces import DerivationGraph, IntKnob, KnobSpace, view_as

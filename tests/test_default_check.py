@@ -1,6 +1,6 @@
 """Never worse than doing nothing: the default is measured in the confirm phase, the confirmed best
 is compared with it paired by round, and only a measurable gain is recommended; every run ends
-with a verdict (searchlab.confirm, searchlab.verdict)."""
+with a verdict (searchlab.run.confirm, searchlab.run.verdict)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
-from searchlab.app import execute
-from searchlab.confirm import paired_speedup, recommended
+from searchlab.run.lifecycle import execute
+from searchlab.run.confirm import paired_speedup, recommended
 from searchlab.records import Candidate, Config, Direction, Measurement, Result, Status
 from searchlab.study._grid import _compose_run
-from searchlab.verdict import run_time_unit, show, stop_words
+from searchlab.run.verdict import run_time_unit, show, stop_words
 from tests.doubles import register_problem
 
 KT = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from searchlab.failures import first_failures, not_close, wrong_output
+from searchlab.run.failures import first_failures, not_close, wrong_output
 from searchlab.records import Candidate, FailureMode, Measurement, Result
 from tests.test_cli import run_cli
 

@@ -20,8 +20,8 @@ from searchlab.adapters.futhark._report import read_tuning, write_tuning
 from searchlab.adapters.futhark._runtime import Execution, Limits
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.execution import SerialExecutor
-from searchlab.loop import Budget
+from searchlab.run.execution import SerialExecutor
+from searchlab.run.loop import Budget
 from searchlab.problem import FinalizeContext
 from searchlab.records import Candidate, Config, FailureMode, Status
 from searchlab.searchers import InstrumentedSearcher, SimpleSearcher

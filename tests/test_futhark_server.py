@@ -24,8 +24,8 @@ from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark.program import PROGRAMS, FutharkLoopmm
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.execution import SerialExecutor
-from searchlab.loop import Budget
+from searchlab.run.execution import SerialExecutor
+from searchlab.run.loop import Budget
 from searchlab.problem import FinalizeContext
 from searchlab.records import Candidate, FailureMode, Result, Status
 from searchlab.searchers import (
@@ -211,7 +211,7 @@ def test_no_tuning_file_when_untuned_is_not_beaten(loopmm: tuple[FutharkLoopmm, 
     # independent of the comparison code: the table's own medians say all-false is the slower one
     rows = report["validation"]
     assert sum(d["median_ms"] for d in rows["tuned"].values()) > sum(d["median_ms"] for d in rows["untuned"].values())
-    from searchlab.verdict import build_verdict
+    from searchlab.run.verdict import build_verdict
 
     summary = {"objective_name": "time_s", "best": {"objective": result.objective, "evaluation": 1},
                "report": report, "confirm": None, "stop_reason": "evaluations", "evaluations": 1}

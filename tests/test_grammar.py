@@ -13,7 +13,7 @@ from searchlab.adapters.grammar import Grammar, GrammarProblem, StringGraph, Tre
 from searchlab.adapters.grammar.problem import Word
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.loop import Budget
+from searchlab.run.loop import Budget
 from searchlab.records import Config, Direction, Status
 from searchlab.searchers import ExhaustiveSearcher, RandomSearcher, TagSearcher
 
@@ -153,7 +153,7 @@ def test_yaml_file_errors(tmp_path: Path) -> None:
 
 # -- the problem: a user grammar and objective from a config --------------------------------------
 def test_user_grammar_and_objective_from_hydra_config(tmp_path: Path) -> None:
-    from searchlab.execution import build_problem
+    from searchlab.run.execution import build_problem
 
     path = tmp_path / "mine.yaml"
     path.write_text("start: S\nnonterminals: [S, X]\nterminals: [a, b]\n"

@@ -12,8 +12,8 @@ from searchlab.adapters.grammar import DftProblem, _clib, _codegen, _fftw, dft_g
 from searchlab.adapters.grammar._fft import Leaf, Split, Twiddle, describe
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.execution import WorkerRuntime
-from searchlab.loop import Budget, StopReason
+from searchlab.run.execution import WorkerRuntime
+from searchlab.run.loop import Budget, StopReason
 from searchlab.measure import MeasurementProtocol
 from searchlab.problem import DeviceInfo
 from searchlab.records import Config, Direction, FailureMode, Status, loss

@@ -12,7 +12,7 @@ import pytest
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.loop import Budget, StopReason
+from searchlab.run.loop import Budget, StopReason
 from searchlab.records import Config, FailureMode, Status
 from searchlab.searchers import ProbabilisticSearcher, RandomSearcher
 from searchlab.sensors import sensor_model_of

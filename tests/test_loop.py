@@ -7,7 +7,7 @@ import pytest
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.loop import Budget, StopReason
+from searchlab.run.loop import Budget, StopReason
 from searchlab.records import Config, FailureMode, Measurement, Status
 from searchlab.searchers import ExhaustiveSearcher, RandomSearcher
 

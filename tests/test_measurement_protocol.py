@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from searchlab.adapters.knobs import Fir
-from searchlab.app import execute
+from searchlab.run.lifecycle import execute
 from searchlab.errors import ConfigError
-from searchlab.execution import build_problem
+from searchlab.run.execution import build_problem
 from searchlab.measure import MeasurementProtocol, median_ci
 from searchlab.problem import DeviceInfo
 from searchlab.records import Config, Status
 from searchlab.study._grid import _compose_run
-from searchlab.summary import format_summary
+from searchlab.run.summary import format_summary
 from tests.test_knob_problems import opencl
 
 SMALL = {"n": 2048, "taps": 16, "max_banks": 2, "max_accesses": 2, "limits": {"compile_s": 100.0}}
@@ -54,7 +54,7 @@ def test_protocol_stops_as_specified_on_a_real_kernel() -> None:
 
 
 def test_protocol_options_are_declared_once_and_checked() -> None:
-    from searchlab.config import register_configs
+    from searchlab.cli.config import register_configs
 
     register_configs()
     cfg = _compose_run(["problem=fir", "problem.measure.max_runs=7", "problem.measure.target_rel_ci=0.05"])

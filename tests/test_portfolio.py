@@ -11,7 +11,7 @@ import pytest
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, IncompatibleError
-from searchlab.loop import Budget
+from searchlab.run.loop import Budget
 from searchlab.records import Candidate, Measurement, Result
 from searchlab.searchers import PortfolioSearcher
 from searchlab.searchers._portfolio import AucBandit

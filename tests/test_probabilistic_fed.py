@@ -16,7 +16,7 @@ from searchlab.adapters.knobs.fir import MODEL
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.loop import Budget
+from searchlab.run.loop import Budget
 from searchlab.problem import Problem
 from searchlab.records import Config, Direction, Measurement, Status
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher

@@ -42,7 +42,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st
 @FAST
 @given(argv=OVERRIDES)
 def test_random_overrides_never_end_in_a_traceback(argv: list[str]) -> None:
-    from searchlab import cli
+    from searchlab.cli import main as cli
 
     with tempfile.TemporaryDirectory() as tmp:
         cwd = os.getcwd()
@@ -75,9 +75,9 @@ def _kt_like(value: Any) -> Any:
 LOADERS = {
     "table": lambda p: __import__("searchlab.tables", fromlist=["load_table"]).load_table(p),
     "kernel_tuner": lambda p: __import__("searchlab.adapters.knobs.kernel_tuner", fromlist=["x"]).load_kernel_tuner_cache(p),
-    "grammar problem": lambda p: __import__("searchlab.execution", fromlist=["build_problem"]).build_problem(
+    "grammar problem": lambda p: __import__("searchlab.run.execution", fromlist=["build_problem"]).build_problem(
         {"_target_": "searchlab.adapters.grammar.GrammarProblem", "grammar": str(p)}),
-    "table problem": lambda p: __import__("searchlab.execution", fromlist=["build_problem"]).build_problem(
+    "table problem": lambda p: __import__("searchlab.run.execution", fromlist=["build_problem"]).build_problem(
         {"_target_": "searchlab.tables.TableProblem", "path": str(p)}),
 }
 

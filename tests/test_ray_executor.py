@@ -17,8 +17,8 @@ import pytest
 
 from searchlab.api import optimize
 from searchlab.errors import ExecutorError
-from searchlab.execution import RayExecutor
-from searchlab.loop import Budget
+from searchlab.run.execution import RayExecutor
+from searchlab.run.loop import Budget
 from searchlab.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Candidate, Config, Measurement, Status
 from searchlab.searchers import ExhaustiveSearcher
@@ -183,7 +183,7 @@ def test_opencl_worker_uses_the_cpu_device_resource(ray_cluster: None) -> None:
 PINNED = """
 import os, sys, ray
 from tests import test_ray_executor as t
-from searchlab.execution import RayExecutor
+from searchlab.run.execution import RayExecutor
 from searchlab.records import Config
 ray.cloudpickle.register_pickle_by_value(t)
 ex = RayExecutor()

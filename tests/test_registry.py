@@ -86,7 +86,7 @@ def test_is_registered_target_is_the_gate_for_records() -> None:
     assert registry.is_registered_target("searchlab.searchers.RandomSearcher", "searcher")
     assert registry.is_registered_target("searchlab.searchers._random.RandomSearcher")  # its defining module
     assert registry.is_registered_target("searchlab.adapters.synthetic.SyntheticKnobs", "problem")
-    assert registry.is_registered_target("searchlab.execution.SerialExecutor", "executor")
+    assert registry.is_registered_target("searchlab.run.execution.SerialExecutor", "executor")
     assert not registry.is_registered_target("searchlab.searchers.RandomSearcher", "problem")  # wrong kind
     for evil in ("os.system", "subprocess.Popen", "builtins.eval", "", None, 3, ["os.system"]):
         assert not registry.is_registered_target(evil), evil
@@ -162,7 +162,7 @@ def test_derived_types_are_checked_by_hydra() -> None:
 
 
 def test_help_lists_registered_searchers_with_defaults() -> None:
-    from searchlab.cli import help_text
+    from searchlab.cli.main import help_text
 
     text = help_text()
     assert "optuna_gp" in text and "synthetic_knobs" in text
@@ -170,11 +170,11 @@ def test_help_lists_registered_searchers_with_defaults() -> None:
 
 
 def test_run_writes_a_best_so_far_png(tmp_path: Path) -> None:
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     cfg = {"problem": {"_target_": "searchlab.adapters.synthetic.SyntheticKnobs"},
            "searcher": {"_target_": "searchlab.searchers.RandomSearcher"},
-           "executor": {"_target_": "searchlab.execution.SerialExecutor"},
+           "executor": {"_target_": "searchlab.run.execution.SerialExecutor"},
            "budget": {"evaluations": 15}, "seed": 1, "progress": "off"}
     summary = execute(cfg, tmp_path / "run", quiet=True)
     png = tmp_path / "run" / "best_so_far.png"

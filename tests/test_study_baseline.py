@@ -43,7 +43,7 @@ def _table(path: Path) -> Path:
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     from searchlab.api import optimize
-    from searchlab.loop import Budget
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     root = tmp_path_factory.mktemp("baseline")

@@ -37,7 +37,7 @@ def runs() -> tuple[np.ndarray, dict[str, np.ndarray]]:
         pytest.skip(f"no Kernel Tuner cache at {CACHE}")
     from searchlab.adapters.knobs.kernel_tuner import KernelTunerCache
     from searchlab.api import optimize
-    from searchlab.loop import Budget
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
     from searchlab.searchers._simulated_annealing import SimulatedAnnealingSearcher
 

@@ -90,18 +90,18 @@ def test_a_t4_file_is_a_prior(tmp_path: Path) -> None:
 
 def test_a_run_is_a_prior_read_as_records_without_building_anything(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     cfg = {"problem": {"_target_": "searchlab.adapters.knobs.KernelTunerCache", "path": str(KT_SMALL)},
            "searcher": {"_target_": "searchlab.searchers.RandomSearcher"},
-           "executor": {"_target_": "searchlab.execution.SerialExecutor"},
+           "executor": {"_target_": "searchlab.run.execution.SerialExecutor"},
            "budget": {"evaluations": 12}, "seed": 0, "progress": "off", "plot": False, "confirm": {"k": 0}}
     execute(cfg, tmp_path / "run", quiet=True)
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("loading a prior must not build a problem")
 
-    monkeypatch.setattr("searchlab.execution.build_problem", refuse)
+    monkeypatch.setattr("searchlab.run.execution.build_problem", refuse)
     monkeypatch.setattr("searchlab.recompose.recompose", refuse)
     raw = read_prior(str(tmp_path / "run"))
     assert len(raw.rows) == 12 and raw.direction is Direction.MINIMIZE

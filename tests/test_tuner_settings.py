@@ -163,8 +163,8 @@ def test_with_the_ray_executor_inner_replays_fan_out_and_give_the_same_scores(ta
 
     from searchlab.adapters.meta import SearcherSettings
     from searchlab.api import optimize
-    from searchlab.execution._ray import LOOPBACK, RayExecutor, local_ray_environment
-    from searchlab.loop import Budget
+    from searchlab.run.execution._ray import LOOPBACK, RayExecutor, local_ray_environment
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     problem = SearcherSettings("genetic", tables, seeds=2, budget=4, options=["method"])

@@ -42,8 +42,8 @@ def _compose_run(overrides: list[str]) -> dict[str, Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from searchlab.cli import CONF_DIR
-    from searchlab.config import register_configs
+    from searchlab.cli.main import CONF_DIR
+    from searchlab.cli.config import register_configs
 
     register_configs()
     try:
@@ -62,7 +62,7 @@ def _compose_run(overrides: list[str]) -> dict[str, Any]:
 
 def _table_by_exhaustive(label: str, overrides: list[str], tables_dir: Path) -> Path:
     """A finished exhaustive run of the problem (made once, reused): the replay table."""
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     digest = hashlib.sha256(json.dumps(overrides).encode()).hexdigest()[:10]
     run_dir = tables_dir / f"{label}-{digest}"
@@ -107,7 +107,7 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
     """Refuse (or, with skip_incompatible, leave out) problem/searcher pairs that cannot work."""
     from hydra.utils import get_class
 
-    from searchlab.execution import build_problem
+    from searchlab.run.execution import build_problem
     from searchlab.searchers import Searcher
 
     problems: dict[str, Any] = {}
@@ -190,7 +190,7 @@ def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
 
 def execute_cell(cell: Cell) -> dict[str, Any]:
     """Run (or resume, or keep) one cell; returns a one-line record of it."""
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     if (cell.run_dir / "summary.json").is_file():
         summary = json.loads((cell.run_dir / "summary.json").read_text())

@@ -45,7 +45,7 @@ def _task(cell: Cell, cwd: str, prior: Any = None) -> Any:
     import tempfile
     from pathlib import Path
 
-    from searchlab.execution._base import current_node
+    from searchlab.run.execution._base import current_node
     from searchlab.study._publish import ReplayOutcome, dump_rows, run_files, write_rows
     from searchlab.threads import limit_pools
 
@@ -70,7 +70,7 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
 
     ``address``: join that cluster with token authentication (searchlab.execution._join).
     """
-    from searchlab.execution._ray import LOOPBACK, local_ray_environment
+    from searchlab.run.execution._ray import LOOPBACK, local_ray_environment
 
     if not address:
         local_ray_environment()
@@ -80,7 +80,7 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
     if ray.is_initialized():
         return False
     if address:
-        from searchlab.execution._join import join_cluster
+        from searchlab.run.execution._join import join_cluster
 
         join_cluster(address, "study.ray_address")
         return False
@@ -149,7 +149,7 @@ def _replay(cells: Sequence[Cell], workers: int | None, address: str | None) -> 
 
 def _check_head(gcs: str, lost_since: float | None, done: int, total: int) -> float | None:
     """None while the head answers; raises once it has been unreachable for HEAD_GRACE_S."""
-    from searchlab.execution._join import head_reachable
+    from searchlab.run.execution._join import head_reachable
 
     if head_reachable(gcs):
         return None

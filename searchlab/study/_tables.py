@@ -115,7 +115,7 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
     (1.0: the run must be exhaustive). Tables are cached per process by the database's
     path, size and modification time, so replays in one worker load a table once.
     """
-    from searchlab.execution import build_problem
+    from searchlab.run.execution import build_problem
     from searchlab.store import DB_NAME, read_run
     from searchlab.tables import Table
 

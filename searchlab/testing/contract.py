@@ -20,7 +20,7 @@ from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, Synthetic
 from searchlab.api import optimize
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
 from searchlab.expr import Expression
-from searchlab.loop import Budget, StopReason
+from searchlab.run.loop import Budget, StopReason
 from searchlab.problem import Problem
 from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers import Searcher
@@ -162,7 +162,7 @@ class SearcherContract:
 
 
 def _safe_evaluate(problem: Problem, config: Config) -> Measurement:
-    from searchlab.execution import WorkerRuntime
+    from searchlab.run.execution import WorkerRuntime
     from searchlab.problem import DeviceInfo
 
     runtime = WorkerRuntime(problem, DeviceInfo())

@@ -15,7 +15,7 @@ from searchlab.adapters.futhark import _versus as vs
 from searchlab.errors import ConfigError
 from searchlab.problem import FinalizeContext
 from searchlab.records import Config, Result, Status
-from searchlab.verdict import run_time_unit
+from searchlab.run.verdict import run_time_unit
 
 if TYPE_CHECKING:
     from searchlab.adapters.futhark._program import FutharkProgram

@@ -1,6 +1,6 @@
 """The verdict that ends every run: did tuning help, by how much, and what was written.
 
-Built on the default check (searchlab.confirm: the default measured beside the best, paired
+Built on the default check (searchlab.run.confirm: the default measured beside the best, paired
 speed-up with its 95 % interval; Futhark: the same on the validation datasets), in the
 problem's own units, one time unit per run (chosen from the best objective's size), with the
 stop reason in words and, where the optimum is known (replays), the fraction of it reached.
@@ -110,7 +110,7 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
         return "the problem has no default configuration to compare with"
     if c is None:
         return "keep the default: no other configuration was measured successfully against it"
-    from searchlab.confirm import recommended
+    from searchlab.run.confirm import recommended
 
     config = s["best"]["description"] if best is None else ", ".join(f"{k}={v}" for k, v in best["config"].items())
     details = f"tuned vs the default: {comparison_words(c, 'the default')}"

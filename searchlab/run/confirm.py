@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from searchlab.errors import ConfigError
-from searchlab.execution import Executor
-from searchlab.measure import Samples, median_ci
+from searchlab.run.execution import Executor
+from searchlab.measure import Samples, median_ci, samples_are_objective
 from searchlab.records import Candidate, Config, Direction, Result, loss
-from searchlab.tables import samples_are_objective
+from searchlab.run.loop import StopReason, drive
 
 PHASE = "confirm"
 
@@ -103,6 +103,48 @@ def confirm_configs(search: Sequence[Result], direction: Direction, k: int, defa
     return [default, *top] if default is not None else top
 
 
+class ConfirmPhase:
+    """The plan as a :class:`searchlab.run.loop.Phase`: submitted round-robin as workers free up,
+    each result recorded (never told to the searcher, never charged to the budget)."""
+
+    def __init__(self, executor: Executor, todo: list[tuple[int, Config]], prior: Sequence[Result],
+                 store: Recorder | None, default: Config | None) -> None:
+        self.executor, self.todo, self.store, self.default = executor, todo, store, default
+        self.results = list(prior)
+        self.next_id = min([r.id for r in prior] + [0]) - 1
+        self.in_flight: dict[int, Candidate] = {}
+
+    @property
+    def pending(self) -> int:
+        return len(self.in_flight)
+
+    def fill(self) -> bool:
+        asked = False
+        while self.todo and self.executor.free() > 0:
+            round_, config = self.todo.pop(0)
+            meta: dict[str, Any] = {"phase": PHASE, "round": round_}
+            if self.default is not None and config.key == self.default.key:
+                meta["default"] = True
+            candidate = Candidate(self.next_id, config, config, meta)
+            self.next_id -= 1
+            self.in_flight[candidate.id] = candidate
+            self.executor.submit(candidate)
+            asked = True
+        return asked
+
+    def stop_reason(self) -> StopReason | None:
+        return None if self.todo else StopReason.EXHAUSTED
+
+    def idle_reason(self) -> StopReason:
+        return StopReason.EXHAUSTED
+
+    def finish(self, result: Result) -> None:
+        if self.store is not None:
+            self.store.record(result)
+        self.in_flight.pop(result.id, None)
+        self.results.append(result)
+
+
 def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Result], direction: Direction,
                 options: ConfirmConfig, store: Recorder | None = None,
                 default: Config | None = None) -> tuple[list[Result], bool]:
@@ -112,29 +154,9 @@ def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Re
     the phase early; what was measured is kept and reported.
     """
     configs = confirm_configs(search, direction, options.k, default)
-    todo = plan(configs, options.rounds, prior)
-    results = list(prior)
-    next_id = min([r.id for r in prior] + [0]) - 1
-    pending: dict[int, Candidate] = {}
-    try:
-        while todo or pending:
-            while todo and executor.free() > 0:
-                round_, config = todo.pop(0)
-                meta: dict[str, Any] = {"phase": PHASE, "round": round_}
-                if default is not None and config.key == default.key:
-                    meta["default"] = True
-                candidate = Candidate(next_id, config, config, meta)
-                next_id -= 1
-                pending[candidate.id] = candidate
-                executor.submit(candidate)
-            for result in executor.collect(timeout=0.25):
-                if store is not None:
-                    store.record(result)
-                pending.pop(result.id, None)
-                results.append(result)
-    except KeyboardInterrupt:
-        return results, False
-    return results, True
+    phase = ConfirmPhase(executor, plan(configs, options.rounds, prior), prior, store, default)
+    reason, _ = drive(executor, phase)
+    return phase.results, reason is not StopReason.INTERRUPTED
 
 
 def _values(results: Sequence[Result]) -> list[float]:

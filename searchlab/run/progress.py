@@ -6,7 +6,7 @@ import sys
 import time
 from typing import TextIO
 
-from searchlab.loop import Budget, LoopState, is_known_infeasible
+from searchlab.run.loop import Budget, LoopState, is_known_infeasible
 
 
 def resume_line(done: int, budget: Budget) -> str:

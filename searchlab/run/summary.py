@@ -10,12 +10,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from searchlab.confirm import noise_report
-from searchlab.failures import failure_lines, first_failures
-from searchlab.loop import is_known_infeasible
+from searchlab.run.confirm import noise_report
+from searchlab.run.failures import failure_lines, first_failures
+from searchlab.run.loop import is_known_infeasible
 from searchlab.problem import Problem
 from searchlab.records import Direction, Result, loss
-from searchlab.verdict import build_verdict, run_time_unit, show
+from searchlab.run.verdict import build_verdict, run_time_unit, show
 
 
 def trajectory(results: Sequence[Result], direction: Direction) -> list[list[float]]:
@@ -58,7 +58,7 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
 
 
 def run_verdict(run: Mapping[str, Any], summary: Mapping[str, Any], results: Sequence[Result]) -> str:
-    """``summary.json``'s ``verdict`` (searchlab.verdict), printed last."""
+    """``summary.json``'s ``verdict`` (searchlab.run.verdict), printed last."""
     budget = ((run.get("config") or {}).get("budget") or {}).get("evaluations")
     size = (run.get("space") or {}).get("size")
     return build_verdict(summary, budget, size if isinstance(size, int) else None,
@@ -67,7 +67,7 @@ def run_verdict(run: Mapping[str, Any], summary: Mapping[str, Any], results: Seq
 
 def measurement_counts(results: Sequence[Result]) -> dict[str, int]:
     """What ``budget.evaluations`` counted (measurements and cache hits) and what it did not
-    (known-infeasible proposals, never measured: searchlab.loop)."""
+    (known-infeasible proposals, never measured: searchlab.run.loop)."""
     infeasible = sum(is_known_infeasible(r) for r in results)
     return {"measurements": len(results) - infeasible, "infeasible_proposals": infeasible}
 
@@ -83,7 +83,7 @@ def format_summary(s: Mapping[str, Any], run_dir: Path) -> str:
     counts = ", ".join(f"{n} {k}" for k, n in sorted(s["status_counts"].items()))
     lines = [f"searchlab: {s['problem']} / {s['searcher']} (seed {s['seed']}): {s['evaluations']} evaluations "
              f"({counts}) in {s['wall_time_s']:.1f} s, stopped on {s['stop_reason']}"]
-    lines += failure_lines(s)  # each failure mode with its count and first message (searchlab.failures)
+    lines += failure_lines(s)  # each failure mode with its count and first message (searchlab.run.failures)
     best = s["best"]
     if best is None:
         lines.append("  no successful evaluation")

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from searchlab.errors import ConfigError
-from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
-from searchlab.execution._worker import WorkerRuntime, _Timeout, limit_threads
+from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._worker import WorkerRuntime, _Timeout, limit_threads
 from searchlab.problem import DeviceInfo, DeviceNeed
 from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
 
 
 @dataclass
 class SerialExecutorConfig:
-    _target_: str = "searchlab.execution.SerialExecutor"
+    _target_: str = "searchlab.run.execution.SerialExecutor"
     workers: int = 1
     timeout_s: float | None = 600.0
 
@@ -46,7 +46,7 @@ class SerialExecutor(Executor):
         self._affinity: set[int] = set()  # the caller's cores, while pinned
 
     def start(self, problem: ProblemSource) -> list[WorkerInfo]:
-        from searchlab.execution._worker import build_problem
+        from searchlab.run.execution._worker import build_problem
 
         built = build_problem(problem)
         device = DeviceInfo()

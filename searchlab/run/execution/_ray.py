@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.errors import ConfigError, ExecutorError
-from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
-from searchlab.execution._worker import WorkerRuntime, build_problem, limit_threads
+from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._worker import WorkerRuntime, build_problem, limit_threads
 from searchlab.problem import DeviceInfo, DeviceNeed
 from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
 from searchlab.threads import limit_pools
@@ -76,7 +76,7 @@ def _cpu_per_gpu_actor() -> int:
 
 @dataclass
 class RayExecutorConfig:
-    _target_: str = "searchlab.execution.RayExecutor"
+    _target_: str = "searchlab.run.execution.RayExecutor"
     workers: int | None = None
     timeout_s: float | None = 600.0
     address: str | None = None
@@ -104,7 +104,7 @@ class EvaluatorActor:
         self.runtime = WorkerRuntime(source, device)
 
     def ready(self) -> tuple[DeviceInfo, int, str]:
-        from searchlab.execution._base import current_node
+        from searchlab.run.execution._base import current_node
 
         return self.runtime.device, os.getpid(), current_node()
 
@@ -146,7 +146,7 @@ class RayExecutor(Executor):
         if cpus_per_worker is not None and cpus_per_worker < 0:
             raise ConfigError(f"executor.cpus_per_worker={cpus_per_worker}: must be >= 0 or null")
         if address or os.environ.get("RAY_ADDRESS"):
-            from searchlab.execution._join import auth_mode
+            from searchlab.run.execution._join import auth_mode
 
             auth_mode()  # a typo in RAY_AUTH_MODE is refused before anything starts
         self.requested, self.timeout_s, self.address, self.cpus_per_worker = workers, timeout_s, address, cpus_per_worker
@@ -170,7 +170,7 @@ class RayExecutor(Executor):
             return
         kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
         if address:  # join: "auto" finds a cluster started with `ray start` on this machine
-            from searchlab.execution._join import join_cluster
+            from searchlab.run.execution._join import join_cluster
 
             join_cluster(address, "executor.address" if self.address else "RAY_ADDRESS")
             return

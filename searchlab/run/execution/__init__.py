@@ -1,8 +1,8 @@
 """Executors: serial (in process) and Ray (one persistent actor per device)."""
 
-from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
-from searchlab.execution._serial import SerialExecutor, SerialExecutorConfig
-from searchlab.execution._worker import WorkerRuntime, build_problem
+from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._serial import SerialExecutor, SerialExecutorConfig
+from searchlab.run.execution._worker import WorkerRuntime, build_problem
 
 __all__ = [
     "Executor",
@@ -19,7 +19,7 @@ __all__ = [
 
 def __getattr__(name: str) -> object:  # Ray is imported only when its executor is used
     if name in ("RayExecutor", "RayExecutorConfig"):
-        from searchlab.execution import _ray
+        from searchlab.run.execution import _ray
 
         return getattr(_ray, name)
     raise AttributeError(name)

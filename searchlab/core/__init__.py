@@ -1,0 +1,1 @@
+"""The core layer: what every other layer may import, and which imports none of them."""
