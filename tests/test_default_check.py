@@ -14,11 +14,13 @@ import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
-from searchlab.run.lifecycle import execute
-from searchlab.run.confirm import paired_speedup, recommended
+from searchlab.core.speedup import recommended
+from searchlab.core.units import run_time_unit, show
 from searchlab.records import Candidate, Config, Direction, Measurement, Result, Status
+from searchlab.run.confirm import paired_speedup
+from searchlab.run.lifecycle import execute
+from searchlab.run.verdict import stop_words
 from searchlab.study._grid import _compose_run
-from searchlab.run.verdict import run_time_unit, show, stop_words
 from tests.doubles import register_problem
 
 KT = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"

@@ -127,7 +127,7 @@ def compose(overrides: list[str], num: int = 0) -> Job:
         with open_dict(cfg):
             del cfg["hydra"]
         OmegaConf.to_container(cfg, resolve=True)  # interpolation errors surface here, as one line
-    except (HydraException, OmegaConfBaseException) as exc:
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:  # ValueError: `budget=1`
         raise ConfigError(one_line(exc)) from None
     return Job(cfg, hydra, tuple(overrides), names, *dirs)
 

@@ -9,8 +9,8 @@ exit with status 2.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from searchlab.core.groups import CONF_DIR

@@ -32,10 +32,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from searchlab.core.speedup import ratio_interval, speedup
 from searchlab.errors import ConfigError
-from searchlab.run.execution import Executor
 from searchlab.measure import Samples, median_ci, samples_are_objective
 from searchlab.records import Candidate, Config, Direction, Result, loss
+from searchlab.run.execution import Executor
 from searchlab.run.loop import StopReason, drive
 
 PHASE = "confirm"
@@ -186,19 +187,6 @@ def _by_round(results: Iterable[Result]) -> dict[int, Result]:
     return {int(r.candidate.meta.get("round", -1)): r for r in results if r.ok and r.objective is not None}
 
 
-def ratio_interval(ratios: Sequence[float]) -> dict[str, Any]:
-    """Median of paired ratios with its distribution-free 95 % interval (``median_ci``; with 5
-    pairs that is their range, ≈ 94 % coverage)."""
-    lo, hi = median_ci(ratios)
-    return {"speedup": float(statistics.median(ratios)), "ci95": [lo, hi], "pairs": len(ratios)}
-
-
-def speedup(default: float, other: float, direction: Direction) -> float:
-    """How many times better ``other`` is than ``default`` (> 1: better), for either direction."""
-    num, den = (default, other) if direction is Direction.MINIMIZE else (other, default)
-    return num / den if den > 0 else math.inf
-
-
 def paired_speedup(candidate: Sequence[Result], default: Sequence[Result], direction: Direction,
                    basis: str = "tuning") -> dict[str, Any] | None:
     """The candidate's speed-up over the default, paired by round (both measured in that round),
@@ -215,12 +203,6 @@ def paired_speedup(candidate: Sequence[Result], default: Sequence[Result], direc
                   for n in rounds if d in mine[n].measurement.datasets and d in base[n].measurement.datasets]
         out["datasets"][d] = ratio_interval(ratios)
     return out
-
-
-def recommended(comparison: Mapping[str, Any] | None) -> bool:
-    """Whether a tuned configuration measurably beats the default: the lower end of the paired
-    95 % interval of its speed-up is above 1 (never worse than doing nothing)."""
-    return comparison is not None and float(comparison["ci95"][0]) > 1.0
 
 
 def confirm_report(search: Sequence[Result], confirmations: Sequence[Result], direction: Direction,

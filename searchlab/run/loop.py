@@ -21,8 +21,8 @@ from enum import StrEnum
 from typing import Protocol
 
 from searchlab.errors import ConfigError
-from searchlab.run.execution import Executor
 from searchlab.records import Candidate, Config, Direction, Measurement, Result, Status, loss
+from searchlab.run.execution import Executor
 from searchlab.searchers import Searcher
 from searchlab.spaces import Space
 from searchlab.threads import limit_pools

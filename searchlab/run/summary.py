@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.units import run_time_unit, show
+from searchlab.problem import Problem
+from searchlab.records import Direction, Result, loss
 from searchlab.run.confirm import noise_report
 from searchlab.run.failures import failure_lines, first_failures
 from searchlab.run.loop import is_known_infeasible
-from searchlab.problem import Problem
-from searchlab.records import Direction, Result, loss
-from searchlab.run.verdict import build_verdict, run_time_unit, show
+from searchlab.run.verdict import build_verdict
 
 
 def trajectory(results: Sequence[Result], direction: Direction) -> list[list[float]]:

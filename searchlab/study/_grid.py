@@ -42,7 +42,7 @@ def _compose_run(overrides: list[str]) -> dict[str, Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from searchlab.cli.main import CONF_DIR
+    from searchlab.core.groups import CONF_DIR
     from searchlab.cli.config import register_configs
 
     register_configs()

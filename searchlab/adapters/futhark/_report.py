@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from searchlab.adapters.futhark import _versus as vs
+from searchlab.core.units import run_time_unit
 from searchlab.errors import ConfigError
 from searchlab.problem import FinalizeContext
 from searchlab.records import Config, Result, Status
-from searchlab.run.verdict import run_time_unit
 
 if TYPE_CHECKING:
     from searchlab.adapters.futhark._program import FutharkProgram

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from searchlab.run.confirm import ratio_interval, recommended
+from searchlab.core.speedup import ratio_interval, recommended
 from searchlab.measure import median_ci
 from searchlab.problem import FinalizeContext
 from searchlab.records import Config

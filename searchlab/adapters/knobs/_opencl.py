@@ -31,9 +31,9 @@ import numpy as np
 
 from searchlab.adapters.knobs._common import DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
+from searchlab.core.mismatch import not_close
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
-from searchlab.run.failures import not_close
 from searchlab.measure import MeasurementProtocol, Samples, measure, protocol_from
 from searchlab.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Config, FailureMode, Measurement

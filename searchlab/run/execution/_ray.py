@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.errors import ConfigError, ExecutorError
-from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
-from searchlab.run.execution._worker import WorkerRuntime, build_problem, limit_threads
 from searchlab.problem import DeviceInfo, DeviceNeed
 from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
+from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._worker import WorkerRuntime, build_problem, limit_threads
 from searchlab.threads import limit_pools
 
 OPENCL_CPU = "opencl_cpu"

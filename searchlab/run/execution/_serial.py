@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from searchlab.errors import ConfigError
-from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
-from searchlab.run.execution._worker import WorkerRuntime, _Timeout, limit_threads
 from searchlab.problem import DeviceInfo, DeviceNeed
 from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
+from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._worker import WorkerRuntime, _Timeout, limit_threads
 
 
 @dataclass
