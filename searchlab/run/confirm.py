@@ -195,7 +195,7 @@ def paired_speedup(candidate: Sequence[Result], default: Sequence[Result], direc
     rounds = sorted(set(mine) & set(base))
     if not rounds:
         return None
-    out = {"basis": basis, **ratio_interval([speedup(base[n].objective, mine[n].objective, direction)  # type: ignore[arg-type]
+    out = {"basis": basis, **ratio_interval([speedup(base[n].objective or 0.0, mine[n].objective or 0.0, direction)
                                              for n in rounds]), "datasets": {}}
     names = [d for d in mine[rounds[0]].measurement.datasets if d in base[rounds[0]].measurement.datasets]
     for d in names:

@@ -23,10 +23,10 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from searchlab.cache import SQLiteCache
-from searchlab.core.groups import RESUMABLE
+from searchlab.core.groups import REGISTERED, RESUMABLE
 from searchlab.errors import ConfigError, IncompatibleError, SearchlabError
 from searchlab.problem import Problem
-from searchlab.recompose import GROUPS, recompose, registered_class
+from searchlab.recompose import recompose, registered_class
 from searchlab.records import Result
 from searchlab.run.checks import check_run_config
 from searchlab.run.confirm import ConfirmConfig
@@ -104,7 +104,7 @@ def _stored_config(run_dir: Path) -> tuple[DictConfig, Mapping[str, Any]]:
     stored_plain = info.get("config")
     if not isinstance(stored_plain, dict):
         raise ConfigError(f"{where} stores no run config")
-    for group in GROUPS:
+    for group in REGISTERED:
         stored_plain[group] = recompose(group, stored_plain.get(group), where)
     return OmegaConf.create(stored_plain), info
 

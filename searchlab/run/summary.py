@@ -27,7 +27,7 @@ def trajectory(results: Sequence[Result], direction: Direction) -> list[list[flo
         value = loss(result.measurement, direction)
         if value < best:
             best = value
-            out.append([n, float(result.objective)])  # type: ignore[arg-type]
+            out.append([n, result.objective or 0.0])  # finite loss: an objective
     return out
 
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from searchlab.errors import ConfigError, ExecutorError
 from searchlab.problem import DeviceInfo, DeviceNeed
@@ -70,7 +71,8 @@ def _cpu_per_gpu_actor() -> int:
     """
     import ray
 
-    nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+    listed: list[dict[str, Any]] = cast(Callable[[], list[dict[str, Any]]], ray.nodes)()  # untyped in Ray
+    nodes = [n.get("Resources", {}) for n in listed if n.get("Alive")]
     return 1 if all(r.get("CPU", 0) >= r.get("GPU", 0) for r in nodes if r.get("GPU", 0) > 0) else 0
 
 
@@ -199,7 +201,7 @@ class RayExecutor(Executor):
     def _plan_once(self) -> list[_Slot]:
         import ray
 
-        available = ray.available_resources()
+        available: dict[str, float] = cast(Callable[[], dict[str, float]], ray.available_resources)()  # untyped in Ray
         gpus = int(available.get("GPU", 0))
         cpus = available.get("CPU", 0.0)
         if self._need is DeviceNeed.OPENCL and gpus > 0:
