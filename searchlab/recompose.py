@@ -19,8 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from searchlab.core.groups import REGISTERED as GROUPS
+from searchlab.core.groups import REGISTERED
 from searchlab.errors import ConfigError
+
+GROUPS = REGISTERED  # searchlab.core.groups: the one list of config groups
 
 
 class UntrustedTargetError(ConfigError):
