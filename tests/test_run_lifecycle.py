@@ -34,6 +34,7 @@ def test_a_results_db_naming_the_old_executor_module_stays_resumable(tmp_path: P
     resumed = compose([f"resume={run_dir}", "budget.evaluations=6", "progress=off"]).cfg
     summary = execute(resumed, run_dir, overrides=[f"resume={run_dir}", "budget.evaluations=6"], quiet=True)
     assert summary["evaluations"] == 6 and _evaluations(db) == 6
+    assert "stopped at 6 of 6 evaluations" in summary["verdict"]  # the resume's budget, not the first run's
 
 
 def test_an_unregistered_old_looking_target_is_still_refused(tmp_path: Path) -> None:

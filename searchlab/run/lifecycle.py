@@ -87,7 +87,10 @@ class Run:
             self._guard.hold()
         self._close_progress()
         state = self.search.state
-        summary = build_summary(self.store.run_info(), state.results, self.reason.value, time.time() - self.started,
+        info = dict(self.store.run_info())
+        if self.p.cfg is not None:  # a resume may have changed the budget: the summary says this session's
+            info["config"] = OmegaConf.to_container(self.p.cfg, resolve=True)
+        summary = build_summary(info, state.results, self.reason.value, time.time() - self.started,
                                 self.p.problem, state.best, dict(report), self.devices, confirm=confirmed)
         note = _shortfall(self.p.searcher, self.reason)
         if note:
