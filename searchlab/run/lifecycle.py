@@ -87,14 +87,7 @@ class Run:
             self._guard.hold()
         self._close_progress()
         state = self.search.state
-        info = dict(self.store.run_info())
-        if self.p.cfg is not None:  # a resume may have changed the budget: the summary says this session's
-            info["config"] = OmegaConf.to_container(self.p.cfg, resolve=True)
-        summary = build_summary(info, state.results, self.reason.value, time.time() - self.started,
-                                self.p.problem, state.best, dict(report), self.devices, confirm=confirmed)
-        note = _shortfall(self.p.searcher, self.reason)
-        if note:
-            summary["notes"] = [note]
+        summary = self._summarize(self.store, search=self.search, confirmed=confirmed, report=report)
         _write_summary(self.store, summary)
         if self.p.plot:
             _plot(self.store.path.parent, summary, state.results)
@@ -192,6 +185,20 @@ class Run:
             self.interrupt, self.reason = exc, StopReason.INTERRUPTED
             return confirmed, {}
         return confirmed, report
+
+    def _summarize(self, store: RunStore, *, search: SearchLoop, confirmed: Mapping[str, Any] | None,
+                   report: Mapping[str, Any]) -> dict[str, Any]:
+        """summary.json's content; the config is this session's (a resume may change the budget)."""
+        info = dict(store.run_info())
+        if self.p.cfg is not None:
+            info["config"] = OmegaConf.to_container(self.p.cfg, resolve=True)
+        state = search.state
+        summary = build_summary(info, state.results, self.reason.value, time.time() - self.started,
+                                self.p.problem, state.best, dict(report), self.devices, confirm=confirmed)
+        note = _shortfall(self.p.searcher, self.reason)
+        if note:
+            summary["notes"] = [note]
+        return summary
 
     def _close_progress(self) -> None:
         close = getattr(self.p.progress, "close", None)
