@@ -118,3 +118,29 @@ def test_a_sweep_expands_like_hydras_basic_sweeper() -> None:
     assert jobs == [["searcher=random", "seed=0", "executor=serial"], ["searcher=random", "seed=1", "executor=serial"],
                     ["searcher=exhaustive", "seed=0", "executor=serial"],
                     ["searcher=exhaustive", "seed=1", "executor=serial"]]
+
+
+def test_hydra_composes_each_job_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    from searchlab.cli import compose as compose_module
+    from searchlab.cli.main import run_command
+
+    calls = []
+    load = ConfigLoaderImpl.load_configuration
+
+    def counted(self: ConfigLoaderImpl, *args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return load(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", counted)
+    monkeypatch.setattr(compose_module, "configure_logging", lambda job: None)  # leave pytest's logging alone
+    monkeypatch.chdir(tmp_path)
+    assert run_command([*BASE, "budget.evaluations=2"]) == 0
+    assert len(calls) == 1  # was 2: a check composition, then Hydra's app composed again
+    (run_dir,) = [p.parent for p in tmp_path.glob("outputs/*/*/results.db")]
+    assert run_command([f"resume={run_dir}", "budget.evaluations=3", "progress=off"]) == 0
+    assert len(calls) == 2
+    assert run_command(["-m", "seed=0,1", *BASE, "budget.evaluations=2", f"hydra.sweep.dir={tmp_path / 'sweep'}"]) == 0
+    assert len(calls) == 4  # one per job
+    assert len(list((tmp_path / "sweep").glob("*/results.db"))) == 2
