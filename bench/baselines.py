@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from searchlab.api import optimize
-from searchlab.run.loop import Budget
 from searchlab.records import Direction
+from searchlab.run.loop import Budget
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kernel_tuner"
 OUT = Path(__file__).resolve().parent / "results"

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from searchlab.run.execution import RayExecutor
-from searchlab.run.loop import Budget, SearchLoop
 from searchlab.problem import Problem
 from searchlab.records import Config, Measurement
+from searchlab.run.execution import RayExecutor
+from searchlab.run.loop import Budget, SearchLoop
 from searchlab.searchers import RandomSearcher
 from searchlab.spaces import IntKnob, KnobSpace
 from searchlab.store import RunStore, package_versions

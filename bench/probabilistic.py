@@ -126,8 +126,8 @@ def one_run(job: tuple[str, str, int]) -> dict[str, Any]:
     label, name, seed = job
     problem = _PROBLEMS[label]
     from searchlab.api import optimize
-    from searchlab.run.loop import Budget
     from searchlab.records import Direction, Status
+    from searchlab.run.loop import Budget
 
     start = time.time()
     try:

@@ -12,8 +12,8 @@ from typing import Any
 
 from hydra import compose, initialize_config_dir
 
-from searchlab.cli.main import CONF_DIR
 from searchlab.cli.config import register_configs
+from searchlab.cli.main import CONF_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

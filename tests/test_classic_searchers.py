@@ -14,8 +14,8 @@ from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import Outcome, optimize
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
-from searchlab.run.loop import Budget
 from searchlab.records import Config, Measurement
+from searchlab.run.loop import Budget
 from searchlab.searchers import (
     DualAnnealingSearcher,
     GeneticSearcher,

@@ -14,8 +14,8 @@ from hydra import compose, initialize_config_dir
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
-from searchlab.cli.main import CONF_DIR
 from searchlab.cli.config import register_configs
+from searchlab.cli.main import CONF_DIR
 from searchlab.run.execution import build_problem
 from searchlab.searchers import Searcher
 
@@ -220,9 +220,9 @@ def test_a_resumed_runs_eta_counts_only_its_own_evaluations() -> None:
     import io
     import time
 
+    from searchlab.records import Candidate, Direction, Measurement, Result
     from searchlab.run.loop import Budget, LoopState
     from searchlab.run.progress import ProgressReporter
-    from searchlab.records import Candidate, Direction, Measurement, Result
 
     def result(i: int, t_end: float) -> Result:
         return Result(Candidate(i, {"x": i}, {"x": i}), Measurement.ok(1.0), t_end=t_end)

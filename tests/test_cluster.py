@@ -284,8 +284,8 @@ class Slow(Problem):
 def test_actor_on_a_lost_node_is_recreated_on_a_live_one(nodes: Nodes) -> None:
     import ray
 
-    from searchlab.run.execution._ray import RayExecutor
     from searchlab.records import Status
+    from searchlab.run.execution._ray import RayExecutor
     from searchlab.searchers import ExhaustiveSearcher
 
     problem = Slow()

@@ -14,13 +14,13 @@ import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
-from searchlab.run.lifecycle import execute
-from searchlab.run.confirm import ConfirmConfig
 from searchlab.errors import ConfigError
 from searchlab.records import Config, Measurement, Status
+from searchlab.run.confirm import ConfirmConfig
+from searchlab.run.lifecycle import execute
+from searchlab.run.summary import format_summary
 from searchlab.store import read_run
 from searchlab.study._grid import _compose_run
-from searchlab.run.summary import format_summary
 from searchlab.tables import TableProblem
 from tests.doubles import register_problem
 

@@ -12,9 +12,9 @@ from searchlab.adapters.grammar import GrammarProblem
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, IncompatibleError
-from searchlab.run.loop import Budget, StopReason
 from searchlab.problem import Problem
 from searchlab.records import Config, Measurement, Result
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import DpSearcher, McSearcher, Searcher, TagSearcher, UctSearcher
 from searchlab.searchers._tag import threshold_ascent
 from searchlab.spaces import ExplicitDAG

@@ -8,8 +8,8 @@ import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache
 from searchlab.api import optimize
-from searchlab.run.loop import Budget
 from searchlab.records import Config, Status
+from searchlab.run.loop import Budget
 from searchlab.searchers import McSearcher, TagSearcher, UctSearcher
 from searchlab.spaces import DerivationGraph, IntKnob, KnobSpace, view_as
 

@@ -24,10 +24,10 @@ from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark.program import PROGRAMS, FutharkLoopmm
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.run.execution import SerialExecutor
-from searchlab.run.loop import Budget
 from searchlab.problem import FinalizeContext
 from searchlab.records import Candidate, FailureMode, Result, Status
+from searchlab.run.execution import SerialExecutor
+from searchlab.run.loop import Budget
 from searchlab.searchers import (
     ActiveSearcher,
     BinarySearcher,

@@ -13,8 +13,8 @@ from searchlab.adapters.grammar import Grammar, GrammarProblem, StringGraph, Tre
 from searchlab.adapters.grammar.problem import Word
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.run.loop import Budget
 from searchlab.records import Config, Direction, Status
+from searchlab.run.loop import Budget
 from searchlab.searchers import ExhaustiveSearcher, RandomSearcher, TagSearcher
 
 

@@ -12,11 +12,11 @@ from searchlab.adapters.grammar import DftProblem, _clib, _codegen, _fftw, dft_g
 from searchlab.adapters.grammar._fft import Leaf, Split, Twiddle, describe
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.run.execution import WorkerRuntime
-from searchlab.run.loop import Budget, StopReason
 from searchlab.measure import MeasurementProtocol
 from searchlab.problem import DeviceInfo
 from searchlab.records import Config, Direction, FailureMode, Status, loss
+from searchlab.run.execution import WorkerRuntime
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import DpSearcher, McSearcher, TagSearcher
 
 QUICK: dict[str, Any] = {"min_runs": 1, "max_runs": 2, "min_time_s": 0.0, "warmup": 0, "batch_s": 0.0, "pin": False}

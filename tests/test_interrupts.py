@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from searchlab.run.lifecycle import execute
 from searchlab.errors import WriteError
+from searchlab.run.lifecycle import execute
 from searchlab.study._grid import _compose_run
 
 

@@ -12,8 +12,8 @@ import pytest
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.run.loop import Budget, StopReason
 from searchlab.records import Config, FailureMode, Status
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import ProbabilisticSearcher, RandomSearcher
 from searchlab.sensors import sensor_model_of
 

@@ -7,8 +7,8 @@ import pytest
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError
-from searchlab.run.loop import Budget, StopReason
 from searchlab.records import Config, FailureMode, Measurement, Status
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import ExhaustiveSearcher, RandomSearcher
 
 

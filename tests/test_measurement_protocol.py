@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from searchlab.adapters.knobs import Fir
-from searchlab.run.lifecycle import execute
 from searchlab.errors import ConfigError
-from searchlab.run.execution import build_problem
 from searchlab.measure import MeasurementProtocol, median_ci
 from searchlab.problem import DeviceInfo
 from searchlab.records import Config, Status
-from searchlab.study._grid import _compose_run
+from searchlab.run.execution import build_problem
+from searchlab.run.lifecycle import execute
 from searchlab.run.summary import format_summary
+from searchlab.study._grid import _compose_run
 from tests.test_knob_problems import opencl
 
 SMALL = {"n": 2048, "taps": 16, "max_banks": 2, "max_accesses": 2, "limits": {"compile_s": 100.0}}

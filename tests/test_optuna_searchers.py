@@ -10,9 +10,9 @@ import pytest
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.errors import IncompatibleError
-from searchlab.run.loop import Budget
 from searchlab.problem import Problem
 from searchlab.records import Candidate, Config, FailureMode, Measurement, Result, Status
+from searchlab.run.loop import Budget
 from searchlab.searchers import (
     OptunaCmaesSearcher,
     OptunaGpSearcher,

@@ -11,8 +11,8 @@ import pytest
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, IncompatibleError
-from searchlab.run.loop import Budget
 from searchlab.records import Candidate, Measurement, Result
+from searchlab.run.loop import Budget
 from searchlab.searchers import PortfolioSearcher
 from searchlab.searchers._portfolio import AucBandit
 from tests.contract import SearcherContract

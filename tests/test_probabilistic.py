@@ -11,8 +11,8 @@ import pytest
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, IncompatibleError
-from searchlab.run.loop import Budget
 from searchlab.records import Config, Direction, FailureMode, Measurement
+from searchlab.run.loop import Budget
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
 from searchlab.searchers._probabilistic_model import QUALITY, Evidence, Options, cutoff_region
 from searchlab.searchers._regression import Encoder, Geometry, _gabriel_mask, regress

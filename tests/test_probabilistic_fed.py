@@ -16,9 +16,9 @@ from searchlab.adapters.knobs.fir import MODEL
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.run.loop import Budget
 from searchlab.problem import Problem
 from searchlab.records import Config, Direction, Measurement, Status
+from searchlab.run.loop import Budget
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
 from searchlab.searchers._probabilistic_model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform
 from searchlab.searchers._regression import Encoder, Geometry

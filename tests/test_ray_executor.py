@@ -17,10 +17,10 @@ import pytest
 
 from searchlab.api import optimize
 from searchlab.errors import ExecutorError
-from searchlab.run.execution import RayExecutor
-from searchlab.run.loop import Budget
 from searchlab.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Candidate, Config, Measurement, Status
+from searchlab.run.execution import RayExecutor
+from searchlab.run.loop import Budget
 from searchlab.searchers import ExhaustiveSearcher
 from searchlab.spaces import IntKnob, KnobSpace
 

@@ -42,8 +42,8 @@ def _compose_run(overrides: list[str]) -> dict[str, Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from searchlab.core.groups import CONF_DIR
     from searchlab.cli.config import register_configs
+    from searchlab.core.groups import CONF_DIR
 
     register_configs()
     try:

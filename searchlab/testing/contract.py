@@ -20,9 +20,9 @@ from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, Synthetic
 from searchlab.api import optimize
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
 from searchlab.expr import Expression
-from searchlab.run.loop import Budget, StopReason
 from searchlab.problem import Problem
 from searchlab.records import Candidate, Config, Measurement, Result
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import Searcher
 from searchlab.spaces import KnobSpace, OrdinalKnob, Threshold, ThresholdDataset, ThresholdTree
 
@@ -162,8 +162,8 @@ class SearcherContract:
 
 
 def _safe_evaluate(problem: Problem, config: Config) -> Measurement:
-    from searchlab.run.execution import WorkerRuntime
     from searchlab.problem import DeviceInfo
+    from searchlab.run.execution import WorkerRuntime
 
     runtime = WorkerRuntime(problem, DeviceInfo())
     return runtime.evaluate(config)[0]
