@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from searchlab.run.loop import Budget
 
 from searchlab.api import optimize
 from searchlab.core.records import Direction
+from searchlab.run.loop import Budget
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kernel_tuner"
 OUT = Path(__file__).resolve().parent / "results"

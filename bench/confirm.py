@@ -45,13 +45,12 @@ METRICS = ("search_bias", "confirm_bias", "regret_search", "regret_confirmed")
 
 
 def one_run(path: Path, seed: int, budget: int, k: int, rounds: int) -> dict[str, Any]:
-    from searchlab.run.confirm import ConfirmConfig, confirm_report, run_confirm
-    from searchlab.run.execution import SerialExecutor
-    from searchlab.run.loop import Budget
-
     from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
     from searchlab.core.records import Config
+    from searchlab.run.confirm import ConfirmConfig, confirm_report, run_confirm
+    from searchlab.run.execution import SerialExecutor
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     problem = KernelTunerCache(str(path), sample_noise=True, noise_seed=seed)

@@ -87,13 +87,12 @@ def validate(executor: Any, problem: Any, configs: dict[str, dict[str, int]], ro
 
 
 def bench_problem(name: str, seeds: int, budget: int, validation_runs: int, rounds: int) -> dict[str, Any]:
-    from searchlab.run.execution import SerialExecutor
-    from searchlab.run.loop import Budget
-
     import searchlab.adapters.futhark as futhark
     from searchlab import searchers
     from searchlab.adapters.futhark._report import benchmark_runs
     from searchlab.api import optimize
+    from searchlab.run.execution import SerialExecutor
+    from searchlab.run.loop import Budget
 
     cls = {"lud": futhark.FutharkLud, "loopmm": futhark.FutharkLoopmm, "matmul": futhark.FutharkMatmul}[name]
     problem = cls(validation_runs=validation_runs)

@@ -32,9 +32,9 @@ RESULTS = ROOT / "bench" / "results"
 
 def tune(problem: Any, executor: Any, seed: int, budget: int) -> tuple[dict[str, int], float, int]:
     from futhark import tuned_config
-    from searchlab.run.loop import Budget
 
     from searchlab.api import optimize
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     start = time.time()
@@ -56,9 +56,9 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
     from futhark import validate
-    from searchlab.run.execution import SerialExecutor
 
     from searchlab.adapters.futhark.program import FutharkServerProblem
+    from searchlab.run.execution import SerialExecutor
 
     load_before = os.getloadavg()
     start = time.time()

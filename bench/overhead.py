@@ -22,12 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from searchlab.run.execution import RayExecutor
-from searchlab.run.loop import Budget, SearchLoop
-
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
 from searchlab.core.store import RunStore, package_versions
+from searchlab.run.execution import RayExecutor
+from searchlab.run.loop import Budget, SearchLoop
 from searchlab.searchers import RandomSearcher
 from searchlab.spaces import IntKnob, KnobSpace
 

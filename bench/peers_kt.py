@@ -94,10 +94,9 @@ def ours_run(args: tuple[str, str, int, int, str], options: Mapping[str, Any] | 
     from searchlab.core import threads
 
     threads.limit_pools(1)  # one worker per core: numpy's OpenBLAS, loaded before, had a thread per core
-    from searchlab.run.loop import Budget
-
     from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
+    from searchlab.run.loop import Budget
 
     problem = KernelTunerCache(path=table, recorded_failures=counting)
     searcher = registry.searcher_class(name)(problem.space, direction=problem.direction, seed=seed, **dict(options or {}))

@@ -126,10 +126,9 @@ def one_run(job: tuple[str, str, int]) -> dict[str, Any]:
     """One search: normalised best-so-far per test (§8.2), failures, wall time."""
     label, name, seed = job
     problem = _PROBLEMS[label]
-    from searchlab.run.loop import Budget
-
     from searchlab.api import optimize
     from searchlab.core.records import Direction, Status
+    from searchlab.run.loop import Budget
 
     start = time.time()
     try:

@@ -43,13 +43,12 @@ def cv_interval(values: list[float], seed: int = 0, n: int = 2000) -> list[float
 
 
 def main() -> None:
-    from searchlab.run.execution._worker import limit_threads
-
     from searchlab.adapters.knobs import Fir
     from searchlab.core.measure import protocol_from
     from searchlab.core.opencl import default_device
     from searchlab.core.problem import DeviceInfo
     from searchlab.core.records import Config
+    from searchlab.run.execution._worker import limit_threads
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)

@@ -68,9 +68,8 @@ def paired(problem: Any, config: dict[str, int], reference: dict[str, int], roun
 
 
 def run_tuner(problem: Any, executor: Any, name: str, seed: int, reference: dict[str, int]) -> dict[str, Any]:
-    from searchlab.run.loop import Budget
-
     from searchlab.api import optimize
+    from searchlab.run.loop import Budget
     from searchlab.searchers import SCHEMAS
 
     target = SCHEMAS[name]._target_.rsplit(".", 1)[1]  # type: ignore[attr-defined]
@@ -90,13 +89,12 @@ def run_tuner(problem: Any, executor: Any, name: str, seed: int, reference: dict
 
 
 def bench_problem(name: str, seeds: int, repeats: int) -> dict[str, Any]:
-    from searchlab.run.execution import SerialExecutor
-    from searchlab.run.loop import Budget
-
     import searchlab.adapters.futhark as futhark
     from searchlab.adapters.futhark._program import FIXED_10, fixed_runs
     from searchlab.adapters.futhark._report import write_tuning
     from searchlab.api import optimize
+    from searchlab.run.execution import SerialExecutor
+    from searchlab.run.loop import Budget
     from searchlab.searchers import ExhaustiveSearcher
 
     problem = {"lud": futhark.Lud, "loopmm": futhark.Loopmm, "matmul": futhark.Matmul}[name](

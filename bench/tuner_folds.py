@@ -26,7 +26,7 @@ TABLES = ("convolution_A100", "convolution_A4000", "convolution_MI250X", "convol
 
 
 def _tune(searcher: str, meta: str, train: list[str], args: argparse.Namespace, run_dir: Path) -> dict:
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
     from searchlab.study._grid import _compose_run
 
     if (run_dir / "summary.json").is_file():

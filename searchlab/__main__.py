@@ -1,6 +1,6 @@
 """``python -m searchlab``: see :mod:`searchlab.cli`."""
 
-from searchlab.cli import main
+from searchlab.cli.main import main
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,10 @@
 """A library entry point: run a searcher on a problem without Hydra.
 
 >>> outcome = optimize(problem, RandomSearcher(problem.space, seed=0), Budget(evaluations=50))
+
+It drives the same :class:`searchlab.run.lifecycle.Run` as the command line, in memory: no
+run directory, so no ``results.db`` (a ``store`` given here records every result), no confirm
+phase and no summary. An interrupt (Ctrl-C) ends the search with ``StopReason.INTERRUPTED``.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from dataclasses import dataclass
 from searchlab.core.problem import Problem
 from searchlab.core.records import Result
 from searchlab.run.execution import Executor, SerialExecutor
-from searchlab.run.loop import Budget, MeasurementCache, Progress, Recorder, SearchLoop, StopReason
+from searchlab.run.lifecycle import Run
+from searchlab.run.loop import Budget, MeasurementCache, Progress, Recorder, StopReason
+from searchlab.run.prepare import Prepared
 from searchlab.searchers import Searcher
 
 
@@ -27,16 +33,18 @@ def optimize(problem: Problem, searcher: Searcher, budget: Budget | None = None,
              executor: Executor | None = None, store: Recorder | None = None,
              cache: MeasurementCache | None = None, progress: Progress | None = None,
              prior: Sequence[Result] = ()) -> Outcome:
-    """Run ``searcher`` on ``problem`` (serial executor unless one is given) until the budget ends."""
+    """Run ``searcher`` on ``problem`` (serial executor unless one is given) until the budget ends.
+
+    A given ``executor`` is used as started by the caller, who also closes it."""
     own = executor is None
-    executor = executor or SerialExecutor()
-    if own:
-        executor.start(problem)
+    prepared = Prepared(None, budget or Budget(), problem, searcher, executor or SerialExecutor(),
+                        progress=progress, cache=cache, start_executor=own, recorder=store, prior=tuple(prior))
+    run = Run(prepared)
     try:
-        loop = SearchLoop(searcher, executor, budget or Budget(), space=problem.space, store=store,
-                          cache=cache, progress=progress, prior=prior)
-        reason = loop.run()
+        run.start()
+        reason = run.loop()
     finally:
-        if own:
-            executor.close()
-    return Outcome(reason, tuple(loop.state.results), loop.state.best, loop.state.elapsed)
+        run.close()
+    assert run.search is not None
+    state = run.search.state
+    return Outcome(reason, tuple(state.results), state.best, state.elapsed)

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from searchlab.core.groups import REGISTERED
 from searchlab.errors import ConfigError
 
-GROUPS = ("problem", "searcher", "executor")
+GROUPS = REGISTERED  # searchlab.core.groups: the one list of config groups
 
 
 class UntrustedTargetError(ConfigError):

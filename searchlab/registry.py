@@ -33,11 +33,12 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from searchlab.core.groups import ENTRY_POINTS, REGISTERED, current_target
 from searchlab.core.schema import schema_of
 from searchlab.errors import ConfigError, did_you_mean
 
-GROUPS = {"problem": "searchlab.problems", "searcher": "searchlab.searchers"}
-KINDS = (*GROUPS, "executor")
+GROUPS = ENTRY_POINTS  # searchlab.core.groups: the one list of config groups
+KINDS = REGISTERED
 # what the run supplies to a class, not options of its config
 RUNTIME = {"searcher": frozenset({"space", "direction", "seed"})}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -237,6 +238,7 @@ def name_of_target(target: object, kind: str | None = None) -> str | None:
     ``_target_`` read from a record can be checked before anything is instantiated."""
     if not isinstance(target, str):
         return None
+    target = current_target(target)  # a record of an earlier release (searchlab.core.groups.MOVED)
     for k in (kind,) if kind else KINDS:
         for name, e in entries(k).items():
             if e.target == target:

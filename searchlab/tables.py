@@ -17,6 +17,8 @@ docs/measurement.md, "Noise in replays".
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping
@@ -26,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.measure import samples_are_objective  # was defined here; the confirm phase needs it too
 from searchlab.core.problem import Problem
 from searchlab.core.records import (
     Config,
@@ -69,17 +72,6 @@ def load_table(path: str | Path) -> Table:
     return read_table_file(path)
 
 
-def samples_are_objective(m: Measurement) -> bool:
-    """Whether ``m``'s samples are draws of its objective: the objective is their median (our
-    protocol) or their mean (Kernel Tuner's ``time``). Rows whose samples are something else
-    (e.g. times behind a Mflop/s objective) replay as recorded even with sample noise."""
-    if m.status is not Status.OK or m.objective is None or not m.samples:
-        return False
-    tol = 1e-9 * max(abs(m.objective), 1e-300)
-    return any(abs(center - m.objective) <= tol
-               for center in (statistics.median(m.samples), statistics.fmean(m.samples)))
-
-
 def draw_sample(m: Measurement, seed: int, key: str, occurrence: int) -> Measurement:
     """``m`` with one of its recorded samples as the objective (see the module docstring).
 
@@ -100,6 +92,15 @@ class TableProblem(Problem):
 
     name = "table"
     deterministic = True
+
+    @classmethod
+    def run_options(cls, options: Mapping[str, Any], seed: int) -> dict[str, Any]:
+        """``noise_seed: null`` becomes the run's seed (stored with the run's config), so each seed
+        of a study draws its own replay noise."""
+        out = dict(options)
+        if "noise_seed" in out and out["noise_seed"] is None:
+            out["noise_seed"] = seed
+        return out
 
     def __init__(self, table: Table | None = None, path: str | None = None, sample_noise: bool = False,
                  noise_seed: int | None = None, **params: Any) -> None:

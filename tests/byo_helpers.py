@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
-from searchlab.cli.config import register_configs
 
-from searchlab.cli import CONF_DIR
+from searchlab.cli.config import register_configs
+from searchlab.cli.main import CONF_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -30,7 +30,7 @@ def has_opencl() -> bool:
 
 def run(run_dir: Path, *overrides: str) -> dict[str, Any]:
     """Compose the config as the CLI would and run it in this process; the summary."""
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     register_configs()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from searchlab.run.execution import SerialExecutor
 
 from searchlab.core.problem import Problem
+from searchlab.run.execution import SerialExecutor
 
 VENV_BIN = Path(sys.executable).parent
 HAVE_FUTHARK = shutil.which("futhark", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}") is not None

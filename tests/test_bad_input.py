@@ -2,7 +2,7 @@
 naming the value, no traceback, and nothing written -- no output directory, no results.db,
 and an existing run's records unchanged.
 
-The cases run in process through :func:`searchlab.cli.precheck`, which is what
+The cases run in process through :func:`searchlab.cli.main.precheck`, which is what
 ``python -m searchlab`` runs before Hydra makes an output directory; a few subprocess
 tests at the end check that the command line itself behaves the same.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from searchlab.cli import precheck
+from searchlab.cli.main import precheck
 from tests.test_security import _dump
 
 KT_SMALL = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"
@@ -210,7 +210,7 @@ def test_ray_auth_mode_typo_is_refused_before_joining(in_tmp: Path, monkeypatch:
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
     from searchlab.study._grid import _compose_run
 
     run_dir = tmp_path_factory.mktemp("run") / "run"

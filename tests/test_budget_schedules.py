@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import optimize
+from searchlab.run.loop import Budget
 from searchlab.searchers import RandomSearcher, SimulatedAnnealingSearcher
 
 

@@ -9,13 +9,13 @@ import time
 
 import numpy as np
 import pytest
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import Outcome, optimize
 from searchlab.core.expr import Expression
 from searchlab.core.records import Config, Measurement
 from searchlab.errors import ConfigError
+from searchlab.run.loop import Budget
 from searchlab.searchers import (
     DualAnnealingSearcher,
     GeneticSearcher,

@@ -13,10 +13,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.utils import get_class
 from omegaconf import OmegaConf
-from searchlab.cli.config import register_configs
-from searchlab.run.execution import build_problem
 
-from searchlab.cli import CONF_DIR
+from searchlab.cli.config import register_configs
+from searchlab.cli.main import CONF_DIR
+from searchlab.run.execution import build_problem
 from searchlab.searchers import Searcher
 
 GROUP_FILES = sorted((g.name, p.stem) for g in CONF_DIR.iterdir() if g.is_dir() and g.name != "study"
@@ -88,7 +88,6 @@ def test_option_phrases_come_from_the_one_declaration() -> None:
     from dataclasses import dataclass
 
     from searchlab.cli.helptext import phrases
-
     from searchlab.searchers import Searcher, searcher_config
 
     @dataclass
@@ -221,10 +220,9 @@ def test_a_resumed_runs_eta_counts_only_its_own_evaluations() -> None:
     import io
     import time
 
+    from searchlab.core.records import Candidate, Direction, Measurement, Result
     from searchlab.run.loop import Budget, LoopState
     from searchlab.run.progress import ProgressReporter
-
-    from searchlab.core.records import Candidate, Direction, Measurement, Result
 
     def result(i: int, t_end: float) -> Result:
         return Result(Candidate(i, {"x": i}, {"x": i}), Measurement.ok(1.0), t_end=t_end)

@@ -173,6 +173,7 @@ def fake_node_gpus() -> list[DeviceInfo]:
 
 def test_each_gpu_actor_holds_one_gpu_id_and_opens_the_device_it_names(nodes: Nodes) -> None:
     import ray
+
     from searchlab.run.execution._ray import RayExecutor
 
     executor = RayExecutor(workers=2, address=nodes.address, timeout_s=60, opencl_lister=fake_node_gpus)
@@ -238,9 +239,9 @@ def test_joining_a_cluster_without_authentication_is_refused_unless_said_explici
     import ray
     from ray._raylet import Config  # type: ignore[attr-defined]
     from ray.cluster_utils import Cluster
-    from searchlab.run.execution._join import join_cluster
 
     from searchlab.errors import ConfigError
+    from searchlab.run.execution._join import join_cluster
 
     def mode(value: str) -> None:
         os.environ["RAY_AUTH_MODE"] = value
@@ -282,9 +283,9 @@ class Slow(Problem):
 
 def test_actor_on_a_lost_node_is_recreated_on_a_live_one(nodes: Nodes) -> None:
     import ray
-    from searchlab.run.execution._ray import RayExecutor
 
     from searchlab.core.records import Status
+    from searchlab.run.execution._ray import RayExecutor
     from searchlab.searchers import ExhaustiveSearcher
 
     problem = Slow()

@@ -14,7 +14,7 @@ from searchlab.core.store import RunStore, node_counts, read_run
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
     from searchlab.study._grid import _compose_run
 
     run_dir = tmp_path_factory.mktemp("run") / "run"
@@ -44,7 +44,7 @@ def test_a_run_outside_ray_records_no_node(finished: Path) -> None:
 
 
 def test_a_schema_1_database_is_read_and_resumed(finished: Path, tmp_path: Path) -> None:
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     old = _as_schema_1(finished, tmp_path / "old")
     info, results = read_run(old)  # read as is

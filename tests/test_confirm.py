@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 from searchlab.adapters.table.problem import TableProblem
-from searchlab.run.confirm import ConfirmConfig
-from searchlab.run.summary import format_summary
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
-from searchlab.app import execute
 from searchlab.core.records import Config, Measurement, Status
 from searchlab.core.store import read_run
 from searchlab.errors import ConfigError
+from searchlab.run.confirm import ConfirmConfig
+from searchlab.run.lifecycle import execute
+from searchlab.run.summary import format_summary
 from searchlab.study._grid import _compose_run
 from tests.doubles import register_problem
 

@@ -7,7 +7,6 @@ import statistics
 from typing import Any, ClassVar
 
 import pytest
-from searchlab.run.loop import Budget, StopReason
 
 from searchlab.adapters.grammar import GrammarProblem
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
@@ -15,6 +14,7 @@ from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement, Result
 from searchlab.errors import ConfigError, IncompatibleError
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import DpSearcher, McSearcher, Searcher, TagSearcher, UctSearcher
 from searchlab.searchers._bandit.tag import threshold_ascent
 from searchlab.spaces import ExplicitDAG

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.knobs import KernelTunerCache
 from searchlab.api import optimize
 from searchlab.core.records import Config, Status
+from searchlab.run.loop import Budget
 from searchlab.searchers import McSearcher, TagSearcher, UctSearcher
 from searchlab.spaces import DerivationGraph, IntKnob, KnobSpace, view_as
 

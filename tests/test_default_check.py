@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from searchlab.run.confirm import paired_speedup, recommended
-from searchlab.run.verdict import run_time_unit, show, stop_words
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
-from searchlab.app import execute
 from searchlab.core.records import Candidate, Config, Direction, Measurement, Result, Status
+from searchlab.core.speedup import recommended
+from searchlab.core.units import run_time_unit, show
+from searchlab.run.confirm import paired_speedup
+from searchlab.run.lifecycle import execute
+from searchlab.run.verdict import stop_words
 from searchlab.study._grid import _compose_run
 from tests.doubles import register_problem
 

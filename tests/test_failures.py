@@ -7,9 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-from searchlab.run.failures import first_failures, not_close, wrong_output
 
+from searchlab.core.mismatch import not_close, wrong_output
 from searchlab.core.records import Candidate, FailureMode, Measurement, Result
+from searchlab.run.failures import first_failures
 from tests.test_cli import run_cli
 
 

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from searchlab.run.execution import SerialExecutor
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.futhark import FutharkProgram, Loopmm, Lud, Matmul
 from searchlab.adapters.futhark._kernels import LUD_SOURCE
@@ -26,6 +24,8 @@ from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.problem import FinalizeContext
 from searchlab.core.records import Candidate, Config, FailureMode, Status
 from searchlab.errors import ConfigError, EvaluationError
+from searchlab.run.execution import SerialExecutor
+from searchlab.run.loop import Budget
 from searchlab.searchers import InstrumentedSearcher, SimpleSearcher
 from searchlab.searchers._threshold.common import THRESHOLD_MAX, parse_comparisons
 

@@ -16,8 +16,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from searchlab.run.execution import SerialExecutor
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.futhark import _discover as disc
 from searchlab.adapters.futhark._data import outputs_match
@@ -30,6 +28,8 @@ from searchlab.api import optimize
 from searchlab.core.problem import FinalizeContext
 from searchlab.core.records import Candidate, FailureMode, Result, Status
 from searchlab.errors import ConfigError
+from searchlab.run.execution import SerialExecutor
+from searchlab.run.loop import Budget
 from searchlab.searchers import (
     ActiveSearcher,
     BinarySearcher,

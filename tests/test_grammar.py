@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.grammar import Grammar, GrammarProblem, StringGraph, TreeGraph, load_grammar
 from searchlab.adapters.grammar.problem import Word
 from searchlab.api import optimize
 from searchlab.core.records import Config, Direction, Status
 from searchlab.errors import ConfigError, InvalidConfigError
+from searchlab.run.loop import Budget
 from searchlab.searchers import ExhaustiveSearcher, RandomSearcher, TagSearcher
 
 

@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from searchlab.run.execution import WorkerRuntime
-from searchlab.run.loop import Budget, StopReason
 
 from searchlab.adapters.grammar import DftProblem, _clib, _codegen, _fftw, dft_grammar, ruletree, word_counts
 from searchlab.adapters.grammar._fft import Leaf, Split, Twiddle, describe
@@ -17,6 +15,8 @@ from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.problem import DeviceInfo
 from searchlab.core.records import Config, Direction, FailureMode, Status, loss
 from searchlab.errors import ConfigError
+from searchlab.run.execution import WorkerRuntime
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import DpSearcher, McSearcher, TagSearcher
 
 QUICK: dict[str, Any] = {"min_runs": 1, "max_runs": 2, "min_time_s": 0.0, "warmup": 0, "batch_s": 0.0, "pin": False}

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from searchlab.app import execute
 from searchlab.errors import WriteError
+from searchlab.run.lifecycle import execute
 from searchlab.study._grid import _compose_run
 
 
@@ -97,7 +97,7 @@ def test_full_disk_is_one_line_and_keeps_what_was_recorded(tmp_path: Path, monke
     kept = _count(run_dir / "results.db")
     assert "disk is full" in message and f"the {kept} evaluations recorded before are kept" in message
     assert 0 < kept < 5000 and "\n" not in message
-    from searchlab.cli import _report
+    from searchlab.cli.main import _report
 
     assert _report(full.value) == 1  # not the user's input: exit 1, one line
     assert capsys.readouterr().err.count("\n") == 1

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from searchlab.run.loop import Budget, StopReason
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.api import optimize
 from searchlab.core.records import Config, FailureMode, Status
 from searchlab.core.sensors import sensor_model_of
 from searchlab.errors import ConfigError
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import ProbabilisticSearcher, RandomSearcher
 
 ROOT = Path(__file__).resolve().parents[1]

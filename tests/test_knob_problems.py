@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.knobs import (
     Conv2d,
@@ -32,6 +31,7 @@ from searchlab.core.problem import DeviceInfo
 from searchlab.core.records import Config, FailureMode, Status
 from searchlab.errors import ConfigError
 from searchlab.interchange.table import Table
+from searchlab.run.loop import Budget
 from searchlab.searchers import ProbabilisticSearcher
 
 ROOT = Path(__file__).resolve().parents[1]

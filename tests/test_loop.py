@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from searchlab.run.loop import Budget, StopReason
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.core.records import Config, FailureMode, Measurement, Status
 from searchlab.errors import ConfigError
+from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import ExhaustiveSearcher, RandomSearcher
 
 

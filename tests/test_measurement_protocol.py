@@ -7,15 +7,15 @@ import statistics
 from pathlib import Path
 
 import pytest
-from searchlab.run.execution import build_problem
-from searchlab.run.summary import format_summary
 
 from searchlab.adapters.knobs import Fir
-from searchlab.app import execute
 from searchlab.core.measure import MeasurementProtocol, median_ci
 from searchlab.core.problem import DeviceInfo
 from searchlab.core.records import Config, Status
 from searchlab.errors import ConfigError
+from searchlab.run.execution import build_problem
+from searchlab.run.lifecycle import execute
+from searchlab.run.summary import format_summary
 from searchlab.study._grid import _compose_run
 from tests.test_knob_problems import opencl
 

@@ -6,13 +6,13 @@ import math
 from typing import ClassVar
 
 import pytest
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result, Status
 from searchlab.errors import IncompatibleError
+from searchlab.run.loop import Budget
 from searchlab.searchers import (
     OptunaCmaesSearcher,
     OptunaGpSearcher,

@@ -7,12 +7,12 @@ import random
 from typing import ClassVar
 
 import pytest
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.core.records import Candidate, Measurement, Result
 from searchlab.errors import ConfigError, IncompatibleError
+from searchlab.run.loop import Budget
 from searchlab.searchers import PortfolioSearcher
 from searchlab.searchers._portfolio import AucBandit
 from tests.contract import SearcherContract

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from searchlab.adapters.table.problem import TableProblem
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.knobs import Conv2d, Fir, KernelTunerCache, KnobTable, MatmulBlocked, SmithWaterman
 from searchlab.adapters.knobs.fir import MODEL
@@ -22,6 +21,7 @@ from searchlab.core.records import Config, Direction, Measurement, Status
 from searchlab.core.sensors import Normal, prob_less, sensor_model_of
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.interchange.table import Table, save_table
+from searchlab.run.loop import Budget
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
 from searchlab.searchers._probabilistic.model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform
 from searchlab.searchers._probabilistic.regression import Encoder, Geometry

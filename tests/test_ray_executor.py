@@ -14,13 +14,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from searchlab.run.execution import RayExecutor
-from searchlab.run.loop import Budget
 
 from searchlab.api import optimize
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.core.records import Candidate, Config, Measurement, Status
 from searchlab.errors import ExecutorError
+from searchlab.run.execution import RayExecutor
+from searchlab.run.loop import Budget
 from searchlab.searchers import ExhaustiveSearcher
 from searchlab.spaces import IntKnob, KnobSpace
 

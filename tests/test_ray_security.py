@@ -55,8 +55,8 @@ def _gcs_call(gcs: str, cluster_id: str, env: dict[str, str]) -> subprocess.Comp
 
 def test_ray_run_listens_on_loopback_only_and_refuses_clients_without_the_token(tmp_path: Path) -> None:
     import psutil
-    from searchlab.run.execution import RayExecutor
 
+    from searchlab.run.execution import RayExecutor
     from searchlab.searchers import RandomSearcher
 
     if os.environ.get("RAY_ADDRESS"):

@@ -162,7 +162,7 @@ def test_derived_types_are_checked_by_hydra() -> None:
 
 
 def test_help_lists_registered_searchers_with_defaults() -> None:
-    from searchlab.cli import help_text
+    from searchlab.cli.main import help_text
 
     text = help_text()
     assert "optuna_gp" in text and "synthetic_knobs" in text
@@ -170,7 +170,7 @@ def test_help_lists_registered_searchers_with_defaults() -> None:
 
 
 def test_run_writes_a_best_so_far_png(tmp_path: Path) -> None:
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     cfg = {"problem": {"_target_": "searchlab.adapters.synthetic.SyntheticKnobs"},
            "searcher": {"_target_": "searchlab.searchers.RandomSearcher"},

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from searchlab.run.execution import build_problem
 
-from searchlab.app import execute
 from searchlab.errors import ConfigError
+from searchlab.run.execution import build_problem
+from searchlab.run.lifecycle import execute
 from searchlab.study._grid import _compose_run
 
 BASE = ["problem=synthetic_knobs", "searcher=random", "executor=serial", "budget.evaluations=4", "progress=off"]

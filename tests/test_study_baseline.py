@@ -43,9 +43,8 @@ def _table(path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
-    from searchlab.run.loop import Budget
-
     from searchlab.api import optimize
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     root = tmp_path_factory.mktemp("baseline")

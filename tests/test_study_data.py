@@ -170,7 +170,7 @@ def test_table_from_an_incomplete_run_is_refused_unless_coverage_is_relaxed(tmp_
 
 def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path: Path) -> None:
     from searchlab.adapters.synthetic import SyntheticThresholds
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
     from searchlab.study._grid import _compose_run
 
     cfg = _compose_run(["problem=synthetic_thresholds", "searcher=exhaustive", "executor=serial",

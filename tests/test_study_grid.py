@@ -42,7 +42,7 @@ def test_replay_study_on_an_exhaustive_table(tmp_path: Path) -> None:
     # a replay sees exactly what the live problem would have measured: same seed, same objectives
     info, replayed = read_run(tmp_path / "study" / "runs" / "dag" / "random" / "seed_1")
     assert info["problem"] == "dag" and info["config"]["problem"]["_target_"] == "searchlab.adapters.table.problem.TableProblem"
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     live = _compose_run(["problem=synthetic_dag", "searcher=random", "executor=serial", "seed=1",
                          "budget.evaluations=12", "progress=off"])

@@ -35,10 +35,9 @@ def _package() -> object:
 def runs() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if not CACHE.is_file():
         pytest.skip(f"no Kernel Tuner cache at {CACHE}")
-    from searchlab.run.loop import Budget
-
     from searchlab.adapters.knobs.kernel_tuner import KernelTunerCache
     from searchlab.api import optimize
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
     from searchlab.searchers._sequential.simulated_annealing import SimulatedAnnealingSearcher
 

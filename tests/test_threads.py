@@ -54,10 +54,9 @@ def test_override_zero_leaves_pools_alone(monkeypatch: pytest.MonkeyPatch, resto
 
 
 def test_serial_run_caps_pools_and_keeps_smaller_choices(monkeypatch: pytest.MonkeyPatch, restore_pools: None) -> None:
-    from searchlab.run.loop import Budget
-
     from searchlab.adapters.synthetic import SyntheticKnobs
     from searchlab.api import optimize
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     monkeypatch.setenv(threads.OVERRIDE, "1")  # the serial path reads the same policy as a replay task
@@ -71,10 +70,9 @@ def test_serial_run_caps_pools_and_keeps_smaller_choices(monkeypatch: pytest.Mon
 
 
 def test_proposer_keeps_the_cores_ray_evaluators_do_not_hold() -> None:
+    from searchlab.core.problem import DeviceInfo
     from searchlab.run.execution import RayExecutor
     from searchlab.run.execution._ray import OPENCL_CPU, _Slot
-
-    from searchlab.core.problem import DeviceInfo
 
     executor = RayExecutor()
     assert executor.proposer_cores() is None  # no cluster of ours: nothing known about its evaluators

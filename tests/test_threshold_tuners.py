@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from searchlab.run.loop import Budget
 
 from searchlab.adapters.futhark._chains import Chain, Level, Step, chain_thresholds, choose, comparison_line, threshold_names
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
 from searchlab.errors import ConfigError
+from searchlab.run.loop import Budget
 from searchlab.searchers import (
     ActiveSearcher,
     BinarySearcher,

@@ -90,7 +90,7 @@ def test_a_t4_file_is_a_prior(tmp_path: Path) -> None:
 
 def test_a_run_is_a_prior_read_as_records_without_building_anything(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     cfg = {"problem": {"_target_": "searchlab.adapters.knobs.KernelTunerCache", "path": str(KT_SMALL)},
            "searcher": {"_target_": "searchlab.searchers.RandomSearcher"},

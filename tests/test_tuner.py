@@ -89,7 +89,7 @@ def test_an_int_option_needs_integer_bounds() -> None:
 
 
 def test_help_shows_the_ranges() -> None:
-    from searchlab.cli import help_text
+    from searchlab.cli.main import help_text
 
     text = help_text(["searcher=genetic"])
     assert "; tunable [5, 150] log" in text

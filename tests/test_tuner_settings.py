@@ -160,11 +160,11 @@ def test_the_best_settings_round_trip_through_the_cli(tmp_path: Path) -> None:
 def test_with_the_ray_executor_inner_replays_fan_out_and_give_the_same_scores(tables: list[str]) -> None:
     """executor=ray: each evaluation runs in an actor that sends its table x seed replays out as Ray tasks."""
     import ray
-    from searchlab.run.execution._ray import LOOPBACK, RayExecutor, local_ray_environment
-    from searchlab.run.loop import Budget
 
     from searchlab.adapters.meta import SearcherSettings
     from searchlab.api import optimize
+    from searchlab.run.execution._ray import LOOPBACK, RayExecutor, local_ray_environment
+    from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
     problem = SearcherSettings("genetic", tables, seeds=2, budget=4, options=["method"])

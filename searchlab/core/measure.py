@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields, make_dataclass
 from typing import Any, NamedTuple
 
+from searchlab.core.records import Measurement, Status
 from searchlab.errors import ConfigError
 
 # Two-sided 95 % normal quantile; the median's interval uses the order-statistic method.
@@ -198,3 +199,14 @@ def protocol_from(options: Mapping[str, Any] | MeasurementProtocol | None,
     if unknown:
         raise ConfigError(f"problem.measure: unknown option(s) {unknown} (known: {sorted(known)})")
     return MeasurementProtocol(**{**defaults, **given})
+
+
+def samples_are_objective(m: Measurement) -> bool:
+    """Whether ``m``'s samples are draws of its objective: the objective is their median (our
+    protocol) or their mean (Kernel Tuner's ``time``). Rows whose samples are something else
+    (e.g. times behind a Mflop/s objective) replay as recorded even with sample noise."""
+    if m.status is not Status.OK or m.objective is None or not m.samples:
+        return False
+    tol = 1e-9 * max(abs(m.objective), 1e-300)
+    return any(abs(center - m.objective) <= tol
+               for center in (statistics.median(m.samples), statistics.fmean(m.samples)))

@@ -134,6 +134,12 @@ class Problem(ABC):
         """The best objective value, where known (synthetic problems, full tables)."""
         return None
 
+    @classmethod
+    def run_options(cls, options: Mapping[str, Any], seed: int) -> dict[str, Any]:
+        """The options a run of ``seed`` builds this problem with (stored as the run's config).
+        Default: as given; a replay draws its noise from the run's seed (searchlab.adapters.table.problem)."""
+        return dict(options)
+
     def default_config(self) -> Config | None:
         """What the user runs without tuning, or None where the problem has no default.
 

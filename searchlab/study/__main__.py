@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             result = _aggregate_only(paths, args)
     except SearchlabError as exc:
-        from searchlab.cli import resolve_paths
+        from searchlab.cli.main import resolve_paths
 
         print(f"searchlab.study: error: {resolve_paths(' '.join(str(exc).split()), args.items)}", file=sys.stderr,
               flush=True)

@@ -31,8 +31,8 @@ def _compose_run(overrides: list[str]) -> dict[str, Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from searchlab.cli import CONF_DIR
     from searchlab.cli.config import register_configs
+    from searchlab.core.groups import CONF_DIR
 
     register_configs()
     try:
@@ -51,7 +51,7 @@ def _compose_run(overrides: list[str]) -> dict[str, Any]:
 
 def execute_cell(cell: Cell) -> dict[str, Any]:
     """Run (or resume, or keep) one cell; returns a one-line record of it."""
-    from searchlab.app import execute
+    from searchlab.run.prepare import execute
 
     if (cell.run_dir / "summary.json").is_file():
         summary = json.loads((cell.run_dir / "summary.json").read_text())

@@ -2,7 +2,7 @@
 
 Every cell is an ordinary run: its config is composed from ``searchlab/conf/`` as
 ``python -m searchlab`` would (problem and searcher overrides, ``seed=S``, the budget,
-the study's extra overrides) and executed by :func:`searchlab.app.execute` into
+the study's extra overrides) and executed by :func:`searchlab.run.lifecycle.execute` into
 ``<study>/runs/<problem>/<searcher>/seed_<S>``. ``mode=replay`` runs cells as parallel
 Ray tasks with the serial executor (one replay per task); ``mode=live`` runs them one
 after another, each with its configured executor (Ray actors on devices by default).
@@ -30,7 +30,7 @@ BIG_BUDGET = 1_000_000_000  # an exhaustive run for a table stops when the space
 
 def _table_by_exhaustive(label: str, overrides: list[str], tables_dir: Path) -> Path:
     """A finished exhaustive run of the problem (made once, reused): the replay table."""
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
 
     digest = hashlib.sha256(json.dumps(overrides).encode()).hexdigest()[:10]
     run_dir = tables_dir / f"{label}-{digest}"

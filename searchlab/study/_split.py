@@ -134,7 +134,7 @@ def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
 
 def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[str], run_dir: Path) -> list[str]:
     """Tune ``searcher`` on the tables ``train`` by a searcher_settings run (kept when done); its overrides."""
-    from searchlab.app import execute
+    from searchlab.run.lifecycle import execute
     from searchlab.study._cells import _compose_run
 
     if not train:

@@ -18,7 +18,7 @@ import numpy as np
 
 from searchlab.adapters.futhark._stanzas import Case, resolve
 from searchlab.adapters.futhark._toolchain import compile_server, generate, locked
-from searchlab.run.failures import not_close, wrong_output
+from searchlab.core.mismatch import not_close, wrong_output
 
 
 @dataclass

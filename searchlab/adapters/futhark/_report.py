@@ -15,8 +15,8 @@ import searchlab.adapters.futhark._versus as vs
 from searchlab.adapters.futhark._chains import as_ints
 from searchlab.core.problem import FinalizeContext
 from searchlab.core.records import Config, Result, Status
+from searchlab.core.units import run_time_unit
 from searchlab.errors import ConfigError
-from searchlab.run.verdict import run_time_unit
 
 if TYPE_CHECKING:
     from searchlab.adapters.futhark._program import FutharkProgram

@@ -5,7 +5,7 @@ default thresholds) and the tuned configuration are measured in alternating roun
 validation datasets (each round also times all-false and a reference, in a rotated order), so a
 slow minute of a shared machine hits every configuration alike. The speed-up is paired by
 round (untuned time / tuned time of the same round), per dataset and on the summed time, with
-the distribution-free 95 % interval of its median (``searchlab.run.confirm.ratio_interval``). A
+the distribution-free 95 % interval of its median (``searchlab.core.speedup.ratio_interval``). A
 ``.tuning`` file is written only when the summed speed-up's lower end is above 1; without
 validation datasets the confirm phase's paired comparison on the training datasets decides.
 """
@@ -21,7 +21,7 @@ from typing import Any
 from searchlab.core.measure import median_ci
 from searchlab.core.problem import FinalizeContext
 from searchlab.core.records import Config
-from searchlab.run.confirm import ratio_interval, recommended
+from searchlab.core.speedup import ratio_interval, recommended
 
 Rounds = dict[str, list[dict[str, float]]]  # label -> per round, dataset -> median seconds
 

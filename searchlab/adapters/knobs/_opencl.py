@@ -33,12 +33,12 @@ from searchlab.adapters.knobs._common import DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
 from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, Samples, measure, protocol_from
+from searchlab.core.mismatch import not_close
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.core.schema import EMPTY
 from searchlab.core.sensors import SensedKnobSpace, model_from_spec
 from searchlab.errors import ConfigError
-from searchlab.run.failures import not_close
 from searchlab.spaces import Knob
 
 STATIC_SENSORS = ("build_s", "code_bytes", "local_mem_bytes", "private_mem_bytes", "wg_size",

@@ -21,8 +21,8 @@ import numpy as np
 from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._t1 import Argument, Check, KernelSpec
 from searchlab.core.expr import MAX_ELEMENTS, ArrayExpression
+from searchlab.core.mismatch import number, wrong_output
 from searchlab.errors import ConfigError
-from searchlab.run.failures import number, wrong_output
 
 
 def vector_size(arg: Argument, spec: KernelSpec, knobs: Mapping[str, tuple[Any, ...]]) -> int:

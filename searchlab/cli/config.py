@@ -11,33 +11,38 @@ override fails at composition with Hydra's message either way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import typing
+from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from searchlab.cli import CONF_DIR
+from searchlab.core.groups import CONF_DIR
 from searchlab.run.confirm import ConfirmConfig
+from searchlab.run.loop import Budget
 
 
-@dataclass
-class BudgetConfig:
-    evaluations: int | None = 100
-    wall_time_s: float | None = None
-    target: float | None = None
-    charged_time_s: float | None = None
-    max_failure_rate: float | None = None
-    failure_rate_after: int = 20
-    max_infeasible_proposals: int | None = 10_000
+def mutable_schema(cls: type) -> type:
+    """A Hydra schema of the frozen dataclass ``cls``: its fields, types and defaults, declared once
+    there (Hydra makes a frozen dataclass's node read-only, so overrides need a mutable twin)."""
+    hints = typing.get_type_hints(cls)
+    return make_dataclass(f"{cls.__name__}Schema", [(f.name, hints[f.name], field(default=f.default))
+                                                    for f in fields(cls)])
+
+
+BudgetSchema = mutable_schema(Budget)  # the budget's options are Budget's fields (searchlab.run.loop)
 
 
 @dataclass
 class SearchlabConfig:
+    """The run's top-level options, declared here only (conf/config.yaml adds the defaults list and
+    Hydra's settings, no values)."""
+
     problem: Any = MISSING
     searcher: Any = MISSING
     executor: Any = MISSING
-    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    budget: Any = field(default_factory=BudgetSchema)
     confirm: ConfirmConfig = field(default_factory=ConfirmConfig)  # the run-end confirm phase (searchlab.run.confirm)
     seed: int = 0
     resume: str | None = None  # a run directory to continue
@@ -72,7 +77,7 @@ def register_configs() -> None:
 
     cs = ConfigStore.instance()
     cs.store(name="searchlab_schema", node=SearchlabConfig)
-    cs.store(group="schema/budget", name="budget", node=BudgetConfig)
+    cs.store(group="schema/budget", name="budget", node=BudgetSchema)
     for kind in registry.KINDS:
         for name, node in registry.schemas(kind).items():
             cs.store(group=f"schema/{kind}", name=name, node=node)

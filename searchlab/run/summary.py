@@ -12,10 +12,11 @@ from typing import Any
 
 from searchlab.core.problem import Problem
 from searchlab.core.records import Direction, Result, loss
+from searchlab.core.units import run_time_unit, show
 from searchlab.run.confirm import noise_report
 from searchlab.run.failures import failure_lines, first_failures
 from searchlab.run.loop import is_known_infeasible
-from searchlab.run.verdict import build_verdict, run_time_unit, show
+from searchlab.run.verdict import build_verdict
 
 
 def trajectory(results: Sequence[Result], direction: Direction) -> list[list[float]]:
@@ -26,7 +27,7 @@ def trajectory(results: Sequence[Result], direction: Direction) -> list[list[flo
         value = loss(result.measurement, direction)
         if value < best:
             best = value
-            out.append([n, float(result.objective)])  # type: ignore[arg-type]
+            out.append([n, result.objective or 0.0])  # finite loss: an objective
     return out
 
 

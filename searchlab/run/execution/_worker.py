@@ -27,15 +27,15 @@ def build_problem(source: Problem | Mapping[str, Any]) -> Problem:
     """
     if isinstance(source, Problem):
         return source
-    from omegaconf import OmegaConf
+    from omegaconf import DictConfig, OmegaConf
 
     from searchlab.errors import SearchlabError
     from searchlab.recompose import registered_class
 
-    node = source if OmegaConf.is_config(source) else OmegaConf.create(dict(source))
-    prefix = f"{node._get_full_key(None)}." if OmegaConf.is_config(node) and node._get_full_key(None) else ""  # type: ignore[union-attr]
-    missing = sorted(str(k).removeprefix(prefix) for k in OmegaConf.missing_keys(node))  # type: ignore[arg-type]
-    target = node.get("_target_")  # type: ignore[union-attr]
+    node = source if isinstance(source, DictConfig) else OmegaConf.create(dict(source))
+    prefix = f"{node._get_full_key(None)}." if node._get_full_key(None) else ""
+    missing = sorted(str(k).removeprefix(prefix) for k in OmegaConf.missing_keys(node))
+    target = node.get("_target_")
     if missing:
         raise ConfigError(f"problem.{missing[0]}: no value given (problem {target!r} needs problem.{missing[0]}=...)")
     cls = registered_class("problem", target, "problem")

@@ -19,9 +19,11 @@ import tokenize
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from searchlab.core.groups import NAMES
+
 WIDTH = 160
 VALUE_CHARS = 32  # a longer default is shown as a pointer into the docs
-GROUPS = ("problem", "searcher", "executor", "budget")
+GROUPS = NAMES  # searchlab.core.groups
 _DOCS = (("measure", "docs/measurement.md"), ("model", "docs/knobs.md"), ("limits", "docs/knobs.md"),
          ("adapters.futhark", "docs/futhark.md"), ("adapters.knobs", "docs/knobs.md"), ("adapters.user", "docs/byo.md"),
          ("adapters.grammar", "docs/grammar.md"), ("tables", "docs/measurement.md"), ("searchers", "docs/baselines.md"))

@@ -196,23 +196,64 @@ class SearchLoop:
                 self._dispatch(candidate)
         return asked
 
+    # -- the Phase protocol (see drive) ---------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        return len(self.in_flight)
+
+    def fill(self) -> bool:
+        return self._fill()
+
+    def stop_reason(self) -> StopReason | None:
+        return self._stop_reason()
+
+    def idle_reason(self) -> StopReason:
+        return StopReason.EXHAUSTED if self.searcher.done else StopReason.STALLED
+
+    def finish(self, result: Result) -> None:
+        self._finish(result)
+
     def run(self) -> StopReason:
         limit_pools(self.executor.proposer_cores())  # the searcher's share of cores (docs/threads.md)
-        try:
-            while True:
-                reason = self._stop_reason()
-                asked = False
-                if reason is None:
-                    asked = self._fill()
-                    reason = self._stop_reason()
-                if not self.in_flight:
-                    if reason is not None:
-                        return reason
-                    if asked:  # everything asked was settled without a worker (cache, infeasible)
-                        continue
-                    return StopReason.EXHAUSTED if self.searcher.done else StopReason.STALLED
-                for result in self.executor.collect(timeout=0.25):
-                    self._finish(result)
-        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM via searchlab.core.signals: in-flight work is abandoned
-            self.interrupt = exc
-            return StopReason.INTERRUPTED
+        reason, self.interrupt = drive(self.executor, self)
+        return reason
+
+
+class Phase(Protocol):
+    """One phase of a run on an executor: the search (:class:`SearchLoop`) or the confirm phase
+    (:mod:`searchlab.run.confirm`). :func:`drive` keeps its workers busy until it stops."""
+
+    @property
+    def pending(self) -> int: ...  # submitted, not yet collected
+
+    def fill(self) -> bool: ...  # submit (or settle) what there is room for; False if nothing came
+
+    def stop_reason(self) -> StopReason | None: ...
+
+    def idle_reason(self) -> StopReason: ...  # why it ends with nothing pending and nothing more to do
+
+    def finish(self, result: Result) -> None: ...
+
+
+def drive(executor: Executor, phase: Phase, timeout: float = 0.25) -> tuple[StopReason, KeyboardInterrupt | None]:
+    """Fill free workers, collect, hand each result to the phase; until it stops.
+
+    Ctrl-C, or SIGTERM via searchlab.core.signals, ends it with INTERRUPTED (in-flight work is
+    abandoned; every result already collected was handed over first)."""
+    try:
+        while True:
+            reason = phase.stop_reason()
+            asked = False
+            if reason is None:
+                asked = phase.fill()
+                reason = phase.stop_reason()
+            if not phase.pending:
+                if reason is not None:
+                    return reason, None
+                if asked:  # everything asked was settled without a worker (cache, infeasible)
+                    continue
+                return phase.idle_reason(), None
+            for result in executor.collect(timeout=timeout):
+                phase.finish(result)
+    except KeyboardInterrupt as exc:
+        return StopReason.INTERRUPTED, exc

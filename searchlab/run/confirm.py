@@ -32,11 +32,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from searchlab.adapters.table.problem import samples_are_objective
-from searchlab.core.measure import Samples, median_ci
+from searchlab.core.measure import Samples, median_ci, samples_are_objective
 from searchlab.core.records import Candidate, Config, Direction, Result, loss
+from searchlab.core.speedup import ratio_interval, speedup
 from searchlab.errors import ConfigError
 from searchlab.run.execution import Executor
+from searchlab.run.loop import StopReason, drive
 
 PHASE = "confirm"
 
@@ -103,6 +104,48 @@ def confirm_configs(search: Sequence[Result], direction: Direction, k: int, defa
     return [default, *top] if default is not None else top
 
 
+class ConfirmPhase:
+    """The plan as a :class:`searchlab.run.loop.Phase`: submitted round-robin as workers free up,
+    each result recorded (never told to the searcher, never charged to the budget)."""
+
+    def __init__(self, executor: Executor, todo: list[tuple[int, Config]], prior: Sequence[Result],
+                 store: Recorder | None, default: Config | None) -> None:
+        self.executor, self.todo, self.store, self.default = executor, todo, store, default
+        self.results = list(prior)
+        self.next_id = min([r.id for r in prior] + [0]) - 1
+        self.in_flight: dict[int, Candidate] = {}
+
+    @property
+    def pending(self) -> int:
+        return len(self.in_flight)
+
+    def fill(self) -> bool:
+        asked = False
+        while self.todo and self.executor.free() > 0:
+            round_, config = self.todo.pop(0)
+            meta: dict[str, Any] = {"phase": PHASE, "round": round_}
+            if self.default is not None and config.key == self.default.key:
+                meta["default"] = True
+            candidate = Candidate(self.next_id, config, config, meta)
+            self.next_id -= 1
+            self.in_flight[candidate.id] = candidate
+            self.executor.submit(candidate)
+            asked = True
+        return asked
+
+    def stop_reason(self) -> StopReason | None:
+        return None if self.todo else StopReason.EXHAUSTED
+
+    def idle_reason(self) -> StopReason:
+        return StopReason.EXHAUSTED
+
+    def finish(self, result: Result) -> None:
+        if self.store is not None:
+            self.store.record(result)
+        self.in_flight.pop(result.id, None)
+        self.results.append(result)
+
+
 def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Result], direction: Direction,
                 options: ConfirmConfig, store: Recorder | None = None,
                 default: Config | None = None) -> tuple[list[Result], bool]:
@@ -112,29 +155,9 @@ def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Re
     the phase early; what was measured is kept and reported.
     """
     configs = confirm_configs(search, direction, options.k, default)
-    todo = plan(configs, options.rounds, prior)
-    results = list(prior)
-    next_id = min([r.id for r in prior] + [0]) - 1
-    pending: dict[int, Candidate] = {}
-    try:
-        while todo or pending:
-            while todo and executor.free() > 0:
-                round_, config = todo.pop(0)
-                meta: dict[str, Any] = {"phase": PHASE, "round": round_}
-                if default is not None and config.key == default.key:
-                    meta["default"] = True
-                candidate = Candidate(next_id, config, config, meta)
-                next_id -= 1
-                pending[candidate.id] = candidate
-                executor.submit(candidate)
-            for result in executor.collect(timeout=0.25):
-                if store is not None:
-                    store.record(result)
-                pending.pop(result.id, None)
-                results.append(result)
-    except KeyboardInterrupt:
-        return results, False
-    return results, True
+    phase = ConfirmPhase(executor, plan(configs, options.rounds, prior), prior, store, default)
+    reason, _ = drive(executor, phase)
+    return phase.results, reason is not StopReason.INTERRUPTED
 
 
 def _values(results: Sequence[Result]) -> list[float]:
@@ -164,19 +187,6 @@ def _by_round(results: Iterable[Result]) -> dict[int, Result]:
     return {int(r.candidate.meta.get("round", -1)): r for r in results if r.ok and r.objective is not None}
 
 
-def ratio_interval(ratios: Sequence[float]) -> dict[str, Any]:
-    """Median of paired ratios with its distribution-free 95 % interval (``median_ci``; with 5
-    pairs that is their range, ≈ 94 % coverage)."""
-    lo, hi = median_ci(ratios)
-    return {"speedup": float(statistics.median(ratios)), "ci95": [lo, hi], "pairs": len(ratios)}
-
-
-def speedup(default: float, other: float, direction: Direction) -> float:
-    """How many times better ``other`` is than ``default`` (> 1: better), for either direction."""
-    num, den = (default, other) if direction is Direction.MINIMIZE else (other, default)
-    return num / den if den > 0 else math.inf
-
-
 def paired_speedup(candidate: Sequence[Result], default: Sequence[Result], direction: Direction,
                    basis: str = "tuning") -> dict[str, Any] | None:
     """The candidate's speed-up over the default, paired by round (both measured in that round),
@@ -185,7 +195,7 @@ def paired_speedup(candidate: Sequence[Result], default: Sequence[Result], direc
     rounds = sorted(set(mine) & set(base))
     if not rounds:
         return None
-    out = {"basis": basis, **ratio_interval([speedup(base[n].objective, mine[n].objective, direction)  # type: ignore[arg-type]
+    out = {"basis": basis, **ratio_interval([speedup(base[n].objective or 0.0, mine[n].objective or 0.0, direction)
                                              for n in rounds]), "datasets": {}}
     names = [d for d in mine[rounds[0]].measurement.datasets if d in base[rounds[0]].measurement.datasets]
     for d in names:
@@ -193,12 +203,6 @@ def paired_speedup(candidate: Sequence[Result], default: Sequence[Result], direc
                   for n in rounds if d in mine[n].measurement.datasets and d in base[n].measurement.datasets]
         out["datasets"][d] = ratio_interval(ratios)
     return out
-
-
-def recommended(comparison: Mapping[str, Any] | None) -> bool:
-    """Whether a tuned configuration measurably beats the default: the lower end of the paired
-    95 % interval of its speed-up is above 1 (never worse than doing nothing)."""
-    return comparison is not None and float(comparison["ci95"][0]) > 1.0
 
 
 def confirm_report(search: Sequence[Result], confirmations: Sequence[Result], direction: Direction,

@@ -10,10 +10,11 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from searchlab.core.groups import NAMES
 from searchlab.errors import ConfigError
 
 SEED_LIMIT = 2**63  # seeds are stored as SQLite INTEGERs (signed 64 bits) and fed to numpy's SeedSequence
-CHECKED = ("problem", "searcher", "executor", "budget")
+CHECKED = NAMES  # every config group (searchlab.core.groups)
 
 
 def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:

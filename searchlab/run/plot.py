@@ -27,11 +27,11 @@ def _series(results: Sequence[Result], direction: Direction) -> tuple[list[int],
         value = loss(r.measurement, direction)
         if math.isfinite(value):
             xs.append(n)
-            ys.append(float(r.objective))  # type: ignore[arg-type]
+            ys.append(r.objective or 0.0)  # finite loss: an objective
             if value < best:
                 best = value
                 best_x.append(n)
-                best_y.append(float(r.objective))  # type: ignore[arg-type]
+                best_y.append(r.objective or 0.0)  # finite loss: an objective
     return xs, ys, best_x, best_y
 
 

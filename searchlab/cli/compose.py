@@ -1,0 +1,159 @@
+"""Compose the command line's overrides into jobs, once each (issue 21, item 2).
+
+Hydra composes each job's config exactly once, here, through its compose API: a single run is
+one job, a sweep (``-m a=1,2 b=x,y``) one job per combination, in the order of Hydra's basic
+sweeper (the first override varies slowest). A job's directory comes from the same composition
+(``hydra.run.dir``, or ``hydra.sweep.dir``/``hydra.sweep.subdir``), so nothing is created
+before its run passed :func:`searchlab.run.prepare.prepare`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig
+
+from searchlab.core.groups import CONF_DIR
+from searchlab.errors import ConfigError, did_you_mean
+
+
+@dataclass(frozen=True)
+class Job:
+    """One composed run of the command line."""
+
+    cfg: DictConfig  # the run's config (Hydra's own node removed)
+    hydra: DictConfig  # Hydra's node of the same composition: directories, logging
+    overrides: tuple[str, ...]
+    names: tuple[str, str]  # the problem and searcher chosen
+    run_dir: Path  # a single run's directory (hydra.run.dir)
+    sweep_dir: Path  # a sweep's directory (hydra.sweep.dir) ...
+    subdir: str  # ... and this job's directory in it (hydra.sweep.subdir)
+
+
+def one_line(exc: BaseException) -> str:
+    """Hydra's and OmegaConf's multi-line messages as one line: the message, the reason Hydra
+    keeps in the cause, and the available options where it lists them; hints dropped."""
+    skip = ("full_key:", "object_type", "reference_type", "To append", "Set the environment", "See https",
+            "Config search path", "provider=", "None")
+    lines: list[str] = []
+    options: list[str] = []
+    cause: BaseException | None = exc
+    while cause is not None:
+        listing = False
+        for raw in str(cause).splitlines():
+            line = raw.strip()
+            if line.startswith("Available options"):
+                listing = True
+            elif not line or line.startswith(skip) or "$VALUE" in line:
+                listing = False
+            elif listing and raw.startswith("\t"):
+                options.append(line)
+            else:
+                lines.append(line)
+        cause = cause.__cause__
+    text = " ".join(list(dict.fromkeys(lines))[:2]) or type(exc).__name__
+    return _hint(exc, text, options)
+
+
+def _hint(exc: BaseException, text: str, options: list[str]) -> str:
+    """Add "did you mean" to a name Hydra could not find, and the valid keys to a key it refused."""
+    missing = re.search(r"Could not find '[^'/]*/([^']*)'", text)
+    hint = did_you_mean(missing.group(1), options) if missing else ""
+    cause: BaseException | None = exc
+    while cause is not None and not hint:
+        schema, key = getattr(cause, "object_type", None), getattr(cause, "key", None)
+        if "not in" in str(cause) and key is not None and isinstance(schema, type) and dataclasses.is_dataclass(schema):
+            valid = [f.name for f in dataclasses.fields(schema) if not f.name.startswith("_")]
+            hint = f"{did_you_mean(key, valid)} (valid keys: {', '.join(valid) or 'none'})"
+        cause = cause.__cause__
+    text += hint
+    return f"{text} (available: {', '.join(options)})" if options else text
+
+
+def _parse(overrides: list[str]) -> list[Any]:
+    """Hydra's parsed overrides; the one the grammar refuses is named."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
+    parsed = []
+    for override in overrides:
+        try:
+            parsed += parser.parse_overrides([override])
+        except HydraException as exc:
+            raise ConfigError(f"{override!r}: {one_line(exc)}") from None
+    return parsed
+
+
+def sweep(overrides: list[str]) -> list[list[str]]:
+    """Every combination of a multirun's overrides (``a=1,2`` -> ``a=1`` and ``a=2``), in the order of
+    Hydra's basic sweeper."""
+    choices = []
+    for override in _parse(overrides):
+        if override.is_sweep_override():
+            key = override.get_key_element()
+            choices.append([f"{key}={value}" for value in override.sweep_string_iterator()])
+        else:
+            choices.append([override.input_line or ""])
+    return [list(combination) for combination in itertools.product(*choices)]
+
+
+def compose(overrides: list[str], num: int = 0) -> Job:
+    """The job of ``overrides`` (number ``num`` of a sweep); one line (ConfigError) if Hydra refuses."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf, open_dict
+    from omegaconf.errors import OmegaConfBaseException
+
+    from searchlab.cli.config import register_configs
+
+    register_configs()
+    _parse(overrides)
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = hydra_compose("config", overrides=overrides, return_hydra_config=True)
+        with open_dict(cfg):
+            cfg.hydra.job.num = num
+        dirs = _directories(cfg)
+        choices = cfg.hydra.runtime.choices
+        names = (str(choices.get("problem")), str(choices.get("searcher")))
+        hydra = cfg.hydra
+        with open_dict(cfg):
+            del cfg["hydra"]
+        OmegaConf.to_container(cfg, resolve=True)  # interpolation errors surface here, as one line
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:  # ValueError: `budget=1`
+        raise ConfigError(one_line(exc)) from None
+    return Job(cfg, hydra, tuple(overrides), names, *dirs)
+
+
+def _directories(cfg: DictConfig) -> tuple[Path, Path, str]:
+    """The run directory, sweep directory and sweep subdirectory, resolved as Hydra does."""
+    from hydra.core.hydra_config import HydraConfig
+
+    HydraConfig.instance().set_config(cfg)  # ${hydra:runtime.choices.problem} in the directory names
+    return (Path(str(cfg.hydra.run.dir)).resolve(), Path(str(cfg.hydra.sweep.dir)).resolve(),
+            str(cfg.hydra.sweep.subdir))
+
+
+def save_hydra_files(job: Job, run_dir: Path) -> None:
+    """``run_dir/.hydra``: the composed config, Hydra's node and the overrides, as Hydra writes them."""
+    from omegaconf import OmegaConf
+
+    out = run_dir / ".hydra"
+    out.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(job.cfg, out / "config.yaml")
+    OmegaConf.save(job.hydra, out / "hydra.yaml")
+    OmegaConf.save(OmegaConf.create(list(job.overrides)), out / "overrides.yaml")
+
+
+def configure_logging(job: Job) -> None:
+    """Python logging as Hydra's job logging config says (conf/config.yaml: to stdout)."""
+    from hydra.core.utils import configure_log
+
+    configure_log(job.hydra.job_logging, job.hydra.verbose)

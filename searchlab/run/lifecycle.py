@@ -1,0 +1,258 @@
+"""One run's lifecycle: prepare -> start -> loop -> finish -> close (issue 21, item 2).
+
+:func:`searchlab.run.prepare.prepare` checks everything and returns a frozen
+:class:`~searchlab.run.prepare.Prepared`; a :class:`Run` holds what changes while it goes:
+
+- ``start``: the executor's workers, then ``results.db`` (created, or opened on resume, when
+  the searcher is also replayed what the run already measured);
+- ``loop``: the search phase (:class:`searchlab.run.loop.SearchLoop`);
+- ``finish``: the confirm phase (:mod:`searchlab.run.confirm`, the same loop machinery), the
+  problem's ``finalize``, ``summary.json``, the plot, the run's status;
+- ``close``: progress display, workers, cache and store, whatever happened.
+
+The command line (fresh runs, resumes and every job of a sweep), studies and
+:func:`searchlab.api.optimize` (a run in memory: no ``run_dir``) all enter through it.
+SIGINT/SIGTERM stop a run cleanly: in-flight work is abandoned, the summary says
+``interrupted``, and the interrupt is re-raised after ``close`` so the CLI exits 130/143.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from searchlab.core.problem import FinalizeContext, Problem
+from searchlab.core.records import Result
+from searchlab.core.signals import Guard, interruptible
+from searchlab.core.store import RunStore, is_disk_full, package_versions
+from searchlab.errors import WriteError
+from searchlab.run.confirm import confirm_after_search
+from searchlab.run.execution import SerialExecutor
+from searchlab.run.loop import SearchLoop, StopReason, is_known_infeasible
+from searchlab.run.prepare import Prepared, prepare
+from searchlab.run.summary import build_summary, format_summary, write_json
+
+
+class Run:
+    """The mutable half of a run: its store, loop, outcome and summary (see the module docstring)."""
+
+    def __init__(self, prepared: Prepared, *, hydra_dir: str = "", quiet: bool = False) -> None:
+        self.p, self.hydra_dir, self.quiet = prepared, hydra_dir, quiet
+        self.store: RunStore | None = None
+        self.prior: list[Result] = list(prepared.prior)
+        self.devices: list[dict[str, Any]] = []
+        self.search: SearchLoop | None = None
+        self.reason = StopReason.INTERRUPTED
+        self.interrupt: KeyboardInterrupt | None = None
+        self.summary: dict[str, Any] | None = None
+        self.started = time.time()
+        self._guard: Guard | None = None  # signal handling: only a run that owns the process (execute)
+
+    # -- the phases ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Workers first (they can refuse: no device), then the records."""
+        p = self.p
+        workers = p.executor.start(self._source()) if p.start_executor else []
+        if self._guard is not None:
+            self._guard.install()  # after ray.init, whose handlers would print a stack and abort on SIGTERM
+        if p.run_dir is None:
+            return
+        self.devices = [dict(w.device.to_dict(), worker=w.name) for w in workers]
+        fingerprint = p.problem.fingerprint([w.device.name for w in workers])
+        self.store = self._open_store(p.run_dir, fingerprint)
+        self.store.node_of = p.executor.node_of  # evaluations.node: where each ran (issue 24)
+        if p.cache is not None and hasattr(p.cache, "fingerprint"):
+            p.cache.fingerprint = fingerprint
+
+    def loop(self) -> StopReason:
+        """The search phase, until the budget (or the searcher, or an interrupt) ends it."""
+        p = self.p
+        self.search = SearchLoop(p.searcher, p.executor, p.budget, space=p.problem.space,
+                                 store=self.store if self.store is not None else p.recorder, cache=p.cache,
+                                 progress=p.progress, prior=self.prior)
+        self.reason = self.search.run()
+        self.interrupt = self.search.interrupt
+        return self.reason
+
+    def finish(self) -> dict[str, Any] | None:
+        """Confirm, finalize, summarize, plot and mark the run finished (a run on disk only)."""
+        if self.store is None or self.search is None:
+            return None
+        confirmed, report = self._confirm_and_finalize(self.store, self.search)
+        if self._guard is not None:
+            self._guard.hold()
+        self._close_progress()
+        state = self.search.state
+        summary = self._summarize(self.store, search=self.search, confirmed=confirmed, report=report)
+        _write_summary(self.store, summary)
+        if self.p.plot:
+            _plot(self.store.path.parent, summary, state.results)
+        status = "interrupted" if self.reason is StopReason.INTERRUPTED else "finished"
+        self.store.finish(self.reason.value, status, self.devices)
+        self.summary = summary
+        return summary
+
+    def close(self) -> None:
+        """Release everything the run holds; safe after any phase failed."""
+        if self.p.cfg is not None:  # what prepare opened (a caller's own progress and cache stay open)
+            self._close_progress()
+            self.p.close()
+        if self.p.start_executor:
+            self.p.executor.close()
+        if self.store is not None:
+            self.store.close()
+
+    # -- the whole run -------------------------------------------------------------------------
+    def execute(self) -> dict[str, Any]:
+        """start -> loop -> finish -> close under signal handling; returns the summary.
+
+        An interrupt is re-raised (as :class:`searchlab.core.signals.Interrupted` or
+        ``KeyboardInterrupt``) once the summary is written and everything is closed."""
+        try:
+            with interruptible() as guard:
+                self._guard = guard
+                self.start()
+                self.loop()
+                self.finish()
+            self.report()
+            if self.interrupt is not None:
+                raise self.interrupt
+            return self.summary or {}
+        except WriteError:
+            self._mark_write_failed()
+            raise
+        finally:
+            self.close()
+
+    def report(self) -> None:
+        """The summary, notes and verdict on stdout (unless quiet)."""
+        if self.quiet or self.summary is None or self.p.run_dir is None:
+            return
+        print(format_summary(self.summary, self.p.run_dir), flush=True)
+        for note in self.summary.get("notes", []):
+            print(f"searchlab: note: {note}", flush=True)
+        print("searchlab: verdict: " + self.summary["verdict"].replace("\n", "\n  "), flush=True)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _source(self) -> Problem | dict[str, Any]:
+        """In process the prepared problem is used as is; workers elsewhere build their own."""
+        p = self.p
+        if isinstance(p.executor, SerialExecutor) or p.cfg is None:
+            return p.problem
+        source = OmegaConf.to_container(p.cfg.problem, resolve=True)
+        assert isinstance(source, dict)
+        return {str(k): v for k, v in source.items()}
+
+    def _open_store(self, run_dir: Path, fingerprint: str) -> RunStore:
+        p = self.p
+        if p.resuming:
+            store = RunStore.open(run_dir, self.hydra_dir)
+            self.prior = list(store.results())
+            for result in self.prior:
+                p.searcher.replay(result)
+            resumed = getattr(p.progress, "resumed", None)
+            if callable(resumed):
+                resumed(sum(1 for r in self.prior if not is_known_infeasible(r)), p.budget)
+            return store
+        assert p.cfg is not None
+        return RunStore.create(run_dir, {
+            "name": p.cfg.get("name"), "problem": p.names[0], "searcher": p.names[1],
+            "seed": int(p.cfg.seed), "fingerprint": fingerprint, "direction": p.problem.direction.value,
+            "objective_name": p.problem.objective_name, "known_optimum": _optimum(p.problem),
+            "config": OmegaConf.to_container(p.cfg, resolve=True), "space": p.problem.space.describe(),
+            "versions": package_versions(), "devices": self.devices,
+        }, self.hydra_dir)
+
+    def _confirm_and_finalize(self, store: RunStore,
+                              search: SearchLoop) -> tuple[Mapping[str, Any] | None, Mapping[str, Any]]:
+        """The confirm phase first (finalize writes what it recommends), skipped when interrupted."""
+        p, state = self.p, search.state
+        if self.interrupt is not None or self.reason is StopReason.INTERRUPTED:
+            return None, {}
+        prior = store.confirmations() if p.resuming else []
+        confirmed = confirm_after_search(p.executor, state.results, prior, p.problem.direction, p.confirm,
+                                         p.problem.noisy, store, p.problem.default_config())
+        try:
+            assert p.run_dir is not None
+            report = p.problem.finalize(FinalizeContext(p.run_dir, state.best, state.results, p.executor.call,
+                                                        len(state.results), time.time() - self.started,
+                                                        confirm=confirmed, rounds=p.confirm.rounds or 5))
+        except KeyboardInterrupt as exc:
+            self.interrupt, self.reason = exc, StopReason.INTERRUPTED
+            return confirmed, {}
+        return confirmed, report
+
+    def _summarize(self, store: RunStore, *, search: SearchLoop, confirmed: Mapping[str, Any] | None,
+                   report: Mapping[str, Any]) -> dict[str, Any]:
+        """summary.json's content; the config is this session's (a resume may change the budget)."""
+        info = dict(store.run_info())
+        if self.p.cfg is not None:
+            info["config"] = OmegaConf.to_container(self.p.cfg, resolve=True)
+        state = search.state
+        summary = build_summary(info, state.results, self.reason.value, time.time() - self.started,
+                                self.p.problem, state.best, dict(report), self.devices, confirm=confirmed)
+        note = _shortfall(self.p.searcher, self.reason)
+        if note:
+            summary["notes"] = [note]
+        return summary
+
+    def _close_progress(self) -> None:
+        close = getattr(self.p.progress, "close", None)
+        if callable(close):
+            close()
+
+    def _mark_write_failed(self) -> None:
+        if self.store is None:
+            return
+        try:
+            self.store.finish("write_failed", "failed")
+        except Exception:  # the disk may still be full: the message says what was kept
+            pass
+
+
+def execute(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: tuple[str, str] | None = None,
+            overrides: Sequence[str] = (), hydra_dir: str = "", quiet: bool = False,
+            prepared: Prepared | None = None) -> dict[str, Any]:
+    """Prepare (unless ``prepared``) and execute one run; returns the summary also in summary.json."""
+    run = Run(prepared or prepare(cfg, run_dir, names=names, overrides=overrides), hydra_dir=hydra_dir, quiet=quiet)
+    return run.execute()
+
+
+def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Result]) -> None:
+    """best_so_far.png beside summary.json (searchlab.run.plot); a plot must never fail a finished run."""
+    try:
+        from searchlab.run.plot import plot_run
+
+        plot_run(run_dir, summary, results)
+    except Exception as exc:
+        print(f"searchlab: warning: no best_so_far.png ({type(exc).__name__}: {exc})", flush=True)
+
+
+def _write_summary(store: RunStore, summary: Mapping[str, Any]) -> None:
+    path = store.path.parent / "summary.json"
+    try:
+        write_json(path, summary)
+    except OSError as exc:
+        path.with_suffix(".json.tmp").unlink(missing_ok=True)
+        raise WriteError(store.write_failure(exc) if is_disk_full(exc) else f"{path} could not be written ({exc}); "
+                         f"results.db keeps every evaluation") from None
+
+
+def _shortfall(searcher: Any, reason: StopReason) -> str | None:
+    """Why a searcher that is not anytime ended without a result (e.g. DP short of budget)."""
+    explain = getattr(searcher, "shortfall", None)
+    if reason in (StopReason.EXHAUSTED, StopReason.INTERRUPTED) or not callable(explain):
+        return None
+    text = explain()
+    return str(text) if text else None
+
+
+def _optimum(problem: Problem) -> float | None:
+    try:
+        return problem.known_optimum
+    except Exception:
+        return None

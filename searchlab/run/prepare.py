@@ -1,0 +1,203 @@
+"""Prepare a run from a composed config: every check that can refuse it, nothing started or written.
+
+Every check that can refuse a run (seed, budget and option values, unknown options, an
+incompatible problem/searcher pair, an executor that cannot place its workers, a bad
+``cache=``) happens in :func:`prepare`, before ``results.db`` is created, so bad input
+leaves no half-made records behind; the CLI runs it before it makes an output directory.
+Classes are built only from registered schemas (:mod:`searchlab.recompose`), and a resumed
+run's stored config is re-composed through them: records are data.
+
+What :func:`prepare` returns is frozen (:class:`Prepared`); what changes while the run goes
+(its store, its loop, its summary) belongs to :class:`searchlab.run.lifecycle.Run`.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from searchlab.core.cache import SQLiteCache
+from searchlab.core.groups import REGISTERED, RESUMABLE
+from searchlab.core.problem import Problem
+from searchlab.core.records import Result
+from searchlab.core.threads import cpu_share
+from searchlab.errors import ConfigError, IncompatibleError, SearchlabError
+from searchlab.recompose import recompose, registered_class
+from searchlab.run.checks import check_run_config
+from searchlab.run.confirm import ConfirmConfig
+from searchlab.run.execution import Executor, build_problem
+from searchlab.run.loop import Budget, MeasurementCache, Progress, Recorder
+from searchlab.run.progress import ProgressReporter
+from searchlab.searchers import Searcher
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A run that passed every check; nothing has been started or written yet.
+
+    ``run_dir`` None: a run in memory (:func:`searchlab.api.optimize`): no ``results.db``,
+    no confirm phase, no summary; ``recorder`` (if any) gets every result.
+    """
+
+    run_dir: Path | None
+    budget: Budget
+    problem: Problem
+    searcher: Searcher
+    executor: Executor
+    cfg: DictConfig | None = None
+    resuming: bool = False
+    names: tuple[str, str] = ("", "")
+    progress: Progress | None = None
+    cache: MeasurementCache | None = None
+    confirm: ConfirmConfig = field(default_factory=lambda: ConfirmConfig(k=0))
+    start_executor: bool = True  # False: the caller started it and closes it
+    recorder: Recorder | None = None
+    prior: tuple[Result, ...] = ()
+    plot: bool = True
+
+    def close(self) -> None:
+        """Release what was opened while checking (the cache), for a run that will not start."""
+        close = getattr(self.cache, "close", None)
+        if callable(close):
+            close()
+
+
+def _build(group: str, node: Mapping[str, Any], where: str, **kwargs: Any) -> Any:
+    """An object of a registered class from the plain values of its config (no nested instantiation)."""
+    cls = registered_class(group, node.get("_target_"), where)
+    options = {str(k): v for k, v in node.items() if not str(k).startswith("_")}
+    try:
+        return cls(**options, **kwargs)
+    except SearchlabError:
+        raise
+    except TypeError as exc:  # an option the class does not take
+        raise ConfigError(f"{where} {node.get('_target_')!r} could not be built: {exc}") from None
+
+
+def make_searcher(node: Mapping[str, Any], problem: Problem, seed: int, name: str) -> Searcher:
+    raw = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
+    assert isinstance(raw, dict)
+    plain = {str(k): v for k, v in raw.items()}
+    cls = registered_class("searcher", plain.get("_target_"), f"searcher={name}")
+    if not (isinstance(cls, type) and issubclass(cls, Searcher)):
+        raise ConfigError(f"searcher={name}: {plain['_target_']!r} is not a searchlab Searcher")
+    reason = cls.incompatibility(problem.space, problem.capabilities)
+    if reason:
+        raise IncompatibleError(f"problem={problem.name} searcher={name} is not a valid pair: {reason}")
+    searcher: Searcher = _build("searcher", plain, f"searcher={name}", space=problem.space,
+                                direction=problem.direction, seed=seed)
+    return searcher
+
+
+def _stored_config(run_dir: Path) -> tuple[DictConfig, Mapping[str, Any]]:
+    """The config stored in ``run_dir/results.db``, re-composed through the registered schemas."""
+    from searchlab.core.store import read_run
+
+    info, _ = read_run(run_dir)
+    where = f"resume={run_dir}: {run_dir / 'results.db'}"
+    stored_plain = info.get("config")
+    if not isinstance(stored_plain, dict):
+        raise ConfigError(f"{where} stores no run config")
+    for group in REGISTERED:
+        stored_plain[group] = recompose(group, stored_plain.get(group), where)
+    return OmegaConf.create(stored_plain), info
+
+
+def _changes(item: str) -> str:
+    return item.lstrip("+~").partition("=")[0]
+
+
+def resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfig, Path]:
+    """The stored config of ``cfg.resume`` with only the changes a resume may make
+    (:data:`searchlab.core.groups.RESUMABLE`: how the run goes, not what it searches)."""
+    run_dir = Path(str(cfg.resume))
+    stored, info = _stored_config(run_dir)
+    allowed = ", ".join(f"{name}.*" for name in RESUMABLE)
+    for item in overrides:
+        key, value = _changes(item), item.partition("=")[2]
+        if key.split(".")[0] in (*RESUMABLE, "resume", "hydra"):
+            continue
+        if key in ("problem", "searcher"):
+            if value != info[key]:
+                raise ConfigError(f"resume={run_dir}: {key}={value} differs from the run's {key}={info[key]}")
+            continue
+        if OmegaConf.select(stored, key) != OmegaConf.select(cfg, key):
+            raise ConfigError(f"resume={run_dir}: {key}={value} differs from the run's "
+                              f"{OmegaConf.select(stored, key)!r}; only {allowed} may change")
+    for key in RESUMABLE:
+        changed = any(_changes(o).split(".")[0] == key for o in overrides)
+        stored[key] = cfg[key] if changed else stored.get(key)
+    stored.resume = str(run_dir)
+    return stored, run_dir
+
+
+def _seeded(cfg: DictConfig) -> DictConfig:
+    """``cfg`` with the problem's options as a run of its seed builds them (``Problem.run_options``,
+    e.g. a replay's ``noise_seed: null`` becomes the seed), so the stored config says what ran."""
+    node = OmegaConf.to_container(cfg.problem, resolve=True)
+    assert isinstance(node, dict)
+    cls = registered_class("problem", node.get("_target_"), "problem")
+    options = {str(k): v for k, v in node.items()}
+    seeded = cls.run_options(options, int(cfg.seed)) if issubclass(cls, Problem) else options
+    changed = {k: v for k, v in seeded.items() if options.get(k) != v}
+    if not changed:
+        return cfg
+    cfg = copy.deepcopy(cfg)
+    for key, value in changed.items():
+        cfg.problem[key] = value
+    return cfg
+
+
+def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: tuple[str, str] | None = None,
+            overrides: Sequence[str] = ()) -> Prepared:
+    """Every check that can refuse the run, in the order a user would fix them."""
+    cfg = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
+    resuming = bool(cfg.get("resume"))
+    if resuming:
+        cfg, run_dir = resume_config(cfg, overrides)
+    plain = _plain(cfg)
+    check_run_config(plain)
+    cpu_share()  # a bad SEARCHLAB_THREADS is refused here, before anything is written (docs/threads.md)
+    budget = Budget(**plain["budget"])
+    confirm = ConfirmConfig(**(plain.get("confirm") or {}))  # runs recorded before confirm= get the defaults
+    cfg = _seeded(cfg)
+    problem = build_problem(cfg.problem)
+    problem_name, searcher_name = names or (problem.name, _searcher_name(plain["searcher"]))
+    searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), searcher_name)
+    _give_prior(searcher, plain.get("prior"), problem, searcher_name)
+    progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name)
+    executor: Executor = _build("executor", plain["executor"], "executor")
+    cache = SQLiteCache(str(plain["cache"])) if plain.get("cache") else None
+    return Prepared(Path(run_dir), budget, problem, searcher, executor, cfg=cfg, resuming=resuming,
+                    names=(problem_name, searcher_name), progress=progress, cache=cache, confirm=confirm,
+                    plot=bool(plain.get("plot", True)))
+
+
+def _plain(cfg: DictConfig) -> dict[str, Any]:
+    raw = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(raw, dict)
+    return {str(k): v for k, v in raw.items()}
+
+
+def _give_prior(searcher: Searcher, paths: Any, problem: Problem, name: str) -> None:
+    """``prior=``: loaded, matched to the space and handed to the searcher once (searchlab.priors)."""
+    from searchlab.priors import give_prior, load_prior
+
+    note = give_prior(searcher, load_prior(paths, problem.space, problem.direction), name)
+    if note:
+        print(f"searchlab: note: {note}", file=sys.stderr, flush=True)
+
+
+def _searcher_name(node: Mapping[str, Any]) -> str:
+    """The searcher's public name (its class's ``name``), for runs started without the CLI."""
+    try:
+        cls: Any = registered_class("searcher", node.get("_target_"), "searcher")
+        return str(cls.name)
+    except Exception:  # make_searcher reports a bad target properly
+        return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
