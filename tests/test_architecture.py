@@ -1,0 +1,125 @@
+"""The layers hold (issue 21): no import cycle in searchlab/, and no import up a layer.
+
+Function-level imports count (they were how the old circles hid); ``if TYPE_CHECKING:``
+imports do not (they never run). The layers themselves are the import-linter contract in
+pyproject.toml (``lint-imports``); this file also finds cycles *inside* a layer, which a
+layers contract does not forbid, and keeps the type-debt ratchet (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "searchlab"
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return skip
+
+
+def _targets(node: ast.AST, module: str, is_package: bool) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            parts = module.split(".")[: len(module.split(".")) - node.level + (1 if is_package else 0)]
+            base = ".".join([*parts, base] if base else parts)
+        return [base, *(f"{base}.{a.name}" for a in node.names)]
+    return []
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the searchlab modules it imports (the nearest existing module of each name)."""
+    files = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for module, path in files.items():
+        tree = ast.parse(path.read_text())
+        skip = _type_checking_nodes(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            for name in _targets(node, module, path.name == "__init__.py"):
+                while name and name not in files:
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    graph[module].add(name)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_planted_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_searchlab_has_no_import_cycle() -> None:
+    found = cycles(import_graph())
+    assert not found, "import cycles (function-level imports included):\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_layer_contract_holds() -> None:
+    """``lint-imports`` (import-linter, installed by ``make setup`` from ``[dev]``) over pyproject's contract."""
+    exe = str(Path(sys.executable).parent / "lint-imports")
+    done = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_type_ignores_stay_under_the_ratchet() -> None:
+    count = sum(p.read_text().count("type: ignore") for p in PACKAGE.rglob("*.py"))
+    assert count < 30, f"{count} `type: ignore` in searchlab/ (issue 21: fewer than 30)"
