@@ -41,7 +41,7 @@ def _tune(searcher: str, meta: str, train: list[str], args: argparse.Namespace, 
 
 
 def _scores(searcher: str, settings: dict, path: str, seeds: list[int], budget: int) -> np.ndarray:
-    from searchlab.adapters.meta._train import fraction_score, replay, train_table
+    from searchlab.tuning._train import fraction_score, replay, train_table
 
     table = train_table(path)
     return np.array([fraction_score(table, [replay(searcher, settings, path, s, budget)]) for s in seeds])

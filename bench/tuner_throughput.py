@@ -2,7 +2,7 @@
 
 Issue 23, item 3 (measured here, not yet improved): one replay = one searcher on convolution_A100 for
 220 evaluations. Ours is the inner replay of ``problem=searcher_settings``
-(``searchlab.adapters.meta._train.replay``: ``api.optimize``, serial executor, no store, the table
+(``searchlab.tuning._train.replay``: ``api.optimize``, serial executor, no store, the table
 parsed once per process, so the parse is outside the timing, as it is outside each replay of a
 tuning run). Kernel Tuner's is ``kernel_tuner.interface.tune_cache`` (simulation mode) on the same
 cache, decompressed once before timing; Kernel Tuner reads and parses the cache file inside every
@@ -35,8 +35,8 @@ PAIRS = {"random": "random_sample", "genetic": "genetic_algorithm"}
 
 
 def ours(name: str, seed: int, budget: int) -> int:
-    from searchlab.adapters.meta._train import replay, train_table
     from searchlab.api import optimize  # noqa: F401 - imported before timing, as a warm worker has it
+    from searchlab.tuning._train import replay, train_table
 
     train_table(TABLE)
     curve = replay(name, {}, str(TABLE), seed, budget)
@@ -62,7 +62,7 @@ def main() -> None:
     import kernel_tuner
 
     from searchlab import threads
-    from searchlab.adapters.meta._train import train_table
+    from searchlab.tuning._train import train_table
 
     threads.limit_pools(1)
     started = time.perf_counter()

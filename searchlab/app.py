@@ -253,7 +253,7 @@ def _confirm_options(cfg: DictConfig) -> ConfirmConfig:
 
 def _seed_replay_noise(cfg: DictConfig) -> None:
     """A replay's ``problem.noise_seed: null`` becomes the run's seed (stored with the config),
-    so each seed of a study draws its own replay noise (searchlab.tables)."""
+    so each seed of a study draws its own replay noise (searchlab.adapters.table)."""
     if "noise_seed" in cfg.problem and cfg.problem.noise_seed is None:
         cfg.problem.noise_seed = int(cfg.seed)
 

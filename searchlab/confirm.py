@@ -32,11 +32,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from searchlab.adapters.table import samples_are_objective
 from searchlab.core.measure import Samples, median_ci
 from searchlab.errors import ConfigError
 from searchlab.execution import Executor
 from searchlab.records import Candidate, Config, Direction, Result, loss
-from searchlab.tables import samples_are_objective
 
 PHASE = "confirm"
 

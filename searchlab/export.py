@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from searchlab.adapters.table import FORMAT, Table, load_table
 from searchlab.errors import ConfigError, SearchlabError
 from searchlab.interchange import load_document
 from searchlab.interchange.kt_cache import kt_cache_document
 from searchlab.interchange.t4 import Record, read_t4, t4_document
 from searchlab.records import Direction
-from searchlab.tables import FORMAT, Table, load_table
 
 
 @dataclass(frozen=True)

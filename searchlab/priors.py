@@ -118,7 +118,7 @@ def _read_cached(resolved: str, size: int, mtime: int, shown: str) -> RawPrior:
 
         table = load_kernel_tuner_cache(path)
     elif doc.get("format") == "searchlab-table/1":
-        from searchlab.tables import load_table
+        from searchlab.adapters.table import load_table
 
         table = load_table(path)
     elif "results" in doc:

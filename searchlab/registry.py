@@ -41,13 +41,22 @@ KINDS = (*GROUPS, "executor")
 # what the run supplies to a class, not options of its config
 RUNTIME = {"searcher": frozenset({"space", "direction", "seed"})}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal), used as they are
-# when the installed metadata lacks them: a source tree on PYTHONPATH, or an install older than the groups.
+# searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal). They are
+# always read from here, not from the installed metadata, which goes stale when a module moves
+# (an editable install is not re-installed on every checkout) or is absent (a source tree on PYTHONPATH).
 BUILTINS = {
-    "problem": {"searchlab": "searchlab.adapters:problem_schemas", "table": "searchlab.tables:TableProblemConfig"},
+    "problem": {"searchlab": "searchlab.adapters:problem_schemas", "tuning": "searchlab.tuning:SCHEMAS"},
     "searcher": {"searchlab": "searchlab.searchers:SCHEMAS"},
 }
-_EXECUTORS = {"serial": "searchlab.execution.SerialExecutorConfig", "ray": "searchlab.execution._ray.RayExecutorConfig"}
+# the executors: classes whose constructors declare their options, named by the path stored configs use
+_EXECUTORS = {"serial": "searchlab.execution.SerialExecutor", "ray": "searchlab.execution.RayExecutor"}
+# Where a registered class lived before it moved (issue 21): stored configs of earlier runs name these
+# ``_target_``s, and results.db files stay readable and resumable. The one alias table; old -> new.
+MOVED_TARGETS = {
+    "searchlab.tables.TableProblem": "searchlab.adapters.table.TableProblem",
+    "searchlab.adapters.meta.SearcherSettings": "searchlab.tuning.SearcherSettings",
+    "searchlab.adapters.meta.searcher_settings.SearcherSettings": "searchlab.tuning.SearcherSettings",
+}
 
 
 @dataclass(frozen=True)
@@ -106,15 +115,15 @@ def _expand(ep: EntryPoint, kind: str) -> Iterator[tuple[str, Any]]:
 
 def _source(ep: EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
-    label = f"{dist.name} {dist.version}" if dist is not None else "searchlab's built-ins, not installed"
+    label = f"{dist.name} {dist.version}" if dist is not None else "searchlab's built-ins"
     return f"entry point {ep.group}:{ep.name} ({label})"
 
 
 def _entry_points(kind: str) -> list[EntryPoint]:
-    found = sorted(entry_points(group=GROUPS[kind]), key=lambda e: e.name)
-    if not any(getattr(getattr(ep, "dist", None), "name", None) == "searchlab" for ep in found):
-        found += [EntryPoint(name, value, GROUPS[kind]) for name, value in BUILTINS[kind].items()]
-    return found
+    """Installed plugins' entry points, then searchlab's own (:data:`BUILTINS`)."""
+    found = sorted((ep for ep in entry_points(group=GROUPS[kind])
+                    if getattr(getattr(ep, "dist", None), "name", None) != "searchlab"), key=lambda e: e.name)
+    return found + [EntryPoint(name, value, GROUPS[kind]) for name, value in BUILTINS[kind].items()]
 
 
 def _load(kind: str) -> dict[str, Entry]:
@@ -144,12 +153,8 @@ def _load(kind: str) -> dict[str, Entry]:
 @cache
 def _registry(kind: str) -> Mapping[str, Entry]:
     if kind == "executor":
-        out = {}
-        for name, path in _EXECUTORS.items():
-            module, _, attr = path.rpartition(".")
-            schema = getattr(importlib.import_module(module), attr)
-            out[name] = Entry(kind, name, schema, _target_of(schema, path), "searchlab")
-        return out
+        return {name: Entry(kind, name, schema_of(_import(path), target=path), path, "searchlab")
+                for name, path in _EXECUTORS.items()}
     if kind not in GROUPS:
         raise ValueError(f"kind={kind!r}: one of {KINDS}")
     return _load(kind)
@@ -237,6 +242,7 @@ def name_of_target(target: object, kind: str | None = None) -> str | None:
     ``_target_`` read from a record can be checked before anything is instantiated."""
     if not isinstance(target, str):
         return None
+    target = MOVED_TARGETS.get(target, target)
     for k in (kind,) if kind else KINDS:
         for name, e in entries(k).items():
             if e.target == target:

@@ -1,5 +1,5 @@
 """The confirm phase (searchlab.confirm): recorded, not charged, not told, resumable; and
-replay noise (searchlab.tables): seeded, reproducible, drawn from the recorded samples."""
+replay noise (searchlab.adapters.table): seeded, reproducible, drawn from the recorded samples."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
+from searchlab.adapters.table import TableProblem
 from searchlab.app import execute
 from searchlab.confirm import ConfirmConfig
 from searchlab.errors import ConfigError
@@ -21,7 +22,6 @@ from searchlab.records import Config, Measurement, Status
 from searchlab.store import read_run
 from searchlab.study._grid import _compose_run
 from searchlab.summary import format_summary
-from searchlab.tables import TableProblem
 from tests.doubles import register_problem
 
 KT = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"

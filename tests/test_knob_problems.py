@@ -21,18 +21,17 @@ from searchlab.adapters.knobs import (
     arch_table,
     conv2d,
     fir,
-    kernel_tuner,
-    matmul,
     smith_waterman,
 )
+from searchlab.adapters.knobs._common import RESOURCE_MODEL
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
+from searchlab.adapters.table import Table
 from searchlab.api import optimize
 from searchlab.core.problem import DeviceInfo
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget
 from searchlab.records import Config, FailureMode, Status
 from searchlab.searchers import ProbabilisticSearcher
-from searchlab.tables import Table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,11 +67,17 @@ def test_references_match_direct_loops() -> None:
         assert smith_waterman.reference_scores(q, db, table, 3)[s] == h.max()
 
 
-def test_config_files_declare_the_problems_sensor_models() -> None:
-    for name, module in (("fir", fir), ("matmul_blocked", matmul), ("conv2d", conv2d),
-                         ("smith_waterman", smith_waterman), ("kernel_tuner_cache", kernel_tuner)):
-        declared = yaml.safe_load((ROOT / "searchlab" / "conf" / "problem" / f"{name}.yaml").read_text())["model"]
-        assert declared == module.MODEL, name
+def test_the_sensor_model_is_declared_once() -> None:
+    """Issue 21: the four kernels' sensor model lives in _common.RESOURCE_MODEL only (it had 5 copies)."""
+    for path in (ROOT / "searchlab" / "conf" / "problem").glob("*.yaml"):
+        assert "model" not in (yaml.safe_load(path.read_text()) or {}), path.name
+    want = [c["name"] for c in RESOURCE_MODEL["constraints"]]
+    assert want == ["local_mem", "work_group", "code_size", "compile_time"]
+    for cls in (Fir, MatmulBlocked, Conv2d, SmithWaterman):
+        model = cls(arch="large_many").space.sensor_model
+        assert [c.name for c in model.constraints] == want and model.order == tuple(RESOURCE_MODEL["order"]), cls.name
+    given = {"sensors": ["time_s"], "objective": "time_s", "direction": "minimize", "constraints": []}
+    assert Fir(model=given).space.sensor_model.constraints == ()  # problem.model replaces it
 
 
 def test_bad_parameters_are_refused() -> None:

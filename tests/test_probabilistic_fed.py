@@ -14,6 +14,7 @@ import pytest
 from searchlab.adapters.knobs import Conv2d, Fir, KernelTunerCache, KnobTable, MatmulBlocked, SmithWaterman
 from searchlab.adapters.knobs.fir import MODEL
 from searchlab.adapters.synthetic import SyntheticKnobs
+from searchlab.adapters.table import Table, TableProblem, save_table
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError, EvaluationError
@@ -23,7 +24,6 @@ from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearc
 from searchlab.searchers._probabilistic_model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform
 from searchlab.searchers._regression import Encoder, Geometry
 from searchlab.sensors import Normal, prob_less, sensor_model_of
-from searchlab.tables import Table, TableProblem, save_table
 from tests.contract import TinyThresholds
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from searchlab.adapters.table import Table, TableProblem, save_table
 from searchlab.records import Direction, FailureMode, Measurement, loss
 from searchlab.spaces import KnobSpace, OrdinalKnob
 from searchlab.study import _metrics as M
 from searchlab.study._aggregate import aggregate
 from searchlab.study._collect import collect_runs, read_run_data
-from searchlab.tables import Table, TableProblem, save_table
 from tests.test_study_data import make_run
 
 SEEDS, BUDGET = 160, 8
@@ -49,7 +49,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     root = tmp_path_factory.mktemp("baseline")
     path = _table(root / "table.json.gz")
     problem = TableProblem(path=str(path))
-    cfg = {"_target_": "searchlab.tables.TableProblem", "path": str(path)}
+    cfg = {"_target_": "searchlab.adapters.table.TableProblem", "path": str(path)}
     for seed in range(SEEDS):
         results = optimize(problem, RandomSearcher(problem.space, seed=seed), Budget(evaluations=BUDGET)).results
         make_run(root / "runs" / f"random{seed}", [r.measurement for r in results], searcher="random", seed=seed,

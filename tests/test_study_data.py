@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
+from searchlab.adapters.table import TableProblem, load_table
 from searchlab.errors import ConfigError
 from searchlab.records import Candidate, Config, FailureMode, Measurement, Result
 from searchlab.store import RunStore
 from searchlab.study import table_from_run
 from searchlab.study._aggregate import aggregate
 from searchlab.study._collect import collect_runs
-from searchlab.tables import TableProblem, load_table
 
 DAG2 = {"_target_": "searchlab.adapters.synthetic.SyntheticDag", "arity": [2, 3], "seed": 0, "tail": 2.0, "noise": 0.0,
         "delay_s": 0.0}
@@ -150,7 +150,7 @@ def test_table_from_a_complete_run_replays_its_measurements(tmp_path: Path) -> N
              direction="maximize", stop="exhausted")
     table = table_from_run(tmp_path / "t")
     assert len(table.rows) == 6 and table.best()[1].objective == 6.0
-    assert load_table(tmp_path / "t" / "results.db").rows == table.rows  # searchlab.tables' entry point
+    assert load_table(tmp_path / "t" / "results.db").rows == table.rows  # searchlab.adapters.table' entry point
     problem = TableProblem(table)
     assert problem.evaluate(words[2]).objective == 3.0 and problem.known_optimum == 6.0
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
+from searchlab.adapters.table import Table, TableKnobSpace, save_table
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import Record, t4_document
 from searchlab.priors import give_prior, load_prior, read_prior
 from searchlab.records import Config, Direction, Measurement
 from searchlab.searchers import RandomSearcher, TransferTopKSearcher
 from searchlab.spaces import KnobSpace, OrdinalKnob
-from searchlab.tables import Table, TableKnobSpace, save_table
 
 KT_SMALL = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"
 ROOT = Path(__file__).resolve().parents[1]

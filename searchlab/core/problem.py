@@ -17,7 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from searchlab.core.schema import bound_arguments, coerce, plain
+from searchlab.core.schema import bound_arguments, coerce, plain, runtime_names
 from searchlab.records import Config, Direction, Measurement, Result
 from searchlab.spaces import Space
 
@@ -172,7 +172,7 @@ def _recording(cls: type, init: Callable[..., None]) -> Callable[..., None]:
     def wrapper(self: Problem, *args: Any, **kwargs: Any) -> None:
         kwargs = coerce(cls, kwargs, f"problem {getattr(cls, 'name', cls.__name__)}")
         if "params" not in self.__dict__:
-            self.params = plain(bound_arguments(init, args, kwargs))
+            self.params = plain(bound_arguments(init, args, kwargs, runtime_names(type(self))))
         init(self, *args, **kwargs)
 
     return wrapper

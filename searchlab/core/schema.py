@@ -55,7 +55,9 @@ def options(cls: type, runtime: frozenset[str] = frozenset()) -> list[Option]:
 
     The walk stops at a base that sets ``__schema_base__ = True`` in its own body (``Searcher``,
     ``Problem``, ``Executor``: their parameters are the run's, not options) and at the first
-    ``__init__`` that takes no ``**kwargs`` (nothing further can receive a config value)."""
+    ``__init__`` that takes no ``**kwargs`` (nothing further can receive a config value).
+    Names a class lists in ``__runtime__`` (an in-memory table, a test seam) are not options."""
+    runtime = runtime | runtime_names(cls)
     found: dict[str, Option] = {}
     for klass in cls.__mro__:
         if klass is object or klass.__dict__.get("__schema_base__"):
@@ -73,6 +75,12 @@ def options(cls: type, runtime: frozenset[str] = frozenset()) -> list[Option]:
         if not any(p.kind is p.VAR_KEYWORD for p in params):
             break
     return list(found.values())
+
+
+def runtime_names(cls: type) -> frozenset[str]:
+    """Constructor parameters of ``cls`` that a caller in Python may pass but a config may not
+    (``__runtime__ = frozenset({"table"})``): left out of its schema and of ``Problem.params``."""
+    return frozenset(getattr(cls, "__runtime__", frozenset()))
 
 
 def _dataclass_type(tp: Any) -> type | None:
@@ -205,16 +213,20 @@ def coerce(cls: type, values: Mapping[str, Any], where: str, runtime: frozenset[
     return out
 
 
-def bound_arguments(init: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments a constructor call binds, defaults applied, ``self`` and ``**kwargs`` names flattened:
-    what :attr:`searchlab.core.problem.Problem.params` records (a problem was built with these)."""
+def bound_arguments(init: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                    skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The arguments a constructor call binds, defaults applied, ``self`` and ``**kwargs`` names flattened,
+    ``skip`` left out: what :attr:`searchlab.core.problem.Problem.params` records (a problem was built
+    with these)."""
     bound = inspect.signature(init).bind(None, *args, **kwargs)
     bound.apply_defaults()
     out: dict[str, Any] = {}
     for name, value in list(bound.arguments.items())[1:]:
         kind = bound.signature.parameters[name].kind
+        if name in skip:
+            continue
         if kind is inspect.Parameter.VAR_KEYWORD:
-            out.update(value)
+            out.update({k: v for k, v in value.items() if k not in skip})
         elif kind is not inspect.Parameter.VAR_POSITIONAL:
             out[name] = value
     return out

@@ -74,14 +74,6 @@ def _cpu_per_gpu_actor() -> int:
     return 1 if all(r.get("CPU", 0) >= r.get("GPU", 0) for r in nodes if r.get("GPU", 0) > 0) else 0
 
 
-@dataclass
-class RayExecutorConfig:
-    _target_: str = "searchlab.execution.RayExecutor"
-    workers: int | None = None
-    timeout_s: float | None = 600.0
-    address: str | None = None
-    cpus_per_worker: int | None = None
-
 
 class EvaluatorActor:
     """Runs inside a Ray worker process; wrapped with ``ray.remote`` at start.
@@ -136,6 +128,7 @@ class _Slot:
 
 class RayExecutor(Executor):
     name = "ray"
+    __runtime__ = frozenset({"opencl_lister"})  # a test seam, not an option (searchlab.core.schema)
 
     def __init__(self, workers: int | None = None, timeout_s: float | None = 600.0, address: str | None = None,
                  cpus_per_worker: int | None = None, opencl_lister: Any = None) -> None:

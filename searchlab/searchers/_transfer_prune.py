@@ -22,13 +22,13 @@ import dataclasses
 import math
 from typing import Any
 
+from searchlab.adapters.table import TableKnobSpace
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.searchers._base import ProposalLike
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer_common import TransferBase
 from searchlab.spaces import KnobSpace, OrdinalKnob, Space
-from searchlab.tables import TableKnobSpace
 
 
 def bounding_box(space: KnobSpace, tops: list[list[Config]]) -> dict[str, tuple[Any, ...]]:

@@ -5,7 +5,7 @@
 (replays as parallel Ray tasks, or live runs one after another) and then aggregates it.
 The metrics are defined in :mod:`searchlab.study._metrics`.
 
-Importing this package is cheap (no pandas, matplotlib or Ray): ``searchlab.tables``
+Importing this package is cheap (no pandas, matplotlib or Ray): ``searchlab.adapters.table``
 imports :func:`table_from_run` from here.
 """
 

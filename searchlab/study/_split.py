@@ -56,7 +56,7 @@ def table_path(label: str, problem_cfg: Mapping[str, Any]) -> str:
 
 def table_key(path: str, key: str) -> str:
     """The kernel or device of the table in ``path`` (module docstring)."""
-    from searchlab.adapters.meta._train import train_table
+    from searchlab.tuning._train import train_table
 
     table = train_table(path)
     meta = dict(table.meta)

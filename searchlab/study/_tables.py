@@ -1,4 +1,4 @@
-"""Turn a recorded run into a replayable :class:`~searchlab.tables.Table` (DESIGN.md, "Replay").
+"""Turn a recorded run into a replayable :class:`~searchlab.adapters.table.Table` (DESIGN.md, "Replay").
 
 The space is rebuilt by instantiating the run's stored problem config (no device is
 touched: ``setup`` is not called), and every recorded measurement becomes a row.
@@ -7,7 +7,7 @@ Completeness rule: by default every member of the space (after its known constra
 must have a recorded measurement -- what an exhaustive run that finished leaves behind --
 otherwise :class:`ConfigError` names how many are missing and one example. Library callers
 may accept a partial table with ``min_coverage < 1``; a configuration missing from a table
-is then answered by :class:`~searchlab.tables.TableProblem` as ``FAILED(invalid)``
+is then answered by :class:`~searchlab.adapters.table.TableProblem` as ``FAILED(invalid)``
 ("configuration not in the table"), which a study counts as a failed evaluation.
 
 Rows: sub-problem measurements (DP's ``extra["subproblem"]``) are left out -- they are not
@@ -115,9 +115,9 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
     (1.0: the run must be exhaustive). Tables are cached per process by the database's
     path, size and modification time, so replays in one worker load a table once.
     """
+    from searchlab.adapters.table import Table
     from searchlab.execution import build_problem
     from searchlab.store import DB_NAME, read_run
-    from searchlab.tables import Table
 
     run_dir = Path(run_dir)
     if not 0.0 < min_coverage <= 1.0:

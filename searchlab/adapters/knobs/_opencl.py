@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import DeviceBuffers, HostData
+from searchlab.adapters.knobs._common import RESOURCE_MODEL, DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
 from searchlab.core.measure import MeasurementProtocol, Samples, measure, protocol_from
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
@@ -100,13 +100,17 @@ class OpenCLKnobProblem(Problem):
     capabilities = frozenset({"sensors"})
     kernel_name: ClassVar[str] = "kern"
     ARCHS: ClassVar[Mapping[str, Arch]] = {}
-    DEFAULT_MODEL: ClassVar[Mapping[str, Any]] = {}
+    DEFAULT_MODEL: ClassVar[Mapping[str, Any]] = RESOURCE_MODEL  # the one copy (searchlab/adapters/knobs/_common.py)
     rtol: ClassVar[float] = 1e-4
     atol: ClassVar[float] = 1e-3
 
     def __init__(self, arch: str = "small_few", measure: MeasurementProtocol = MeasurementProtocol(),
-                 limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY,
-                 **_: Any) -> None:
+                 limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY) -> None:
+        """The options every OpenCL knob problem shares (subclasses forward them as ``**common``):
+        ``arch``: small_few | small_many | large_few | large_many (paper 001 §8) | none (device
+        limits only); ``measure``: the timing protocol (docs/measurement.md); ``limits``: override
+        the arch's caps (max_wg, local_mem, code_bytes, compile_s); ``model``: the sensor model
+        (empty: :data:`DEFAULT_MODEL`; searchlab/sensors.py)."""
         self.protocol = protocol_from(measure)
         super().__init__()
         archs = {**self.ARCHS, "none": UNCAPPED}

@@ -15,20 +15,16 @@ least one and at most 16 pixels per row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
+from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
-from searchlab.core.measure import MeasureConfig
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob, OrdinalKnob
-
-MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/conv2d.yaml declares the same
 
 
 def conv2d_reference(image: np.ndarray, filt: np.ndarray) -> np.ndarray:
@@ -37,17 +33,6 @@ def conv2d_reference(image: np.ndarray, filt: np.ndarray) -> np.ndarray:
     return np.einsum("yxij,ij->yx", windows, filt.astype(np.float64))
 
 
-@dataclass
-class Conv2dConfig:
-    _target_: str = "searchlab.adapters.knobs.Conv2d"
-    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
-    height: int = 512  # output rows
-    width: int = 240  # output columns; the row-buffer widths are its divisors >= 8
-    filter: int = 5
-    max_pixels: int = 16
-    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
-    limits: dict[str, float] = field(default_factory=dict)
-    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/conv2d.yaml)
 
 
 class Conv2d(OpenCLKnobProblem):
@@ -60,11 +45,11 @@ class Conv2d(OpenCLKnobProblem):
         "large_few": Arch(max_wg=16, local_mem=1100, code_bytes=16_000, compile_s=0.6),
         "large_many": Arch(max_wg=16, local_mem=5000, code_bytes=16_000, compile_s=0.6),
     }
-    DEFAULT_MODEL = MODEL
 
-    def __init__(self, arch: str = "small_few", height: int = 512, width: int = 240, filter: int = 5,
-                 max_pixels: int = 16, measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
-                 model: dict[str, Any] | None = None) -> None:
+    def __init__(self, height: int = 512, width: int = 240, filter: int = 5, max_pixels: int = 16,
+                 **common: Any) -> None:
+        """``height`` x ``width`` outputs (the row-buffer widths are the divisors of ``width`` >= 8);
+        ``common``: arch, measure, limits, model (OpenCLKnobProblem)."""
         if min(height, width, filter, max_pixels) < 1:
             raise ConfigError(f"problem conv2d: height={height}, width={width}, filter={filter}, "
                               f"max_pixels={max_pixels} must be >= 1")
@@ -72,8 +57,7 @@ class Conv2d(OpenCLKnobProblem):
         if not widths:
             raise ConfigError(f"problem.width={width}: needs a divisor >= 8 for the row buffer")
         self.height, self.width, self.filter, self.max_pixels, self.widths = height, width, filter, max_pixels, widths
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model, height=height, width=width,
-                         filter=filter, max_pixels=max_pixels)
+        super().__init__(**common)
 
     def knobs(self) -> Sequence[Knob]:
         return (IntKnob("pixels", 1, self.max_pixels), OrdinalKnob("row_buffer", self.widths))

@@ -11,23 +11,18 @@ parallel arithmetic is faster until a resource runs out (§8.1, Fig. 10).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
+from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
-from searchlab.core.measure import MeasurementProtocol
-from searchlab.core.schema import EMPTY
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
 
 WG = 32  # work-items per work-group (fixed; the knobs are banks and accesses, as in §8.1)
-
-MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/fir.yaml declares the same
-
 
 def fir_reference(x: np.ndarray, c: np.ndarray, n: int) -> np.ndarray:
     """``y[j] = sum_k x[j + k] c[k]`` for ``j < n``, in float64."""
@@ -44,15 +39,14 @@ class Fir(OpenCLKnobProblem):
         "large_few": Arch(max_wg=256, local_mem=2560, code_bytes=10_000, compile_s=0.4),
         "large_many": Arch(max_wg=256, local_mem=3200, code_bytes=10_000, compile_s=0.4),
     }
-    DEFAULT_MODEL = MODEL
 
-    def __init__(self, arch: str = "small_few", n: int = 16384, taps: int = 128, max_banks: int = 16,
-                 max_accesses: int = 16, measure: MeasurementProtocol = MeasurementProtocol(),
-                 limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY) -> None:
+    def __init__(self, n: int = 16384, taps: int = 128, max_banks: int = 16, max_accesses: int = 16,
+                 **common: Any) -> None:
+        """``n`` outputs of a ``taps``-tap filter; ``common``: arch, measure, limits, model (OpenCLKnobProblem)."""
         if n < 1 or taps < 1 or max_banks < 1 or max_accesses < 1:
             raise ConfigError(f"problem fir: n={n}, taps={taps}, max_banks={max_banks}, max_accesses={max_accesses} must be >= 1")
         self.n, self.taps, self.max_banks, self.max_accesses = n, taps, max_banks, max_accesses
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model)
+        super().__init__(**common)
 
     def knobs(self) -> Sequence[Knob]:
         return (IntKnob("banks", 1, self.max_banks), IntKnob("accesses", 1, self.max_accesses))

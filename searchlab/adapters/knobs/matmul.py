@@ -15,35 +15,19 @@ constraint: they are hidden constraints the searcher discovers, as on real accel
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
+from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
-from searchlab.core.measure import MeasureConfig
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.spaces import Knob, OrdinalKnob
 
 BLOCK_M = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 16, 20, 24, 30, 32, 40, 48)
 BLOCK_N = (1, 2, 4, 8, 12, 16, 20, 24, 30, 32, 40, 48, 60, 64, 80, 96, 120, 128, 240, 256)
-
-MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/matmul_blocked.yaml declares the same
-
-
-@dataclass
-class MatmulBlockedConfig:
-    _target_: str = "searchlab.adapters.knobs.MatmulBlocked"
-    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
-    n: int = 240
-    stripe: int = 16  # SUMMA stripe width (must divide n)
-    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
-    limits: dict[str, float] = field(default_factory=dict)
-    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/matmul_blocked.yaml)
-
 
 class MatmulBlocked(OpenCLKnobProblem):
     name = "matmul_blocked"
@@ -55,15 +39,14 @@ class MatmulBlocked(OpenCLKnobProblem):
         "large_few": Arch(max_wg=256, local_mem=8192, code_bytes=6000, compile_s=0.4),
         "large_many": Arch(max_wg=256, local_mem=16384, code_bytes=6000, compile_s=0.4),
     }
-    DEFAULT_MODEL = MODEL
 
-    def __init__(self, arch: str = "small_few", n: int = 240, stripe: int = 16,
-                 measure: Mapping[str, Any] | None = None,
-                 limits: dict[str, float] | None = None, model: dict[str, Any] | None = None) -> None:
+    def __init__(self, n: int = 240, stripe: int = 16, **common: Any) -> None:
+        """``n`` x ``n`` matrices, SUMMA ``stripe`` width (divides ``n``); ``common``: arch, measure,
+        limits, model (OpenCLKnobProblem)."""
         if n < 1 or stripe < 1 or n % stripe:
             raise ConfigError(f"problem matmul_blocked: stripe={stripe} must divide n={n} (both >= 1)")
         self.n, self.stripe = n, stripe
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model, n=n, stripe=stripe)
+        super().__init__(**common)
 
     def knobs(self) -> Sequence[Knob]:
         return (OrdinalKnob("block_m", BLOCK_M), OrdinalKnob("block_n", BLOCK_N))

@@ -12,24 +12,19 @@ The known constraint ``share <= swath`` comes from the generator.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
+from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
-from searchlab.core.measure import MeasureConfig
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
 
 ALPHABET = 24
 GAP = 3
-
-MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/smith_waterman.yaml declares the same
-
 
 def reference_scores(query: np.ndarray, db: np.ndarray, table: np.ndarray, gap: int = GAP) -> np.ndarray:
     """Best local-alignment score of ``query`` against each row of ``db`` (numpy, row-wise).
@@ -51,18 +46,6 @@ def reference_scores(query: np.ndarray, db: np.ndarray, table: np.ndarray, gap: 
     return best
 
 
-@dataclass
-class SmithWatermanConfig:
-    _target_: str = "searchlab.adapters.knobs.SmithWaterman"
-    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
-    sequences: int = 16  # database sequences (one work-group each)
-    length: int = 128  # database sequence length (DP rows)
-    query: int = 128  # query length (DP columns)
-    max_swath: int = 64  # swath widths 4, 8, ..., max_swath
-    max_share: int = 16
-    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
-    limits: dict[str, float] = field(default_factory=dict)
-    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/smith_waterman.yaml)
 
 
 class SmithWaterman(OpenCLKnobProblem):
@@ -76,19 +59,17 @@ class SmithWaterman(OpenCLKnobProblem):
         "large_few": Arch(max_wg=64, local_mem=9000, code_bytes=1 << 20, compile_s=1.0),
         "large_many": Arch(max_wg=64, local_mem=20_000, code_bytes=1 << 20, compile_s=1.0),
     }
-    DEFAULT_MODEL = MODEL
 
-    def __init__(self, arch: str = "small_few", sequences: int = 16, length: int = 128, query: int = 128,
-                 max_swath: int = 64, max_share: int = 16,
-                 measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
-                 model: dict[str, Any] | None = None) -> None:
+    def __init__(self, sequences: int = 16, length: int = 128, query: int = 128, max_swath: int = 64,
+                 max_share: int = 16, **common: Any) -> None:
+        """``sequences`` database rows of ``length`` against a ``query``; swath widths 4, 8, ..,
+        ``max_swath``; ``common``: arch, measure, limits, model (OpenCLKnobProblem)."""
         if min(sequences, length, query, max_share) < 1 or max_swath < 4:
             raise ConfigError(f"problem smith_waterman: sequences={sequences}, length={length}, query={query}, "
                               f"max_share={max_share} must be >= 1 and max_swath={max_swath} >= 4")
         self.sequences, self.length, self.query_len = sequences, length, query
         self.max_swath, self.max_share = max_swath, max_share
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model, sequences=sequences, length=length,
-                         query=query, max_swath=max_swath, max_share=max_share)
+        super().__init__(**common)
 
     def knobs(self) -> Sequence[Knob]:
         return (IntKnob("swath", 4, self.max_swath, step=4), IntKnob("share", 1, self.max_share))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,17 +20,6 @@ from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError, InvalidConfigError
 from searchlab.records import Config, Direction, Measurement
 from searchlab.spaces import Arc, DerivationGraph, Node
-
-
-@dataclass
-class SyntheticDagConfig:
-    _target_: str = "searchlab.adapters.synthetic.SyntheticDag"
-    arity: list[int] = field(default_factory=lambda: [3, 4, 2, 3, 4, 3])  # terminals per slot
-    seed: int = 0
-    tail: float = 2.0  # larger: heavier tail
-    noise: float = 0.0
-    delay_s: float = 0.0
-
 
 SlotNode = tuple[int, ...]  # value per slot, -1 while the slot is still a nonterminal
 
@@ -83,7 +71,9 @@ class SyntheticDag(Problem):
 
     def __init__(self, arity: Sequence[int] = (3, 4, 2, 3, 4, 3), seed: int = 0, tail: float = 2.0,
                  noise: float = 0.0, delay_s: float = 0.0) -> None:
-        super().__init__(arity=list(arity), seed=seed, tail=tail, noise=noise, delay_s=delay_s)
+        """``arity``: terminals per slot; ``seed``: the landscape; ``tail``: larger, heavier tail;
+        ``noise``: relative noise (0: deterministic); ``delay_s``: sleep per evaluation."""
+        super().__init__()
         self.graph = SlotGrammarGraph(arity)
         self.seed, self.tail, self.noise, self.delay = seed, tail, noise, Delay(delay_s)
         self.deterministic = noise == 0  # type: ignore[misc]

@@ -9,7 +9,6 @@ unrolling (COMPILE) and a vector-width/tile mismatch that gives WRONG_OUTPUT.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
@@ -19,22 +18,15 @@ from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 
 
-@dataclass
-class SyntheticKnobsConfig:
-    _target_: str = "searchlab.adapters.synthetic.SyntheticKnobs"
-    seed: int = 0  # landscape
-    noise: float = 0.0  # relative noise (0: deterministic)
-    delay_s: float = 0.0
-    local_mem_kb: int = 48
-
-
 class SyntheticKnobs(Problem):
     name = "synthetic_knobs"
     objective_name = "time_ms"
     capabilities = frozenset({"sensors"})
 
     def __init__(self, seed: int = 0, noise: float = 0.0, delay_s: float = 0.0, local_mem_kb: int = 48) -> None:
-        super().__init__(seed=seed, noise=noise, delay_s=delay_s, local_mem_kb=local_mem_kb)
+        """``seed``: the landscape; ``noise``: relative noise (0: deterministic); ``delay_s``: sleep
+        per evaluation; ``local_mem_kb``: the hidden local-memory limit."""
+        super().__init__()
         if noise < 0:
             raise ConfigError(f"problem.noise={noise}: must be >= 0")
         self.seed, self.noise, self.delay, self.local_mem_kb = seed, noise, Delay(delay_s), local_mem_kb

@@ -8,7 +8,6 @@ thresholds and one loop-based threshold whose E_par shrinks each iteration (§3.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,16 +16,6 @@ from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
 from searchlab.records import Config, Measurement
 from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
-
-
-@dataclass
-class SyntheticThresholdsConfig:
-    _target_: str = "searchlab.adapters.synthetic.SyntheticThresholds"
-    seed: int = 0
-    parallelism: int = 4096  # the device's parallel width P
-    noise: float = 0.0
-    delay_s: float = 0.0
-
 
 TRAIN_SIZES = (32, 256, 2048)
 VALIDATION_SIZES = (64, 1024)
@@ -48,7 +37,9 @@ class SyntheticThresholds(Problem):
     capabilities = frozenset({"datasets", "validation"})
 
     def __init__(self, seed: int = 0, parallelism: int = 4096, noise: float = 0.0, delay_s: float = 0.0) -> None:
-        super().__init__(seed=seed, parallelism=parallelism, noise=noise, delay_s=delay_s)
+        """``seed``: the cost model's; ``parallelism``: the device's parallel width P; ``noise``:
+        relative noise (0: deterministic); ``delay_s``: sleep per evaluation."""
+        super().__init__()
         self.seed, self.P, self.noise, self.delay = seed, parallelism, noise, Delay(delay_s)
         self.deterministic = noise == 0  # type: ignore[misc]
         self._space = ThresholdTree(

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters.table import Table
 from searchlab.errors import ConfigError
 from searchlab.records import Direction, Status, loss
-from searchlab.tables import Table
 
 _TABLES: dict[tuple[str, int, int], Table] = {}  # (resolved path, size, mtime) -> table, per process
 _PEEK = 65536  # bytes of a JSON file read to tell its format
@@ -46,7 +46,7 @@ def _peek(path: Path) -> str:
 
 def _load(path: Path) -> Table:
     """The table in ``path``, by its format: a Kernel Tuner cache, a T4 file, our table file, a run."""
-    from searchlab.tables import FORMAT, load_table
+    from searchlab.adapters.table import FORMAT, load_table
 
     if path.is_dir() or path.name == "results.db":
         return load_table(path)  # a finished (exhaustive) run
@@ -88,10 +88,10 @@ def replay(searcher: str, settings: Mapping[str, Any], path: str, seed: int, bud
 
     A searcher that stops early keeps its last best to the end of the budget."""
     from searchlab import registry
+    from searchlab.adapters.table import TableProblem
     from searchlab.api import optimize
     from searchlab.loop import Budget
     from searchlab.study._metrics import best_so_far, extend
-    from searchlab.tables import TableProblem
 
     table = train_table(path)
     cls = registry.searcher_class(searcher)
