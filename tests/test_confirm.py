@@ -6,14 +6,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
-from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
 from searchlab.adapters.table import TableProblem
 from searchlab.app import execute
 from searchlab.confirm import ConfirmConfig
@@ -40,15 +39,11 @@ class InterruptingCache(KernelTunerCache):
         return super().evaluate(config)
 
 
-@dataclass
-class InterruptingCacheConfig(KernelTunerCacheConfig):
-    _target_: str = f"{__name__}.InterruptingCache"
-
 
 @pytest.fixture
 def registered_double(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only registered classes are built from a config (searchlab.registry): register the test double."""
-    register_problem(monkeypatch, "interrupting_cache", InterruptingCacheConfig, "tests/test_confirm.py")
+    register_problem(monkeypatch, "interrupting_cache", InterruptingCache, "tests/test_confirm.py")
 
 
 def _run(run_dir: Path, *overrides: str, target: str | None = None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from searchlab.adapters.knobs import Conv2d, Fir, KernelTunerCache, KnobTable, MatmulBlocked, SmithWaterman
-from searchlab.adapters.knobs.fir import MODEL
+from searchlab.adapters.knobs._common import RESOURCE_MODEL as MODEL
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.adapters.table import Table, TableProblem, save_table
 from searchlab.api import optimize

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from searchlab.adapters.table import Table, TableKnobSpace
+from searchlab.core.table import Table, TableKnobSpace
 from searchlab.errors import ConfigError
 from searchlab.interchange import T4_VERSION, load_document, validate
 from searchlab.records import Config, Direction, FailureMode, Measurement, Status, _freeze

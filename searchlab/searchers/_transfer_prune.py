@@ -22,7 +22,7 @@ import dataclasses
 import math
 from typing import Any
 
-from searchlab.adapters.table import TableKnobSpace
+from searchlab.core.table import TableKnobSpace
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.searchers._base import ProposalLike

@@ -86,10 +86,16 @@ class SearcherSettings(Problem):
 
     def __init__(self, searcher: str = "???", train: Sequence[str] = (), seeds: int = 5, budget: int = 220,
                  score: str = "fraction", options: Sequence[str] = ()) -> None:
-        """``searcher``: the registered searcher whose settings are tuned; ``train``: training tables (KT
-        caches, T4 files, our tables, exhaustive runs); ``seeds``: inner replays per table (seeds
-        0..N-1); ``budget``: evaluations of each; ``score``: fraction | methodology (module docstring);
-        ``options``: tune only these tunable options (empty: all of them)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            searcher: the registered searcher whose settings are tuned
+            train: training tables (KT caches, T4 files, our tables, exhaustive runs)
+            seeds: inner replays per table (seeds 0..N-1)
+            budget: evaluations of each inner replay
+            score: fraction (mean fraction of the optimum over the budget) | methodology (Kernel Tuner's)
+            options: tune only these tunable options (empty: all of them)
+        """
         if not searcher or searcher == "???":
             raise ConfigError("problem=searcher_settings needs problem.searcher=NAME (a registered searcher)")
         if searcher in ("exhaustive",):

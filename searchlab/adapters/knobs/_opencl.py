@@ -106,11 +106,14 @@ class OpenCLKnobProblem(Problem):
 
     def __init__(self, arch: str = "small_few", measure: MeasurementProtocol = MeasurementProtocol(),
                  limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY) -> None:
-        """The options every OpenCL knob problem shares (subclasses forward them as ``**common``):
-        ``arch``: small_few | small_many | large_few | large_many (paper 001 §8) | none (device
-        limits only); ``measure``: the timing protocol (docs/measurement.md); ``limits``: override
-        the arch's caps (max_wg, local_mem, code_bytes, compile_s); ``model``: the sensor model
-        (empty: :data:`DEFAULT_MODEL`; searchlab/sensors.py)."""
+        """The options every OpenCL knob problem shares (subclasses forward them as ``**common``).
+
+        Args:
+            arch: small_few | small_many | large_few | large_many (paper 001 §8) | none (device limits only)
+            measure: the timing protocol (docs/measurement.md)
+            limits: override the arch's caps (max_wg, local_mem, code_bytes, compile_s)
+            model: the sensor model (empty: the class's DEFAULT_MODEL; searchlab/sensors.py)
+        """
         self.protocol = protocol_from(measure)
         super().__init__()
         archs = {**self.ARCHS, "none": UNCAPPED}

@@ -68,8 +68,15 @@ class KnobTable(TableProblem):
 
     def __init__(self, path: str = "???", arch: str = "small_few", limits: Mapping[str, float] = EMPTY,
                  model: Mapping[str, Any] = EMPTY, table: Table | None = None, **replay: Any) -> None:
-        """``path``: an uncapped recording (bench/probabilistic.py record); ``arch``, ``limits``, ``model``:
-        as the recorded problem's; ``replay``: sample_noise, noise_seed (TableProblem)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            path: an uncapped recording (bench/probabilistic.py record)
+            arch: the architecture to replay under (as the recorded problem's)
+            limits: override the arch's caps
+            model: the sensor model (empty: the recorded problem's)
+            replay: sample_noise, noise_seed (TableProblem)
+        """
         recorded = table if table is not None else load_table(path) if path and path != "???" else None
         if recorded is None:
             raise ConfigError("problem=knob_table needs problem.path=<recorded table>")

@@ -48,8 +48,15 @@ class Conv2d(OpenCLKnobProblem):
 
     def __init__(self, height: int = 512, width: int = 240, filter: int = 5, max_pixels: int = 16,
                  **common: Any) -> None:
-        """``height`` x ``width`` outputs (the row-buffer widths are the divisors of ``width`` >= 8);
-        ``common``: arch, measure, limits, model (OpenCLKnobProblem)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            height: output rows
+            width: output columns; the row-buffer widths are its divisors >= 8
+            filter: filter side
+            max_pixels: the pixels knob's upper bound
+            common: arch, measure, limits, model (OpenCLKnobProblem)
+        """
         if min(height, width, filter, max_pixels) < 1:
             raise ConfigError(f"problem conv2d: height={height}, width={width}, filter={filter}, "
                               f"max_pixels={max_pixels} must be >= 1")

@@ -42,7 +42,15 @@ class Fir(OpenCLKnobProblem):
 
     def __init__(self, n: int = 16384, taps: int = 128, max_banks: int = 16, max_accesses: int = 16,
                  **common: Any) -> None:
-        """``n`` outputs of a ``taps``-tap filter; ``common``: arch, measure, limits, model (OpenCLKnobProblem)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            n: outputs
+            taps: filter taps
+            max_banks: the banks knob's upper bound
+            max_accesses: the accesses-per-bank knob's upper bound
+            common: arch, measure, limits, model (OpenCLKnobProblem)
+        """
         if n < 1 or taps < 1 or max_banks < 1 or max_accesses < 1:
             raise ConfigError(f"problem fir: n={n}, taps={taps}, max_banks={max_banks}, max_accesses={max_accesses} must be >= 1")
         self.n, self.taps, self.max_banks, self.max_accesses = n, taps, max_banks, max_accesses

@@ -158,10 +158,15 @@ class KernelTunerCache(TableProblem):
 
     def __init__(self, path: str = "???", missing: str = "constraint", model: Mapping[str, Any] = EMPTY,
                  recorded_failures: str = "hidden", **replay: Any) -> None:
-        """``path``: a Kernel Tuner cache file (e.g. ../shared/data/kernel_tuner/convolution_A100.json.gz);
-        ``missing``, ``recorded_failures``: see the module docstring; ``model``: the sensor model
-        (empty: the objective plus failures); ``replay``: sample_noise (draw one of the entry's
-        recorded ``times``), noise_seed (TableProblem)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            path: a Kernel Tuner cache file, e.g. ../shared/data/kernel_tuner/convolution_A100.json.gz
+            missing: constraint: absent configurations are known-infeasible | invalid: FAILED(invalid)
+            model: sensor model (default: objective + failures)
+            recorded_failures: hidden: failed entries fail when tested | known: known-infeasible (KT simulation)
+            replay: sample_noise (draw one of the entry's recorded times), noise_seed (TableProblem)
+        """
         if not path or path == "???":
             raise ConfigError("problem=kernel_tuner_cache needs problem.path=<Kernel Tuner cache .json[.gz]>")
         table = load_kernel_tuner_cache(path, missing=missing, model=model, recorded_failures=recorded_failures)

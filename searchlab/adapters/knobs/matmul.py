@@ -41,8 +41,13 @@ class MatmulBlocked(OpenCLKnobProblem):
     }
 
     def __init__(self, n: int = 240, stripe: int = 16, **common: Any) -> None:
-        """``n`` x ``n`` matrices, SUMMA ``stripe`` width (divides ``n``); ``common``: arch, measure,
-        limits, model (OpenCLKnobProblem)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            n: matrix side
+            stripe: SUMMA stripe width (must divide n)
+            common: arch, measure, limits, model (OpenCLKnobProblem)
+        """
         if n < 1 or stripe < 1 or n % stripe:
             raise ConfigError(f"problem matmul_blocked: stripe={stripe} must divide n={n} (both >= 1)")
         self.n, self.stripe = n, stripe

@@ -62,8 +62,16 @@ class SmithWaterman(OpenCLKnobProblem):
 
     def __init__(self, sequences: int = 16, length: int = 128, query: int = 128, max_swath: int = 64,
                  max_share: int = 16, **common: Any) -> None:
-        """``sequences`` database rows of ``length`` against a ``query``; swath widths 4, 8, ..,
-        ``max_swath``; ``common``: arch, measure, limits, model (OpenCLKnobProblem)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            sequences: database sequences (one work-group each)
+            length: database sequence length (DP rows)
+            query: query length (DP columns)
+            max_swath: swath widths 4, 8, ..., max_swath
+            max_share: the share knob's upper bound
+            common: arch, measure, limits, model (OpenCLKnobProblem)
+        """
         if min(sequences, length, query, max_share) < 1 or max_swath < 4:
             raise ConfigError(f"problem smith_waterman: sequences={sequences}, length={length}, query={query}, "
                               f"max_share={max_share} must be >= 1 and max_swath={max_swath} >= 4")

@@ -71,8 +71,15 @@ class SyntheticDag(Problem):
 
     def __init__(self, arity: Sequence[int] = (3, 4, 2, 3, 4, 3), seed: int = 0, tail: float = 2.0,
                  noise: float = 0.0, delay_s: float = 0.0) -> None:
-        """``arity``: terminals per slot; ``seed``: the landscape; ``tail``: larger, heavier tail;
-        ``noise``: relative noise (0: deterministic); ``delay_s``: sleep per evaluation."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            arity: terminals per slot
+            seed: the landscape
+            tail: larger: heavier tail
+            noise: relative noise (0: deterministic)
+            delay_s: sleep per evaluation (stands in for an expensive measurement)
+        """
         super().__init__()
         self.graph = SlotGrammarGraph(arity)
         self.seed, self.tail, self.noise, self.delay = seed, tail, noise, Delay(delay_s)

@@ -24,8 +24,14 @@ class SyntheticKnobs(Problem):
     capabilities = frozenset({"sensors"})
 
     def __init__(self, seed: int = 0, noise: float = 0.0, delay_s: float = 0.0, local_mem_kb: int = 48) -> None:
-        """``seed``: the landscape; ``noise``: relative noise (0: deterministic); ``delay_s``: sleep
-        per evaluation; ``local_mem_kb``: the hidden local-memory limit."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            seed: the landscape
+            noise: relative noise (0: deterministic)
+            delay_s: sleep per evaluation (stands in for an expensive measurement)
+            local_mem_kb: the hidden local-memory limit
+        """
         super().__init__()
         if noise < 0:
             raise ConfigError(f"problem.noise={noise}: must be >= 0")

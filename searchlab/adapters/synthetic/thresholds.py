@@ -37,8 +37,14 @@ class SyntheticThresholds(Problem):
     capabilities = frozenset({"datasets", "validation"})
 
     def __init__(self, seed: int = 0, parallelism: int = 4096, noise: float = 0.0, delay_s: float = 0.0) -> None:
-        """``seed``: the cost model's; ``parallelism``: the device's parallel width P; ``noise``:
-        relative noise (0: deterministic); ``delay_s``: sleep per evaluation."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            seed: the cost model's
+            parallelism: the device's parallel width P
+            noise: relative noise (0: deterministic)
+            delay_s: sleep per evaluation (stands in for an expensive measurement)
+        """
         super().__init__()
         self.seed, self.P, self.noise, self.delay = seed, parallelism, noise, Delay(delay_s)
         self.deterministic = noise == 0  # type: ignore[misc]

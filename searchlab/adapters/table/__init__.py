@@ -1,13 +1,24 @@
 """Recorded measurement tables, replayed as problems (``problem=table``; DESIGN.md, "Replay").
 
-:mod:`._file` reads and writes tables, :mod:`.problem` replays one (a look-up charged the
-recorded time, optionally drawing recorded samples as replay noise). The Kernel Tuner cache,
+The table itself (a record, its file format, replay noise) is core data
+(:mod:`searchlab.core.table`, re-exported here); :mod:`.problem` replays one (a look-up charged
+the recorded time) and :func:`load_table` also reads a finished run's directory as a table. The Kernel Tuner cache,
 knob recording and T4 replays (searchlab.adapters.knobs, searchlab.adapters.user) extend
 :class:`TableProblem`.
 """
 
-from searchlab.adapters.table._file import FORMAT, Table, knobspace_from_dict, knobspace_to_dict, load_table, save_table
-from searchlab.adapters.table.problem import TableKnobSpace, TableProblem, draw_sample, samples_are_objective
+from searchlab.adapters.table.problem import TableProblem, load_table
+from searchlab.core.table import (
+    FORMAT,
+    Table,
+    TableKnobSpace,
+    draw_sample,
+    knobspace_from_dict,
+    knobspace_to_dict,
+    read_table,
+    samples_are_objective,
+    save_table,
+)
 
 SCHEMAS: dict[str, type] = {"table": TableProblem}
 
@@ -21,6 +32,7 @@ __all__ = [
     "knobspace_from_dict",
     "knobspace_to_dict",
     "load_table",
+    "read_table",
     "samples_are_objective",
     "save_table",
 ]

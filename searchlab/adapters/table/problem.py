@@ -1,62 +1,35 @@
-"""Recorded measurement tables, replayed as problems (DESIGN.md, "Replay").
+"""``problem=table``: replay a recorded table (DESIGN.md, "Replay").
 
-A table maps every configuration of a space to the measurement recorded for it. A
-:class:`TableProblem` evaluates by look-up: no device time is spent, but each evaluation
-is charged the recorded compile + run time (``Measurement.charged_s``), so studies with
-hundreds of seeds are cheap, fair and reproducible. Sources: our own table files
-(``save_table``), Kernel Tuner cache files (searchlab.adapters.knobs), and exhaustive runs.
-
-Tables keep every recorded sample. With ``sample_noise=true`` a replay returns one recorded
-sample per evaluation instead of the row's median/mean, drawn by a generator seeded from
-(``noise_seed``, the configuration, how often this replay has drawn it), so replayed studies
-see the noise real runs see, reproducibly, and two searchers run with the same seed see the
-same draws for the same configuration (common random numbers for paired comparisons). See
-docs/measurement.md, "Noise in replays".
+Evaluation is a look-up: no device time is spent, but each evaluation is charged the recorded
+compile + run time (``Measurement.charged_s``), so studies with hundreds of seeds are cheap, fair
+and reproducible. ``sample_noise=true`` draws recorded samples instead
+(:func:`searchlab.core.table.draw_sample`; docs/measurement.md, "Noise in replays").
 """
 
 from __future__ import annotations
 
-import hashlib
-import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
-
-from searchlab.adapters.table._file import Table, load_table
 from searchlab.core.problem import Problem
+from searchlab.core.table import Table, draw_sample, read_table, samples_are_objective
 from searchlab.errors import ConfigError
 from searchlab.records import Config, FailureMode, Measurement, Status
-from searchlab.sensors import SensedKnobSpace
 from searchlab.spaces import Space
 
 
-def samples_are_objective(m: Measurement) -> bool:
-    """Whether ``m``'s samples are draws of its objective: the objective is their median (our
-    protocol) or their mean (Kernel Tuner's ``time``). Rows whose samples are something else
-    (e.g. times behind a Mflop/s objective) replay as recorded even with sample noise."""
-    if m.status is not Status.OK or m.objective is None or not m.samples:
-        return False
-    tol = 1e-9 * max(abs(m.objective), 1e-300)
-    return any(abs(center - m.objective) <= tol
-               for center in (statistics.median(m.samples), statistics.fmean(m.samples)))
+def load_table(path: str | Path) -> Table:
+    """A table from our ``.json(.gz)`` format, or from a run directory / ``results.db``."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"table file {str(path)!r} does not exist")
+    if path.is_dir() or path.name == "results.db":
+        from searchlab.study import table_from_run  # runs become tables (exhaustive runs above all)
 
-
-def draw_sample(m: Measurement, seed: int, key: str, occurrence: int) -> Measurement:
-    """``m`` with one of its recorded samples as the objective (see the module docstring).
-
-    Sensors equal to the recorded objective (the objective's own sensor) take the drawn value;
-    ``extra`` keeps the recorded objective and the sample's index.
-    """
-    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
-    rng = np.random.default_rng(np.random.SeedSequence([seed & (2**63 - 1), digest, occurrence]))
-    index = int(rng.integers(len(m.samples)))
-    value = m.samples[index]
-    sensors = {k: (value if v == m.objective else v) for k, v in m.sensors.items()}
-    extra = {**m.extra, "recorded_objective": m.objective, "drawn_sample": index}
-    return replace(m, objective=value, samples=(value,), sensors=sensors, extra=extra)
+        return table_from_run(path if path.is_dir() else path.parent)  # type: ignore[no-any-return]
+    return read_table(path)
 
 
 class TableProblem(Problem):
@@ -71,9 +44,14 @@ class TableProblem(Problem):
 
     def __init__(self, table: Table | None = None, path: str = "???", sample_noise: bool = False,
                  noise_seed: int | None = None) -> None:
-        """``path``: a table file or an exhaustive run's directory; ``sample_noise``: draw one recorded
-        sample per evaluation instead of the recorded objective; ``noise_seed``: the draws' seed
-        (null: the run's seed, set by the app before the problem is built)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            table: a table in memory (not a config option)
+            path: a table file or an exhaustive run's directory
+            sample_noise: draw one recorded sample per evaluation instead of the recorded objective
+            noise_seed: null: the run's seed (set by the app before the problem is built)
+        """
         super().__init__()
         if table is None:
             if not path or path == "???":
@@ -115,40 +93,3 @@ class TableProblem(Problem):
     def fingerprint_params(self) -> Mapping[str, Any]:
         base = {"source": self.table.source, "device": self.table.device, "rows": len(self.table.rows)}
         return {**base, "sample_noise": True} if self.sample_noise else base  # noise_seed is like the run seed
-
-
-@dataclass(frozen=True)
-class TableKnobSpace(SensedKnobSpace):
-    """A knob space whose members are the configurations a table holds: the others violate a
-    *known* constraint (e.g. Kernel Tuner's restrictions, checked before compiling), so they
-    are never sent and never sampled. Carries a sensor model like any SensedKnobSpace."""
-
-    members: frozenset[Config] = field(default_factory=frozenset, compare=False, repr=False)
-
-    _prefixes: frozenset[tuple[Any, ...]] = field(init=False, default=frozenset(), compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        names = self.names
-        prefixes = {tuple(m[n] for n in names[:d]) for m in self.members for d in range(len(names) + 1)}
-        object.__setattr__(self, "_prefixes", frozenset(prefixes))
-
-    def check(self, config: Config) -> str | None:
-        reason = super().check(config)
-        if reason is None and config not in self.members:
-            return "not in the recorded table (excluded when it was recorded)"
-        return reason
-
-    def partial_ok(self, assigned: Mapping[str, Any]) -> bool:
-        """Membership decided as early as possible: an assignment of the first knobs (in
-        order, as the decision-DAG view makes them) must be a prefix of a recorded member."""
-        names = self.names
-        if set(names[:len(assigned)]) != assigned.keys():
-            return super().partial_ok(assigned)  # not a prefix in knob order: decided on the full configuration
-        return self.prefix_ok(tuple(assigned[n] for n in names[:len(assigned)]))
-
-    def prefix_ok(self, values: Sequence[Any]) -> bool:
-        return tuple(values) in self._prefixes and super().partial_ok(dict(zip(self.names, values)))
-
-    def constraint_scopes(self) -> tuple[frozenset[str], ...]:
-        return (*super().constraint_scopes(), frozenset(self.names))

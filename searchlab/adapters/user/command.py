@@ -156,10 +156,14 @@ class Command(Problem):
 
     def __init__(self, spec: str = "???", timeout_s: float | None = None, workdir: str | None = None,
                  measure: MeasurementProtocol = MeasurementProtocol()) -> None:
-        """``spec``: a command spec, YAML or JSON (examples/gcc_matmul/command.yaml); ``timeout_s``: per
-        evaluation, build + runs (None: the spec's, default 60); ``workdir``: where each worker makes
-        its own directory (None: the system's temporary directory); ``measure``: over the spec's
-        ``measure`` block (searchlab.adapters.user._protocol)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            spec: a command spec, YAML or JSON (examples/gcc_matmul/command.yaml)
+            timeout_s: per evaluation (build + runs); null: the spec's timeout_s (default 60)
+            workdir: where each worker makes its own directory; null: the system's temporary directory
+            measure: the timing protocol, over the spec's measure block (docs/measurement.md)
+        """
         if not spec or spec == "???":
             raise ConfigError("problem=command needs problem.spec=<command spec, .yaml or .json>")
         super().__init__()

@@ -29,9 +29,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+import searchlab.adapters.user._data as _data
 from searchlab.adapters.knobs._common import RESOURCE_MODEL
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, failed
-from searchlab.adapters.user import _data
 from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._protocol import layered_protocol
 from searchlab.adapters.user._t1 import check_names, read_t1
@@ -65,10 +65,15 @@ class OpenCLKernel(OpenCLKnobProblem):
 
     def __init__(self, spec: str = "???", arch: str = "none", limits: Mapping[str, float] = EMPTY,
                  measure: MeasurementProtocol = MeasurementProtocol(), model: Mapping[str, Any] = EMPTY) -> None:
-        """``spec``: a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json); ``arch``: none (the
-        device's own limits; caps come from Searchlab.Limits and ``limits``, which override them:
-        max_wg, local_mem, code_bytes, compile_s); ``measure``: over the spec's Searchlab.Measurement
-        (searchlab.adapters.user._protocol); ``model``: the sensor model (empty: :data:`MODEL`)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            spec: a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json)
+            arch: none: the device's own limits; caps come from Searchlab.Limits / problem.limits
+            limits: max_wg, local_mem, code_bytes, compile_s (over the spec's Searchlab.Limits)
+            measure: the timing protocol, over the spec's Searchlab.Measurement (docs/measurement.md)
+            model: the sensor model (empty: MODEL)
+        """
         if not spec or spec == "???":
             raise ConfigError("problem=opencl_kernel needs problem.spec=<T1 spec, .json or .yaml>")
         self.spec = read_t1(spec)

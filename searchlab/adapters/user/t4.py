@@ -25,9 +25,14 @@ class T4Replay(TableProblem):
 
     def __init__(self, path: str = "???", objective: str | None = None, direction: str = "minimize",
                  **replay: Any) -> None:
-        """``path``: a T4 results file (.json); ``objective``: a measurement name (None: the file's
-        first objective); ``direction``: minimize | maximize (T4 does not say); ``replay``:
-        sample_noise, noise_seed (TableProblem)."""
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            path: a T4 results file (.json)
+            objective: a measurement name; null: the file's first objective
+            direction: T4 does not say: minimize | maximize
+            replay: sample_noise, noise_seed (TableProblem)
+        """
         if not path or path == "???":
             raise ConfigError("problem=t4 needs problem.path=<T4 results .json>")
         super().__init__(table=read_t4(path, objective=objective, direction=direction), path=path, **replay)
