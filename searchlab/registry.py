@@ -86,12 +86,9 @@ def _as_schema(kind: str, obj: Any, where: str) -> type:
     if not isinstance(obj, type):
         raise ConfigError(f"{where}: {obj!r} is not a class")
     if not dataclasses.is_dataclass(obj):
-        schema = schema_of(obj, runtime=RUNTIME.get(kind, frozenset()),
-                           suffix={"searcher": "Searcher", "problem": "Problem"}.get(kind, ""),
-                           target=_builtin_searcher_target(kind, obj))
-        if kind == "searcher":
-            schema.__searcher__ = obj  # type: ignore[attr-defined]  # helptext reads its docs
-        return schema
+        return schema_of(obj, runtime=RUNTIME.get(kind, frozenset()),
+                         suffix={"searcher": "Searcher", "problem": "Problem"}.get(kind, ""),
+                         target=_builtin_searcher_target(kind, obj))
     _target_of(obj, where)
     return obj
 

@@ -32,6 +32,7 @@ _PRIMITIVE = (int, float, str, bool)
 # The default of a mapping option (``limits: Mapping[str, float] = EMPTY``): immutable, so one
 # object can be every call's default, and a config of it is an empty dict that ``+key=value`` extends.
 EMPTY: Mapping[str, Any] = MappingProxyType({})
+_BUILT_FROM: dict[type, type] = {}  # derived schema -> the class it was built from (helptext reads its docs)
 
 
 @dataclass(frozen=True)
@@ -108,10 +109,10 @@ def omegaconf_type(tp: Any) -> Any:
         return mirror(nested)
     if origin is not None and isinstance(origin, type):
         if issubclass(origin, Mapping):
-            return dict[str, omegaconf_type(args[1])] if len(args) == 2 else dict[str, Any]  # type: ignore[misc]
+            return types.GenericAlias(dict, (str, omegaconf_type(args[1]) if len(args) == 2 else Any))
         if issubclass(origin, Sequence) and not issubclass(origin, str):
             item = args[0] if args and (len(args) == 1 or args[-1] is Ellipsis) else Any
-            return list[omegaconf_type(item)]  # type: ignore[misc]
+            return types.GenericAlias(list, (omegaconf_type(item),))
     return Any
 
 
@@ -174,14 +175,13 @@ def schema_of(cls: type, *, target: str | None = None, runtime: frozenset[str] =
     schema = dataclasses.make_dataclass(name, fields)
     schema.__module__ = cls.__module__
     schema.__doc__ = f"Options of {cls.__qualname__} (derived from its constructor; see searchlab.core.schema)."
-    schema.__built_from__ = cls  # type: ignore[attr-defined]
+    _BUILT_FROM[schema] = cls
     return schema
 
 
 def built_from(schema: type) -> type | None:
     """The class a derived schema was built from (None for a hand-written one)."""
-    cls = getattr(schema, "__built_from__", None)
-    return cls if isinstance(cls, type) else None
+    return _BUILT_FROM.get(schema)
 
 
 def schema_defaults(schema: type) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters._values import ints
 from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
@@ -30,7 +31,8 @@ from searchlab.spaces import IntKnob, Knob, OrdinalKnob
 def conv2d_reference(image: np.ndarray, filt: np.ndarray) -> np.ndarray:
     """``out[y, x] = sum_ij image[y + i, x + j] filt[i, j]`` (valid region), in float64."""
     windows = np.lib.stride_tricks.sliding_window_view(image.astype(np.float64), filt.shape)
-    return np.einsum("yxij,ij->yx", windows, filt.astype(np.float64))
+    out: np.ndarray = np.einsum("yxij,ij->yx", windows, filt.astype(np.float64))
+    return out
 
 
 
@@ -73,7 +75,7 @@ class Conv2d(OpenCLKnobProblem):
         return ("pixels <= row_buffer", "row_buffer <= 16 * pixels")
 
     def source(self, config: Config) -> str:
-        p, r, f = int(config["pixels"]), int(config["row_buffer"]), self.filter  # type: ignore[arg-type]
+        (p, r), f = ints(config, "pixels", "row_buffer"), self.filter
         per_item = -(-r // p)
         lines = [f"#define F {f}\n#define R {r}\n#define P {p}\n#define RW (R + F - 1)",
                  f"#define IW {self.width + f - 1}\n#define OW {self.width}\n#define H {self.height}",
@@ -97,7 +99,7 @@ class Conv2d(OpenCLKnobProblem):
         return "\n".join(lines)
 
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        p, r = int(config["pixels"]), int(config["row_buffer"])  # type: ignore[arg-type]
+        p, r = ints(config, "pixels", "row_buffer")
         return (self.width // r * p,), (p,)
 
     def host_data(self) -> HostData:

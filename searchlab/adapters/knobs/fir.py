@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters._values import ints
 from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
@@ -63,7 +64,7 @@ class Fir(OpenCLKnobProblem):
         return -(-self.n // (WG * accesses))  # the last group may compute past n: y is padded
 
     def source(self, config: Config) -> str:
-        banks, acc = int(config["banks"]), int(config["accesses"])  # type: ignore[arg-type]
+        banks, acc = ints(config, "banks", "accesses")
         length = -(-self.taps // banks)
         lines = [f"#define NC {self.taps}\n#define L {length}\n#define WIN ({WG * acc} + NC - 1)",
                  f"__kernel __attribute__((reqd_work_group_size({WG},1,1)))",
@@ -85,7 +86,7 @@ class Fir(OpenCLKnobProblem):
         return "\n".join(lines)
 
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return (self._groups(int(config["accesses"])) * WG,), (WG,)  # type: ignore[arg-type]
+        return (self._groups(ints(config, "accesses")[0]) * WG,), (WG,)
 
     def host_data(self) -> HostData:
         rng = np.random.default_rng(1)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters._values import ints
 from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
@@ -60,7 +61,7 @@ class MatmulBlocked(OpenCLKnobProblem):
         return (f"block_m <= {self.n}",)
 
     def source(self, config: Config) -> str:
-        bm, bn, kb, n = int(config["block_m"]), int(config["block_n"]), self.stripe, self.n  # type: ignore[arg-type]
+        (bm, bn), kb, n = ints(config, "block_m", "block_n"), self.stripe, self.n
         lines = [f"#define N {n}\n#define KB {kb}\n#define BM {bm}\n#define BN {bn}",
                  "__kernel void mm(__global const float* A, __global const float* B, __global float* C) {",
                  "  __local float As[BM * KB];", "  __local float Bs[KB * BN];",
@@ -77,7 +78,7 @@ class MatmulBlocked(OpenCLKnobProblem):
         return "\n".join(lines)
 
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        bm, bn = int(config["block_m"]), int(config["block_n"])  # type: ignore[arg-type]
+        bm, bn = ints(config, "block_m", "block_n")
         return (self.n, self.n // bm), (bn, 1)
 
     def host_data(self) -> HostData:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters._values import ints
 from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
 from searchlab.errors import ConfigError
@@ -86,7 +87,7 @@ class SmithWaterman(OpenCLKnobProblem):
         return ("share <= swath",)
 
     def source(self, config: Config) -> str:
-        w, s = int(config["swath"]), int(config["share"])  # type: ignore[arg-type]
+        w, s = ints(config, "swath", "share")
         copies = -(-w // s)
         return "\n".join([
             f"#define W {w}\n#define S {s}\n#define NCOPY {copies}\n#define M {self.length}\n#define L {self.query_len}",
@@ -124,7 +125,7 @@ class SmithWaterman(OpenCLKnobProblem):
         ])
 
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        w = int(config["swath"])  # type: ignore[arg-type]
+        (w,) = ints(config, "swath")
         return (self.sequences * w,), (w,)
 
     def host_data(self) -> HostData:

@@ -24,6 +24,12 @@ from searchlab.spaces import Arc, DerivationGraph, Node
 SlotNode = tuple[int, ...]  # value per slot, -1 while the slot is still a nonterminal
 
 
+def _slots(node: Node) -> SlotNode:
+    """``node`` as this grammar's node type (a tuple of slot values)."""
+    assert isinstance(node, tuple), node
+    return node
+
+
 class SlotGrammarGraph(DerivationGraph):
     def __init__(self, arity: Sequence[int]) -> None:
         super().__init__()
@@ -39,19 +45,19 @@ class SlotGrammarGraph(DerivationGraph):
         return [(f"s{slot}->t{v}", (*node[:slot], v, *node[slot + 1:])) for v in range(self.arity[slot])]
 
     def children(self, node: Node) -> Sequence[Arc]:
-        n: SlotNode = node  # type: ignore[assignment]
+        n = _slots(node)
         return [arc for slot, v in enumerate(n) if v < 0 for arc in self._rewrite(n, slot)]
 
     def canonical_children(self, node: Node) -> Sequence[Arc]:
-        n: SlotNode = node  # type: ignore[assignment]
+        n = _slots(node)
         open_slots = [slot for slot, v in enumerate(n) if v < 0]
         return self._rewrite(n, open_slots[0]) if open_slots else []
 
     def is_word(self, node: Node) -> bool:
-        return all(v >= 0 for v in node)  # type: ignore[attr-defined]
+        return all(v >= 0 for v in _slots(node))
 
     def key(self, node: Node) -> str:
-        return ".".join("_" if v < 0 else str(v) for v in node)  # type: ignore[attr-defined]
+        return ".".join("_" if v < 0 else str(v) for v in _slots(node))
 
     def node(self, key: str) -> SlotNode:
         parts = key.split(".")
@@ -105,7 +111,7 @@ class SyntheticDag(Problem):
         self.delay()
         self._calls += 1
         word = self.graph.word_of(config)
-        value = self.value(word)  # type: ignore[arg-type]
+        value = self.value(_slots(word))
         if self.noise:
             value *= float(max(0.5, 1 + self.noise * config_rng(self.seed, config, self._calls).standard_normal()))
         return Measurement.ok(value, samples=(value,))
@@ -115,4 +121,4 @@ class SyntheticDag(Problem):
 
     @property
     def known_optimum(self) -> float:
-        return max(self.value(w) for w in self.graph.iter_words())  # type: ignore[arg-type]
+        return max(self.value(_slots(w)) for w in self.graph.iter_words())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from searchlab.adapters._values import ints
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError, EvaluationError
@@ -54,12 +55,12 @@ class SyntheticKnobs(Problem):
         return self._space
 
     def _local_mem_bytes(self, c: Config) -> int:
-        bx, by, tile = (int(c[k]) for k in ("block_x", "block_y", "tile"))  # type: ignore[arg-type]
+        bx, by, tile = ints(c, "block_x", "block_y", "tile")
         return bx * by * tile**2 * 4 * 4
 
     def _model(self, c: Config) -> float:
         """Noise-free run time in ms, or raise the hidden-constraint failure."""
-        bx, by, tile, unroll = (int(c[k]) for k in ("block_x", "block_y", "tile", "unroll"))  # type: ignore[arg-type]
+        bx, by, tile, unroll = ints(c, "block_x", "block_y", "tile", "unroll")
         if self._local_mem_bytes(c) > self.local_mem_kb * 1024:
             raise EvaluationError(FailureMode.RESOURCES, f"local memory {self._local_mem_bytes(c)} B > {self.local_mem_kb} KiB")
         if unroll * tile > 24:

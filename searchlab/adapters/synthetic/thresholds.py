@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.adapters._values import ints
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
 from searchlab.records import Config, Measurement
@@ -72,7 +73,7 @@ class SyntheticThresholds(Problem):
 
     def _iteration(self, config: Config, values: dict[str, int], name: str, depth: int) -> float:
         e = values[name]
-        taken = int(config[name]) <= e  # type: ignore[arg-type]
+        taken = ints(config, name)[0] <= e
         below = [t.name for t in self._space.children(name) if t.branch == taken]
         if below:
             return sum(self._iteration(config, values, child, depth + 1) for child in below)
