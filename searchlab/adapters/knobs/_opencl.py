@@ -112,7 +112,7 @@ class OpenCLKnobProblem(Problem):
             arch: small_few | small_many | large_few | large_many (paper 001 §8) | none (device limits only)
             measure: the timing protocol (docs/measurement.md)
             limits: override the arch's caps (max_wg, local_mem, code_bytes, compile_s)
-            model: the sensor model (empty: the class's DEFAULT_MODEL; searchlab/sensors.py)
+            model: the sensor model; empty: DEFAULT_MODEL, for the built-ins RESOURCE_MODEL (docs/knobs.md)
         """
         self.protocol = protocol_from(measure)
         super().__init__()
