@@ -80,6 +80,18 @@ def test_the_sensor_model_is_declared_once() -> None:
     assert Fir(model=given).space.sensor_model.constraints == ()  # problem.model replaces it
 
 
+def test_the_four_architectures_of_each_kernel() -> None:
+    """paper_archs builds §8's small/large x few/many caps; the values the kernels were tuned under."""
+    from searchlab.adapters.knobs._arch import Arch
+
+    assert Fir.ARCHS["small_few"] == Arch(64, 2048, 5000, 0.4) and Fir.ARCHS["large_many"] == Arch(256, 3200, 10_000, 0.4)
+    assert Conv2d.ARCHS["small_many"] == Arch(8, 1300, 12_000, 0.6) and Conv2d.ARCHS["large_few"] == Arch(16, 1100, 16_000, 0.6)
+    assert MatmulBlocked.ARCHS["large_few"] == Arch(256, 8192, 6000, 0.4)
+    assert SmithWaterman.ARCHS["large_many"] == Arch(64, 20_000, 1 << 20, 1.0)
+    assert all(sorted(c.ARCHS) == ["large_few", "large_many", "small_few", "small_many"]
+               for c in (Fir, Conv2d, MatmulBlocked, SmithWaterman))
+
+
 def test_bad_parameters_are_refused() -> None:
     with pytest.raises(ConfigError, match="arch"):
         Fir(arch="huge")

@@ -102,16 +102,22 @@ def save_table(table: Table, path: str | Path) -> Path:
     return path
 
 
-def read_table(path: str | Path) -> Table:
-    """A table from our ``.json(.gz)`` file format."""
+def read_json(path: str | Path, what: str) -> Any:
+    """The JSON document in ``path`` (``.gz``: gzipped); a missing or unreadable file is one
+    ConfigError line naming ``what`` it should have been (tables, Kernel Tuner caches)."""
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"table file {str(path)!r} does not exist")
+        raise ConfigError(f"{what} {str(path)!r} does not exist")
     try:
         with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
-            payload = json.load(fh)
+            return json.load(fh)
     except (OSError, ValueError, EOFError) as exc:  # ValueError: bad JSON, bad UTF-8, bad gzip trailer
-        raise ConfigError(f"table file {str(path)!r} is not readable JSON: {exc}") from None
+        raise ConfigError(f"{what} {str(path)!r} is not readable JSON: {exc}") from None
+
+
+def read_table(path: str | Path) -> Table:
+    """A table from our ``.json(.gz)`` file format."""
+    payload = read_json(path, "table file")
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise ConfigError(f"table file {str(path)!r}: format {found!r} is not {FORMAT!r}")

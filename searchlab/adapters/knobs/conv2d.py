@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from searchlab.adapters._values import ints
+from searchlab.adapters.knobs._arch import paper_archs
 from searchlab.adapters.knobs._common import HostData
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob, OrdinalKnob
@@ -41,16 +42,12 @@ class Conv2d(OpenCLKnobProblem):
     name = "conv2d"
     kernel_name = "conv"
     code_version = "2"
-    ARCHS = {  # pixels is the work-group; the row buffer takes local memory; few pixels mean much code
-        "small_few": Arch(max_wg=8, local_mem=700, code_bytes=12_000, compile_s=0.6),
-        "small_many": Arch(max_wg=8, local_mem=1300, code_bytes=12_000, compile_s=0.6),
-        "large_few": Arch(max_wg=16, local_mem=1100, code_bytes=16_000, compile_s=0.6),
-        "large_many": Arch(max_wg=16, local_mem=5000, code_bytes=16_000, compile_s=0.6),
-    }
+    # pixels is the work-group; the row buffer takes local memory; few pixels mean much code
+    ARCHS = paper_archs(max_wg=(8, 16), code_bytes=(12_000, 16_000), local_mem=(700, 1300, 1100, 5000), compile_s=0.6)
 
     def __init__(self, height: int = 512, width: int = 240, filter: int = 5, max_pixels: int = 16,
                  **common: Any) -> None:
-        """The options (the problem's one declaration of them; searchlab.core.schema).
+        """The image and filter sizes and the bound of the pixels knob. Its options, declared once (searchlab.core.schema).
 
         Args:
             height: output rows

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from searchlab.adapters._values import ints
+from searchlab.adapters.knobs._arch import paper_archs
 from searchlab.adapters.knobs._common import HostData
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
@@ -34,16 +35,12 @@ class Fir(OpenCLKnobProblem):
     name = "fir"
     kernel_name = "fir"
     code_version = "2"
-    ARCHS = {  # local memory binds accesses, code size banks x accesses, compile time (noisy) on the large ones
-        "small_few": Arch(max_wg=64, local_mem=2048, code_bytes=5000, compile_s=0.4),
-        "small_many": Arch(max_wg=64, local_mem=2560, code_bytes=5000, compile_s=0.4),
-        "large_few": Arch(max_wg=256, local_mem=2560, code_bytes=10_000, compile_s=0.4),
-        "large_many": Arch(max_wg=256, local_mem=3200, code_bytes=10_000, compile_s=0.4),
-    }
+    # local memory binds accesses, code size banks x accesses, compile time (noisy) on the large ones
+    ARCHS = paper_archs(max_wg=(64, 256), code_bytes=(5000, 10_000), local_mem=(2048, 2560, 2560, 3200), compile_s=0.4)
 
     def __init__(self, n: int = 16384, taps: int = 128, max_banks: int = 16, max_accesses: int = 16,
                  **common: Any) -> None:
-        """The options (the problem's one declaration of them; searchlab.core.schema).
+        """The filter's sizes and the bounds of its two knobs. Its options, declared once (searchlab.core.schema).
 
         Args:
             n: outputs

@@ -29,16 +29,15 @@ here: ``Measurement.charged_s``), so ``budget.charged_time_s`` budgets replay fa
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from searchlab.adapters.table import Table, TableKnobSpace, TableProblem
+from searchlab.adapters.table import TableProblem
 from searchlab.core.schema import EMPTY
+from searchlab.core.table import Table, TableKnobSpace, read_json
 from searchlab.errors import ConfigError
 from searchlab.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.sensors import SensedKnobSpace, model_from_spec
@@ -93,13 +92,7 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
         raise ConfigError("problem.recorded_failures=known needs problem.missing=constraint "
                           "(the known-feasible set is the recorded configurations that ran)")
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"Kernel Tuner cache {str(path)!r} does not exist")
-    try:
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
-            data = json.load(fh)
-    except (OSError, ValueError, EOFError) as exc:
-        raise ConfigError(f"Kernel Tuner cache {str(path)!r} is not readable JSON: {exc}") from None
+    data = read_json(path, "Kernel Tuner cache")
     _check_shape(data, path)
     params: Mapping[str, list[Any]] = data["tune_params"]
     names = [str(n) for n in (data.get("tune_params_keys") or params)]

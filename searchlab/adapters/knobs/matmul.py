@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from searchlab.adapters._values import ints
+from searchlab.adapters.knobs._arch import paper_archs
 from searchlab.adapters.knobs._common import HostData
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.spaces import Knob, OrdinalKnob
@@ -34,15 +35,11 @@ class MatmulBlocked(OpenCLKnobProblem):
     name = "matmul_blocked"
     kernel_name = "mm"
     code_version = "2"
-    ARCHS = {  # block_n is the work-group; local memory holds both stripes; code grows with block_m
-        "small_few": Arch(max_wg=64, local_mem=4096, code_bytes=3000, compile_s=0.4),
-        "small_many": Arch(max_wg=64, local_mem=8192, code_bytes=3000, compile_s=0.4),
-        "large_few": Arch(max_wg=256, local_mem=8192, code_bytes=6000, compile_s=0.4),
-        "large_many": Arch(max_wg=256, local_mem=16384, code_bytes=6000, compile_s=0.4),
-    }
+    # block_n is the work-group; local memory holds both stripes; code grows with block_m
+    ARCHS = paper_archs(max_wg=(64, 256), code_bytes=(3000, 6000), local_mem=(4096, 8192, 8192, 16384), compile_s=0.4)
 
     def __init__(self, n: int = 240, stripe: int = 16, **common: Any) -> None:
-        """The options (the problem's one declaration of them; searchlab.core.schema).
+        """The matrix size and the SUMMA stripe. Its options, declared once (searchlab.core.schema).
 
         Args:
             n: matrix side

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from searchlab.adapters._values import ints
+from searchlab.adapters.knobs._arch import paper_archs
 from searchlab.adapters.knobs._common import HostData
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.errors import ConfigError
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
@@ -54,16 +55,13 @@ class SmithWaterman(OpenCLKnobProblem):
     kernel_name = "sw"
     code_version = "2"
     rtol, atol = 0.0, 0.0
-    ARCHS = {  # swath is the work-group; every table copy takes local memory; the code does not grow
-        "small_few": Arch(max_wg=32, local_mem=6000, code_bytes=1 << 20, compile_s=1.0),
-        "small_many": Arch(max_wg=32, local_mem=12_000, code_bytes=1 << 20, compile_s=1.0),
-        "large_few": Arch(max_wg=64, local_mem=9000, code_bytes=1 << 20, compile_s=1.0),
-        "large_many": Arch(max_wg=64, local_mem=20_000, code_bytes=1 << 20, compile_s=1.0),
-    }
+    # swath is the work-group; every table copy takes local memory; the code does not grow
+    ARCHS = paper_archs(max_wg=(32, 64), code_bytes=(1 << 20, 1 << 20), local_mem=(6000, 12_000, 9000, 20_000),
+                        compile_s=1.0)
 
     def __init__(self, sequences: int = 16, length: int = 128, query: int = 128, max_swath: int = 64,
                  max_share: int = 16, **common: Any) -> None:
-        """The options (the problem's one declaration of them; searchlab.core.schema).
+        """The database, the query and the swath and share bounds. Its options, declared once (searchlab.core.schema).
 
         Args:
             sequences: database sequences (one work-group each)

@@ -62,6 +62,7 @@ class OpenCLKernel(OpenCLKnobProblem):
     name = "opencl_kernel"
     ARCHS: ClassVar[Mapping[str, Arch]] = {}
     DEFAULT_MODEL = MODEL
+    output_before_timing = True  # from fresh data, as the spec's checks expect
 
     def __init__(self, spec: str = "???", arch: str = "none", limits: Mapping[str, float] = EMPTY,
                  measure: MeasurementProtocol = MeasurementProtocol(), model: Mapping[str, Any] = EMPTY) -> None:
@@ -221,50 +222,29 @@ class OpenCLKernel(OpenCLKnobProblem):
     def reference(self) -> np.ndarray:
         return np.concatenate([w for w, _ in self._expected.values()] or [np.zeros(0)])
 
-    def _wrong_output(self, queue: Any) -> str | None:
+    def wrong_output(self, queue: Any) -> str | None:
         for name, (want, check) in self._expected.items():
             reason = _data.compare(self._read(queue, name), want, check.method, check.threshold)
             if reason:
                 return f"{name}: {reason}"
         return None
 
-    # -- one evaluation -------------------------------------------------------------------
-    def evaluate(self, config: Config) -> Measurement:
-        import pyopencl as cl
-
-        assert self._cl is not None, "setup() first"
-        text = self.source(config)
-        built = self._build_or_failure(text)
-        if isinstance(built, Measurement):
-            return built
+    # -- one launch (the evaluation itself is the parent's) ------------------------------------
+    def launch_setup(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...], Sequence[Any]] | Measurement:
+        """Sizes and arguments from the spec's formulas; sizes that are not positive integers fail as LAUNCH."""
         try:
             global_size, local_size = self.shape(config)
-            args = self._launch_args(self._env(config), self._bufs)
+            return global_size, local_size, self._launch_args(self._env(config), self._bufs)
         except ConfigError as exc:
-            return failed(FailureMode.LAUNCH, "launch", str(exc), {"code_bytes": len(text)})
-        if text not in self._static:  # queried before any launch sets this kernel's __local arguments
-            self._static[text] = self._static_sensors(text, built, local_size)
-        sensors = {**self._static[text], "wg_size": float(np.prod(local_size))}
+            return failed(FailureMode.LAUNCH, "launch", str(exc), {"code_bytes": len(self.source(config))})
+
+    def launch_sensors(self, text: str, built: Any, local: Sequence[int], args: Sequence[Any]) -> dict[str, float]:
+        """Queried once per kernel text, before any launch sets its ``__local`` arguments; the
+        ``__local`` arguments of this launch add to its local memory."""
+        import pyopencl as cl
+
+        if text not in self._static:
+            self._static[text] = self._static_sensors(text, built, local)
+        sensors = {**self._static[text], "wg_size": float(np.prod(local))}
         sensors["local_mem_bytes"] += sum(a.size for a in args if isinstance(a, cl.LocalMemory))
-        refused = self._resource_failure(sensors)
-        if refused:
-            return refused
-        queue, kernel = self._cl.queue, built.kernel
-        self.clear(queue)
-
-        def launch() -> Any:
-            return kernel(queue, global_size, local_size, *args)
-
-        refused = self._first_launch(text, built, launch, sensors)
-        if refused:
-            return refused
-        wrong = self._wrong_output(queue)  # checked on the first launch, before any timing
-        if wrong:
-            return failed(FailureMode.WRONG_OUTPUT, "output", wrong, sensors, compile_s=sensors["compile_s"])
-        try:
-            samples = self._timed(launch)
-        except cl.Error as exc:
-            return failed(FailureMode.RUNTIME, "run", f"timed launch failed: {str(exc)[:400]}", sensors)
-        sensors.update(samples.sensors(), time_s=samples.median)
-        return Measurement.ok(samples.median, samples=samples.values, sensors=sensors, compile_s=sensors["compile_s"],
-                              run_s=float(sum(samples.values)), extra={"ci95": list(samples.ci95), "cv": samples.cv})
+        return sensors
