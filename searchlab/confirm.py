@@ -32,8 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from searchlab.adapters.table import samples_are_objective
 from searchlab.core.measure import Samples, median_ci
-from searchlab.core.table import samples_are_objective
 from searchlab.errors import ConfigError
 from searchlab.execution import Executor
 from searchlab.records import Candidate, Config, Direction, Result, loss

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from searchlab.core.table import Table, TableKnobSpace
 from searchlab.errors import ConfigError
 from searchlab.interchange import T4_VERSION, load_document, validate
+from searchlab.interchange.table import Table, TableKnobSpace
 from searchlab.records import Config, Direction, FailureMode, Measurement, Status, _freeze
 from searchlab.spaces import OrdinalKnob
 

@@ -22,8 +22,8 @@ import dataclasses
 import math
 from typing import Any
 
-from searchlab.core.table import TableKnobSpace
 from searchlab.errors import ConfigError
+from searchlab.interchange.table import TableKnobSpace
 from searchlab.records import Config
 from searchlab.searchers._base import ProposalLike
 from searchlab.searchers._schema import searcher_config

@@ -37,8 +37,8 @@ from typing import Any
 
 from searchlab.adapters.table import TableProblem
 from searchlab.core.schema import EMPTY
-from searchlab.core.table import Table, TableKnobSpace, read_json
 from searchlab.errors import ConfigError
+from searchlab.interchange.table import Table, TableKnobSpace, read_json
 from searchlab.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.sensors import SensedKnobSpace, model_from_spec
 from searchlab.spaces import KnobSpace, OrdinalKnob

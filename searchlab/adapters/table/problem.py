@@ -3,19 +3,31 @@
 Evaluation is a look-up: no device time is spent, but each evaluation is charged the recorded
 compile + run time (``Measurement.charged_s``), so studies with hundreds of seeds are cheap, fair
 and reproducible. ``sample_noise=true`` draws recorded samples instead
-(:func:`searchlab.core.table.draw_sample`; docs/measurement.md, "Noise in replays").
+(:func:`draw_sample`).
+
+Tables keep every recorded sample. With ``sample_noise=true`` a replay returns one recorded
+sample per evaluation instead of the row's median/mean, drawn by a generator seeded from
+(``noise_seed``, the configuration, how often this replay has drawn it), so replayed studies
+see the noise real runs see, reproducibly, and two searchers run with the same seed see the
+same draws for the same configuration (common random numbers for paired comparisons). See
+docs/measurement.md, "Noise in replays".
 """
 
 from __future__ import annotations
 
+import hashlib
+import statistics
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from searchlab.core.problem import Problem
-from searchlab.core.table import Table, draw_sample, read_table, samples_are_objective
 from searchlab.errors import ConfigError
+from searchlab.interchange.table import Table, read_table_file
 from searchlab.records import Config, FailureMode, Measurement, Status
 from searchlab.spaces import Space
 
@@ -29,7 +41,33 @@ def load_table(path: str | Path) -> Table:
         from searchlab.study import table_from_run  # runs become tables (exhaustive runs above all)
 
         return table_from_run(path if path.is_dir() else path.parent)  # type: ignore[no-any-return]
-    return read_table(path)
+    return read_table_file(path)
+
+
+def samples_are_objective(m: Measurement) -> bool:
+    """Whether ``m``'s samples are draws of its objective: the objective is their median (our
+    protocol) or their mean (Kernel Tuner's ``time``). Rows whose samples are something else
+    (e.g. times behind a Mflop/s objective) replay as recorded even with sample noise."""
+    if m.status is not Status.OK or m.objective is None or not m.samples:
+        return False
+    tol = 1e-9 * max(abs(m.objective), 1e-300)
+    return any(abs(center - m.objective) <= tol
+               for center in (statistics.median(m.samples), statistics.fmean(m.samples)))
+
+
+def draw_sample(m: Measurement, seed: int, key: str, occurrence: int) -> Measurement:
+    """``m`` with one of its recorded samples as the objective (see the module docstring).
+
+    Sensors equal to the recorded objective (the objective's own sensor) take the drawn value;
+    ``extra`` keeps the recorded objective and the sample's index.
+    """
+    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
+    rng = np.random.default_rng(np.random.SeedSequence([seed & (2**63 - 1), digest, occurrence]))
+    index = int(rng.integers(len(m.samples)))
+    value = m.samples[index]
+    sensors = {k: (value if v == m.objective else v) for k, v in m.sensors.items()}
+    extra = {**m.extra, "recorded_objective": m.objective, "drawn_sample": index}
+    return replace(m, objective=value, samples=(value,), sensors=sensors, extra=extra)
 
 
 class TableProblem(Problem):

@@ -3,38 +3,27 @@
 Data, not a problem: replays (searchlab.adapters.table), studies, transfer priors, the
 interchange formats and the confirm phase all read them, so they live in the core. Here: the
 :class:`Table` record, our file format (``searchlab-table/1``: :func:`save_table`,
-:func:`read_table`), :class:`TableKnobSpace` (a space whose members are the recorded rows), and
-replay noise (:func:`draw_sample`). A finished run's directory is read as a table by
+:func:`read_table_file`) and :class:`TableKnobSpace` (a space whose members are the recorded
+rows). A finished run's directory is read as a table by
 :func:`searchlab.adapters.table.load_table`, which needs the registry to rebuild its space.
-
-Tables keep every recorded sample. With ``sample_noise=true`` a replay returns one recorded
-sample per evaluation instead of the row's median/mean, drawn by a generator seeded from
-(``noise_seed``, the configuration, how often this replay has drawn it), so replayed studies
-see the noise real runs see, reproducibly, and two searchers run with the same seed see the
-same draws for the same configuration (common random numbers for paired comparisons). See
-docs/measurement.md, "Noise in replays".
+Tables keep every recorded sample (replay noise draws them: searchlab.adapters.table).
 """
 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import math
-import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from searchlab.errors import ConfigError
 from searchlab.records import (
     Config,
     Direction,
     Measurement,
-    Status,
     loss,
     measurement_from_dict,
     measurement_to_dict,
@@ -115,7 +104,7 @@ def read_json(path: str | Path, what: str) -> Any:
         raise ConfigError(f"{what} {str(path)!r} is not readable JSON: {exc}") from None
 
 
-def read_table(path: str | Path) -> Table:
+def read_table_file(path: str | Path) -> Table:
     """A table from our ``.json(.gz)`` file format."""
     payload = read_json(path, "table file")
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
@@ -131,32 +120,6 @@ def read_table(path: str | Path) -> Table:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise ConfigError(f"table file {str(path)!r} is not a valid {FORMAT} table "
                           f"({type(exc).__name__}: {str(exc)[:200]})") from None
-
-
-def samples_are_objective(m: Measurement) -> bool:
-    """Whether ``m``'s samples are draws of its objective: the objective is their median (our
-    protocol) or their mean (Kernel Tuner's ``time``). Rows whose samples are something else
-    (e.g. times behind a Mflop/s objective) replay as recorded even with sample noise."""
-    if m.status is not Status.OK or m.objective is None or not m.samples:
-        return False
-    tol = 1e-9 * max(abs(m.objective), 1e-300)
-    return any(abs(center - m.objective) <= tol
-               for center in (statistics.median(m.samples), statistics.fmean(m.samples)))
-
-
-def draw_sample(m: Measurement, seed: int, key: str, occurrence: int) -> Measurement:
-    """``m`` with one of its recorded samples as the objective (see the module docstring).
-
-    Sensors equal to the recorded objective (the objective's own sensor) take the drawn value;
-    ``extra`` keeps the recorded objective and the sample's index.
-    """
-    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
-    rng = np.random.default_rng(np.random.SeedSequence([seed & (2**63 - 1), digest, occurrence]))
-    index = int(rng.integers(len(m.samples)))
-    value = m.samples[index]
-    sensors = {k: (value if v == m.objective else v) for k, v in m.sensors.items()}
-    extra = {**m.extra, "recorded_objective": m.objective, "drawn_sample": index}
-    return replace(m, objective=value, samples=(value,), sensors=sensors, extra=extra)
 
 
 @dataclass(frozen=True)
