@@ -36,8 +36,6 @@ def conv2d_reference(image: np.ndarray, filt: np.ndarray) -> np.ndarray:
     return out
 
 
-
-
 class Conv2d(OpenCLKnobProblem):
     name = "conv2d"
     kernel_name = "conv"

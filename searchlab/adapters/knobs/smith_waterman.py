@@ -48,8 +48,6 @@ def reference_scores(query: np.ndarray, db: np.ndarray, table: np.ndarray, gap: 
     return best
 
 
-
-
 class SmithWaterman(OpenCLKnobProblem):
     name = "smith_waterman"
     kernel_name = "sw"
