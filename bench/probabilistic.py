@@ -51,7 +51,7 @@ def record(names: list[str], core: int) -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {core})
     from searchlab.adapters.knobs._replay import problem_classes, record_table
-    from searchlab.interchange.table import save_table
+    from searchlab.adapters.table import save_table
 
     TABLES.mkdir(parents=True, exist_ok=True)
     for name in names:
@@ -75,9 +75,8 @@ TESTS = 50
 
 def build_problems(only: list[str] | None) -> dict[str, Any]:
     """Every problem/architecture combination (from the recordings) and Kernel Tuner file."""
-    from searchlab.adapters.table.problem import load_table
-
     from searchlab.adapters.knobs import KernelTunerCache, KnobTable
+    from searchlab.adapters.table import load_table
 
     out: dict[str, Any] = {}
     for name in OPENCL:

@@ -35,9 +35,8 @@ PAIRS = {"random": "random_sample", "genetic": "genetic_algorithm"}
 
 
 def ours(name: str, seed: int, budget: int) -> int:
-    from searchlab.tuning._train import replay, train_table
-
     from searchlab.api import optimize  # noqa: F401 - imported before timing, as a warm worker has it
+    from searchlab.tuning._train import replay, train_table
 
     train_table(TABLE)
     curve = replay(name, {}, str(TABLE), seed, budget)
@@ -61,9 +60,9 @@ def main() -> None:
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "tuner_throughput.json"))
     args = parser.parse_args()
     import kernel_tuner
-    from searchlab.tuning._train import train_table
 
     from searchlab.core import threads
+    from searchlab.tuning._train import train_table
 
     threads.limit_pools(1)
     started = time.perf_counter()

@@ -42,13 +42,17 @@ KINDS = REGISTERED
 # what the run supplies to a class, not options of its config
 RUNTIME = {"searcher": frozenset({"space", "direction", "seed"})}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal), used as they are
-# when the installed metadata lacks them: a source tree on PYTHONPATH, or an install older than the groups.
+# searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal). They are
+# always read from here, not from the installed metadata, which goes stale when a module moves
+# (an editable install is not re-installed on every checkout) or is absent (a source tree on PYTHONPATH).
 BUILTINS = {
-    "problem": {"searchlab": "searchlab.adapters:problem_schemas", "table": "searchlab.adapters.table.problem:TableProblemConfig"},
+    "problem": {"searchlab": "searchlab.adapters:problem_schemas", "tuning": "searchlab.tuning:SCHEMAS"},
     "searcher": {"searchlab": "searchlab.searchers:SCHEMAS"},
 }
-_EXECUTORS = {"serial": "searchlab.run.execution.SerialExecutorConfig", "ray": "searchlab.run.execution._ray.RayExecutorConfig"}
+# the executors: classes whose constructors declare their options, named by the path stored configs use
+_EXECUTORS = {"serial": "searchlab.run.execution.SerialExecutor", "ray": "searchlab.run.execution.RayExecutor"}
+# Where a registered class lived before it moved (issue 21): stored configs of earlier runs name these
+# ``_target_``s, and results.db files stay readable and resumable. The one alias table; old -> new.
 
 
 @dataclass(frozen=True)
@@ -78,12 +82,9 @@ def _as_schema(kind: str, obj: Any, where: str) -> type:
     if not isinstance(obj, type):
         raise ConfigError(f"{where}: {obj!r} is not a class")
     if not dataclasses.is_dataclass(obj):
-        schema = schema_of(obj, runtime=RUNTIME.get(kind, frozenset()),
-                           suffix={"searcher": "Searcher", "problem": "Problem"}.get(kind, ""),
-                           target=_builtin_searcher_target(kind, obj))
-        if kind == "searcher":
-            schema.__searcher__ = obj  # type: ignore[attr-defined]  # helptext reads its docs
-        return schema
+        return schema_of(obj, runtime=RUNTIME.get(kind, frozenset()),
+                         suffix={"searcher": "Searcher", "problem": "Problem"}.get(kind, ""),
+                         target=_builtin_searcher_target(kind, obj))
     _target_of(obj, where)
     return obj
 
@@ -107,15 +108,15 @@ def _expand(ep: EntryPoint, kind: str) -> Iterator[tuple[str, Any]]:
 
 def _source(ep: EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
-    label = f"{dist.name} {dist.version}" if dist is not None else "searchlab's built-ins, not installed"
+    label = f"{dist.name} {dist.version}" if dist is not None else "searchlab's built-ins"
     return f"entry point {ep.group}:{ep.name} ({label})"
 
 
 def _entry_points(kind: str) -> list[EntryPoint]:
-    found = sorted(entry_points(group=GROUPS[kind]), key=lambda e: e.name)
-    if not any(getattr(getattr(ep, "dist", None), "name", None) == "searchlab" for ep in found):
-        found += [EntryPoint(name, value, GROUPS[kind]) for name, value in BUILTINS[kind].items()]
-    return found
+    """Installed plugins' entry points, then searchlab's own (:data:`BUILTINS`)."""
+    found = sorted((ep for ep in entry_points(group=GROUPS[kind])
+                    if getattr(getattr(ep, "dist", None), "name", None) != "searchlab"), key=lambda e: e.name)
+    return found + [EntryPoint(name, value, GROUPS[kind]) for name, value in BUILTINS[kind].items()]
 
 
 def _load(kind: str) -> dict[str, Entry]:
@@ -145,12 +146,8 @@ def _load(kind: str) -> dict[str, Entry]:
 @cache
 def _registry(kind: str) -> Mapping[str, Entry]:
     if kind == "executor":
-        out = {}
-        for name, path in _EXECUTORS.items():
-            module, _, attr = path.rpartition(".")
-            schema = getattr(importlib.import_module(module), attr)
-            out[name] = Entry(kind, name, schema, _target_of(schema, path), "searchlab")
-        return out
+        return {name: Entry(kind, name, schema_of(_import(path), target=path), path, "searchlab")
+                for name, path in _EXECUTORS.items()}
     if kind not in GROUPS:
         raise ValueError(f"kind={kind!r}: one of {KINDS}")
     return _load(kind)

@@ -6,10 +6,13 @@ from __future__ import annotations
 import pytest
 
 
-def register_problem(monkeypatch: pytest.MonkeyPatch, name: str, config_cls: type, where: str) -> None:
-    """Add ``name`` -> ``config_cls`` to the registered problems while the test runs."""
+def register_problem(monkeypatch: pytest.MonkeyPatch, name: str, cls: type, where: str) -> None:
+    """Add ``name`` -> ``cls`` (a problem class; its schema derived from its constructor) to the
+    registered problems while the test runs."""
     from searchlab import registry
+    from searchlab.core.schema import schema_of
 
     real = registry.entries
-    double = registry.Entry("problem", name, config_cls, config_cls._target_, where)  # type: ignore[attr-defined]
+    target = f"{cls.__module__}.{cls.__qualname__}"
+    double = registry.Entry("problem", name, schema_of(cls, target=target), target, where)
     monkeypatch.setattr(registry, "entries", lambda kind: {**real(kind), **({name: double} if kind == "problem" else {})})

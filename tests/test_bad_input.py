@@ -164,6 +164,11 @@ CASES: dict[str, Case] = {
                                  "priors work on knob spaces"),
     "prior twice": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{KT_SMALL},{KT_SMALL}]"], "names a path twice"),
     "prior bad base": lambda t: ([*KT_PROBLEM, "searcher=transfer_warm", "searcher.base=portfolio"], "searcher.base"),
+    # issue 21: problem.measure is one typed option (user kernels: it was a free mapping, set with +)
+    "measure with +, now typed": lambda t: (["problem=opencl_kernel", "+problem.measure.max_runs=5"],
+                                            "problem.measure.max_runs=5"),
+    "measure unknown field": lambda t: (["problem=command", "problem.measure.runs=3"], "runs"),
+    "measure bad value": lambda t: (["problem=fir", "problem.measure.min_runs=0"], "measure.min_runs=0"),
 }
 
 

@@ -39,8 +39,8 @@ def test_the_walkthrough_shows_the_example_files() -> None:
 @opencl
 def test_vector_add_is_tuned_end_to_end_through_the_cli(tmp_path: Path) -> None:
     out = cli(tmp_path, "searchlab", "problem=opencl_kernel", f"problem.spec={SPEC}", "searcher=random",
-              "budget.evaluations=4", "executor=serial", "progress=off", "seed=1", "+problem.measure.min_runs=2",
-              "+problem.measure.max_runs=3",
+              "budget.evaluations=4", "executor=serial", "progress=off", "seed=1", "problem.measure.min_runs=2",
+              "problem.measure.max_runs=3",
               "confirm.k=2", "confirm.rounds=2", "plot=false")
     assert out.returncode == 0, out.stderr[-3000:]
     (summary_path,) = tmp_path.glob("outputs/*/*/summary.json")

@@ -45,7 +45,7 @@ def test_stencil_is_tuned_from_its_spec_and_exports(tmp_path: Path) -> None:
 def test_reduction_yaml_spec_is_tuned_end_to_end(tmp_path: Path) -> None:
     validate(yaml.safe_load(REDUCTION.read_text()), "T1", str(REDUCTION))
     run(tmp_path / "run", "problem=opencl_kernel", f"problem.spec={REDUCTION}", "searcher=random", "budget.evaluations=4",
-        "+problem.measure.max_runs=5")
+        "problem.measure.max_runs=5")
     recorded = rows(tmp_path / "run")
     assert len(recorded) == 4 and all(r["status"] == "ok" for r in recorded), recorded
 

@@ -147,7 +147,8 @@ def test_the_specs_measurement_block_is_the_protocol_under_overrides(tmp_path: P
     assert OpenCLKernel(spec=str(spec)).protocol == MeasurementProtocol(**SPEC_PROTOCOL)  # type: ignore[arg-type]
     mixed = OpenCLKernel(spec=str(spec), measure={"max_runs": 9, "min_time_s": 100.0})
     assert mixed.protocol == MeasurementProtocol(7, 9, 100.0, 0.0, 2)
-    assert mixed.params["measure"]["max_runs"] == 9 and mixed.params["measure"]["min_runs"] == 7  # the fingerprint
+    effective = mixed.fingerprint_params()["measure"]  # the fingerprint: the protocol in force, not the option
+    assert effective["max_runs"] == 9 and effective["min_runs"] == 7
     assert OpenCLKernel(spec=str(_with_measurement(tmp_path, {}))).protocol == MeasurementProtocol()
 
 

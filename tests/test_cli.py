@@ -78,7 +78,8 @@ def test_focused_help_shows_one_searcher_or_problem_with_a_phrase_per_option(tmp
     assert out.returncode == 0 and lines[1] == "  space: knobs" and max(map(len, lines)) <= 160
     options = {line.split()[0].split("=")[0]: line for line in lines[2:] if line.strip()}
     assert "SUMMA stripe width (must divide n)" in options["problem.stripe"]  # the field's own comment
-    assert "problem.model=<dict: see docs/knobs.md>" in options["problem.model"]  # a long value: a pointer
+    assert "problem.measure=<MeasurementProtocol: see docs/measurement.md>" in options["problem.measure"]  # a pointer
+    assert "problem.model={}" in options["problem.model"] and "RESOURCE_MODEL" in options["problem.model"]  # declared once
     assert "'sensors'" not in out.stdout
     out = run_cli(tmp_path, "searcher=randmo", "--help")
     assert out.returncode == 2 and "(did you mean 'random'?)" in out.stderr and "Traceback" not in out.stderr

@@ -1,20 +1,19 @@
 """The confirm phase (searchlab.run.confirm): recorded, not charged, not told, resumable; and
-replay noise (searchlab.adapters.table.problem): seeded, reproducible, drawn from the recorded samples."""
+replay noise (searchlab.adapters.table): seeded, reproducible, drawn from the recorded samples."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from searchlab.adapters.table.problem import TableProblem
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
-from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
+from searchlab.adapters.table import TableProblem
 from searchlab.core.records import Config, Measurement, Status
 from searchlab.core.store import read_run
 from searchlab.errors import ConfigError
@@ -40,15 +39,11 @@ class InterruptingCache(KernelTunerCache):
         return super().evaluate(config)
 
 
-@dataclass
-class InterruptingCacheConfig(KernelTunerCacheConfig):
-    _target_: str = f"{__name__}.InterruptingCache"
-
 
 @pytest.fixture
 def registered_double(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only registered classes are built from a config (searchlab.registry): register the test double."""
-    register_problem(monkeypatch, "interrupting_cache", InterruptingCacheConfig, "tests/test_confirm.py")
+    register_problem(monkeypatch, "interrupting_cache", InterruptingCache, "tests/test_confirm.py")
 
 
 def _run(run_dir: Path, *overrides: str, target: str | None = None) -> dict[str, Any]:

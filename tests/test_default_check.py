@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
-from searchlab.adapters.knobs.kernel_tuner import KernelTunerCacheConfig
 from searchlab.core.records import Candidate, Config, Direction, Measurement, Result, Status
 from searchlab.core.speedup import recommended
 from searchlab.core.units import run_time_unit, show
@@ -37,21 +35,17 @@ class DefaultedCache(KernelTunerCache):
         return PICK.get("default")
 
 
-@dataclass
-class DefaultedCacheConfig(KernelTunerCacheConfig):
-    _target_: str = f"{__name__}.DefaultedCache"
-
 
 @pytest.fixture
 def registered_double(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only registered classes are built from a config (searchlab.registry): register the test double."""
-    register_problem(monkeypatch, "defaulted_cache", DefaultedCacheConfig, "tests/test_default_check.py")
+    register_problem(monkeypatch, "defaulted_cache", DefaultedCache, "tests/test_default_check.py")
 
 
 def _run(run_dir: Path, *overrides: str) -> dict[str, Any]:
     cfg = _compose_run(["problem=kernel_tuner_cache", f"problem.path={KT}", "searcher=random", "executor=serial",
                         "progress=off", "plot=false", *overrides])
-    cfg["problem"]["_target_"] = DefaultedCacheConfig._target_
+    cfg["problem"]["_target_"] = f"{__name__}.DefaultedCache"
     return execute(cfg, run_dir, quiet=True)
 
 

@@ -21,11 +21,11 @@ from searchlab.adapters.knobs import (
     arch_table,
     conv2d,
     fir,
-    kernel_tuner,
-    matmul,
     smith_waterman,
 )
+from searchlab.adapters.knobs._common import RESOURCE_MODEL
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
+from searchlab.adapters.table import Table
 from searchlab.api import optimize
 from searchlab.core.problem import DeviceInfo
 from searchlab.core.records import Config, FailureMode, Status
@@ -68,11 +68,29 @@ def test_references_match_direct_loops() -> None:
         assert smith_waterman.reference_scores(q, db, table, 3)[s] == h.max()
 
 
-def test_config_files_declare_the_problems_sensor_models() -> None:
-    for name, module in (("fir", fir), ("matmul_blocked", matmul), ("conv2d", conv2d),
-                         ("smith_waterman", smith_waterman), ("kernel_tuner_cache", kernel_tuner)):
-        declared = yaml.safe_load((ROOT / "searchlab" / "conf" / "problem" / f"{name}.yaml").read_text())["model"]
-        assert declared == module.MODEL, name
+def test_the_sensor_model_is_declared_once() -> None:
+    """Issue 21: the four kernels' sensor model lives in _common.RESOURCE_MODEL only (it had 5 copies)."""
+    for path in (ROOT / "searchlab" / "conf" / "problem").glob("*.yaml"):
+        assert "model" not in (yaml.safe_load(path.read_text()) or {}), path.name
+    want = [c["name"] for c in RESOURCE_MODEL["constraints"]]
+    assert want == ["local_mem", "work_group", "code_size", "compile_time"]
+    for cls in (Fir, MatmulBlocked, Conv2d, SmithWaterman):
+        model = cls(arch="large_many").space.sensor_model
+        assert [c.name for c in model.constraints] == want and model.order == tuple(RESOURCE_MODEL["order"]), cls.name
+    given = {"sensors": ["time_s"], "objective": "time_s", "direction": "minimize", "constraints": []}
+    assert Fir(model=given).space.sensor_model.constraints == ()  # problem.model replaces it
+
+
+def test_the_four_architectures_of_each_kernel() -> None:
+    """paper_archs builds §8's small/large x few/many caps; the values the kernels were tuned under."""
+    from searchlab.adapters.knobs._arch import Arch
+
+    assert Fir.ARCHS["small_few"] == Arch(64, 2048, 5000, 0.4) and Fir.ARCHS["large_many"] == Arch(256, 3200, 10_000, 0.4)
+    assert Conv2d.ARCHS["small_many"] == Arch(8, 1300, 12_000, 0.6) and Conv2d.ARCHS["large_few"] == Arch(16, 1100, 16_000, 0.6)
+    assert MatmulBlocked.ARCHS["large_few"] == Arch(256, 8192, 6000, 0.4)
+    assert SmithWaterman.ARCHS["large_many"] == Arch(64, 20_000, 1 << 20, 1.0)
+    assert all(sorted(c.ARCHS) == ["large_few", "large_many", "small_few", "small_many"]
+               for c in (Fir, Conv2d, MatmulBlocked, SmithWaterman))
 
 
 def test_bad_parameters_are_refused() -> None:

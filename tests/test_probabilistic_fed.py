@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from searchlab.adapters.table.problem import TableProblem
 
 from searchlab.adapters.knobs import Conv2d, Fir, KernelTunerCache, KnobTable, MatmulBlocked, SmithWaterman
-from searchlab.adapters.knobs.fir import MODEL
+from searchlab.adapters.knobs._common import RESOURCE_MODEL as MODEL
 from searchlab.adapters.synthetic import SyntheticKnobs
+from searchlab.adapters.table import Table, TableProblem, save_table
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Direction, Measurement, Status

@@ -72,12 +72,12 @@ def _kt_like(value: Any) -> Any:
 
 
 LOADERS = {
-    "table": lambda p: __import__("searchlab.adapters.table.problem", fromlist=["load_table"]).load_table(p),
+    "table": lambda p: __import__("searchlab.adapters.table", fromlist=["load_table"]).load_table(p),
     "kernel_tuner": lambda p: __import__("searchlab.adapters.knobs.kernel_tuner", fromlist=["x"]).load_kernel_tuner_cache(p),
     "grammar problem": lambda p: __import__("searchlab.run.execution", fromlist=["build_problem"]).build_problem(
         {"_target_": "searchlab.adapters.grammar.GrammarProblem", "grammar": str(p)}),
     "table problem": lambda p: __import__("searchlab.run.execution", fromlist=["build_problem"]).build_problem(
-        {"_target_": "searchlab.adapters.table.problem.TableProblem", "path": str(p)}),
+        {"_target_": "searchlab.adapters.table.TableProblem", "path": str(p)}),
 }
 
 

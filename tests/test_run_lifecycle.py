@@ -26,10 +26,10 @@ def test_a_results_db_naming_the_old_executor_module_stays_resumable(tmp_path: P
     run_dir = tmp_path / "run"
     execute(compose([*BASE, "budget.evaluations=4"]).cfg, run_dir, quiet=True)
     db = run_dir / "results.db"
-    with sqlite3.connect(db) as conn:  # as recorded before issue 21 moved searchlab.run.execution
+    with sqlite3.connect(db) as conn:  # as recorded before issue 21 moved searchlab.execution
         stored = json.loads(conn.execute("SELECT config FROM runs").fetchone()[0])
         assert stored["executor"]["_target_"] == "searchlab.run.execution.SerialExecutor"
-        stored["executor"]["_target_"] = "searchlab.run.execution.SerialExecutor"
+        stored["executor"]["_target_"] = "searchlab.execution.SerialExecutor"
         conn.execute("UPDATE runs SET config = ?", (json.dumps(stored),))
     resumed = compose([f"resume={run_dir}", "budget.evaluations=6", "progress=off"]).cfg
     summary = execute(resumed, run_dir, overrides=[f"resume={run_dir}", "budget.evaluations=6"], quiet=True)
@@ -44,7 +44,7 @@ def test_an_unregistered_old_looking_target_is_still_refused(tmp_path: Path) -> 
     execute(compose([*BASE, "budget.evaluations=2"]).cfg, run_dir, quiet=True)
     with sqlite3.connect(run_dir / "results.db") as conn:
         stored = json.loads(conn.execute("SELECT config FROM runs").fetchone()[0])
-        stored["executor"]["_target_"] = "searchlab.run.execution.os.system"
+        stored["executor"]["_target_"] = "searchlab.execution.os.system"
         conn.execute("UPDATE runs SET config = ?", (json.dumps(stored),))
     with pytest.raises(UntrustedTargetError):
         prepare(compose([f"resume={run_dir}"]).cfg, run_dir, overrides=[f"resume={run_dir}"])
@@ -106,7 +106,6 @@ def test_the_budget_schema_is_the_budgets_own_fields() -> None:
 
 def test_a_replay_draws_its_noise_from_the_runs_seed() -> None:
     from searchlab.adapters.table.problem import TableProblem
-
     from searchlab.core.problem import Problem
 
     assert TableProblem.run_options({"noise_seed": None, "path": "t.json"}, 7) == {"noise_seed": 7, "path": "t.json"}

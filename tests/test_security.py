@@ -30,7 +30,7 @@ def _dump(db: Path) -> list[Any]:
 def _payload(marker: Path) -> dict[str, Any]:
     write = {"_target_": "pathlib.Path.write_text",
              "_args_": [{"_target_": "pathlib.Path", "_args_": [str(marker)]}, "pwned"]}
-    return {"_target_": "searchlab.adapters.table.problem.TableProblem", "path": write}
+    return {"_target_": "searchlab.adapters.table.TableProblem", "path": write}
 
 
 def _crafted_run(tmp_path: Path, problem: dict[str, Any]) -> Path:
@@ -65,7 +65,7 @@ def test_resume_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path]) -
 def test_table_replay_of_a_crafted_record_builds_nothing(crafted: tuple[Path, Path]) -> None:
     run_dir, marker = crafted
     with pytest.raises(ConfigError) as refused:
-        build_problem({"_target_": "searchlab.adapters.table.problem.TableProblem", "path": str(run_dir)})
+        build_problem({"_target_": "searchlab.adapters.table.TableProblem", "path": str(run_dir)})
     assert not marker.exists()
     assert "_target_" in str(refused.value)
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from searchlab.adapters.table.problem import TableProblem
 
+from searchlab.adapters.table import Table, TableProblem, save_table
 from searchlab.core.records import Direction, FailureMode, Measurement, loss
 from searchlab.interchange.table import Table, save_table
 from searchlab.spaces import KnobSpace, OrdinalKnob
@@ -50,7 +50,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     root = tmp_path_factory.mktemp("baseline")
     path = _table(root / "table.json.gz")
     problem = TableProblem(path=str(path))
-    cfg = {"_target_": "searchlab.adapters.table.problem.TableProblem", "path": str(path)}
+    cfg = {"_target_": "searchlab.adapters.table.TableProblem", "path": str(path)}
     for seed in range(SEEDS):
         results = optimize(problem, RandomSearcher(problem.space, seed=seed), Budget(evaluations=BUDGET)).results
         make_run(root / "runs" / f"random{seed}", [r.measurement for r in results], searcher="random", seed=seed,

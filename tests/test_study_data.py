@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from searchlab.adapters.table.problem import TableProblem, load_table
 
+from searchlab.adapters.table import TableProblem, load_table
 from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result
 from searchlab.core.store import RunStore
 from searchlab.errors import ConfigError
@@ -150,7 +150,7 @@ def test_table_from_a_complete_run_replays_its_measurements(tmp_path: Path) -> N
              direction="maximize", stop="exhausted")
     table = table_from_run(tmp_path / "t")
     assert len(table.rows) == 6 and table.best()[1].objective == 6.0
-    assert load_table(tmp_path / "t" / "results.db").rows == table.rows  # searchlab.adapters.table.problem' entry point
+    assert load_table(tmp_path / "t" / "results.db").rows == table.rows  # searchlab.adapters.table' entry point
     problem = TableProblem(table)
     assert problem.evaluate(words[2]).objective == 3.0 and problem.known_optimum == 6.0
 

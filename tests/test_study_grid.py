@@ -41,7 +41,7 @@ def test_replay_study_on_an_exhaustive_table(tmp_path: Path) -> None:
     assert result["paths"]["html"].is_file() and len(pd.read_csv(result["paths"]["csv"])) == 2
     # a replay sees exactly what the live problem would have measured: same seed, same objectives
     info, replayed = read_run(tmp_path / "study" / "runs" / "dag" / "random" / "seed_1")
-    assert info["problem"] == "dag" and info["config"]["problem"]["_target_"] == "searchlab.adapters.table.problem.TableProblem"
+    assert info["problem"] == "dag" and info["config"]["problem"]["_target_"] == "searchlab.adapters.table.TableProblem"
     from searchlab.run.lifecycle import execute
 
     live = _compose_run(["problem=synthetic_dag", "searcher=random", "executor=serial", "seed=1",

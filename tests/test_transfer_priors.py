@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
+from searchlab.adapters.table import Table, TableKnobSpace, save_table
 from searchlab.core.records import Config, Direction, Measurement
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import Record, t4_document

@@ -79,7 +79,7 @@ HAND = {0: (1.0 + 0.5208333333) / 2, 1: (0.875 + 0.5416666667) / 2, 3: (0.8125 +
 
 
 def test_scores_equal_the_hand_computed_ones(tables: list[str], probe: None) -> None:
-    from searchlab.adapters.meta import SearcherSettings
+    from searchlab.tuning import SearcherSettings
 
     problem = SearcherSettings("ordered_probe", tables, seeds=2, budget=4)
     assert [k.name for k in problem.space.knobs] == ["label", "start"]
@@ -92,7 +92,7 @@ def test_scores_equal_the_hand_computed_ones(tables: list[str], probe: None) -> 
 
 
 def test_refused_settings_fail_as_invalid(tables: list[str], probe: None) -> None:
-    from searchlab.adapters.meta import SearcherSettings
+    from searchlab.tuning import SearcherSettings
 
     problem = SearcherSettings("ordered_probe", tables, seeds=1, budget=4)
     with pytest.raises(EvaluationError, match="start=2 with label=b"):
@@ -100,7 +100,7 @@ def test_refused_settings_fail_as_invalid(tables: list[str], probe: None) -> Non
 
 
 def test_options_pick_a_subset_and_methodology_scores(tmp_path: Path, tables: list[str], probe: None) -> None:
-    from searchlab.adapters.meta import SearcherSettings
+    from searchlab.tuning import SearcherSettings
 
     with pytest.raises(ConfigError, match="random baseline reaches the optimum"):  # 4 rows: KT's score is undefined
         SearcherSettings("ordered_probe", tables, seeds=1, budget=4, score="methodology")
@@ -118,7 +118,7 @@ def test_options_pick_a_subset_and_methodology_scores(tmp_path: Path, tables: li
     ({"train": []}, "at least one"), ({"train": ["missing.json.gz"]}, "missing.json.gz"),
 ])
 def test_bad_settings_problems_are_refused(tables: list[str], probe: None, kwargs: dict[str, Any], needle: str) -> None:
-    from searchlab.adapters.meta import SearcherSettings
+    from searchlab.tuning import SearcherSettings
 
     args: dict[str, Any] = {"searcher": "ordered_probe", "train": tables, "seeds": 1, "budget": 4, **kwargs}
     with pytest.raises(ConfigError, match=needle):
@@ -161,11 +161,11 @@ def test_with_the_ray_executor_inner_replays_fan_out_and_give_the_same_scores(ta
     """executor=ray: each evaluation runs in an actor that sends its table x seed replays out as Ray tasks."""
     import ray
 
-    from searchlab.adapters.meta import SearcherSettings
     from searchlab.api import optimize
     from searchlab.run.execution._ray import LOOPBACK, RayExecutor, local_ray_environment
     from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
+    from searchlab.tuning import SearcherSettings
 
     problem = SearcherSettings("genetic", tables, seeds=2, budget=4, options=["method"])
     local_ray_environment()

@@ -1,9 +1,10 @@
-"""Problem adapters. The core of searchlab never imports them by name: :mod:`searchlab.registry`
-finds their config schemas through the ``searchlab.problems`` entry point that points at
-:func:`problem_schemas` (a bundle), the same way a plugin package registers its problems.
+"""Problem adapters. Nothing below them imports them by name: :mod:`searchlab.registry` finds
+their problems through the ``searchlab.problems`` entry point that points at :func:`problem_schemas`
+(a bundle), the same way a plugin package registers its problems.
 
-Each adapter package exports ``SCHEMAS`` (problem name -> structured config dataclass);
-add a new package to ``_PACKAGES`` (docs/registry.md).
+Each adapter package exports ``SCHEMAS`` (problem name -> problem class; its options are its
+constructor's typed keyword parameters, searchlab.core.schema); add a new package to
+``_PACKAGES`` (docs/registry.md).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ _PACKAGES = [
     "searchlab.adapters.futhark",
     "searchlab.adapters.knobs",
     "searchlab.adapters.user",
-    "searchlab.adapters.meta",
+    "searchlab.adapters.table",
 ]
 
 
 def problem_schemas() -> dict[str, type]:
+    """Every built-in adapter's problems by name (the packages are imported only here)."""
     merged: dict[str, type] = {}
     for package in _PACKAGES:
         merged.update(importlib.import_module(package).SCHEMAS)

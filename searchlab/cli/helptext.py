@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from searchlab.core.groups import NAMES
+from searchlab.core.schema import built_from
 
 WIDTH = 160
 VALUE_CHARS = 32  # a longer default is shown as a pointer into the docs
@@ -93,10 +94,11 @@ def _config_comments(cls: type) -> dict[str, str]:
 
 def phrases(schema: type) -> dict[str, str]:
     """Each option's phrase, from its one declaration (see the module docstring)."""
-    cls = getattr(schema, "__searcher__", None)
+    cls = getattr(schema, "__searcher__", None) or built_from(schema)
     found: dict[str, str] = {}
     for klass in (cls.__mro__ if cls is not None else ()):
-        found = {**_comments(_source(klass.__dict__.get("__init__"))), **found}
+        init = klass.__dict__.get("__init__")
+        found = {**_comments(_source(init)), **_docstring_args(getattr(init, "__doc__", None)), **found}
         found = {**_docstring_args(klass.__doc__), **_config_comments(klass), **found}
     for klass in schema.__mro__:
         if dataclasses.is_dataclass(klass):

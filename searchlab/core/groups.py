@@ -42,8 +42,12 @@ ENTRY_POINTS = {g.name: g.entry_points for g in GROUPS if g.entry_points}
 RESUMABLE_OPTIONS = ("progress", "cache", "confirm", "plot")
 RESUMABLE = (*(g.name for g in GROUPS if g.resumable), *RESUMABLE_OPTIONS)
 
-MOVED = {  # old module path -> new (issue 21 layout); a stored ``_target_`` is read through it
-    "searchlab.run.execution": "searchlab.run.execution",
+# The one alias table (issue 21): old module path -> new. A ``_target_`` stored by an earlier release
+# is read through it, so its results.db stays readable and resumable; only registered classes are built.
+MOVED = {
+    "searchlab.execution": "searchlab.run.execution",
+    "searchlab.tables": "searchlab.adapters.table",
+    "searchlab.adapters.meta": "searchlab.tuning",
 }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from searchlab.core.records import Config, Direction, Measurement, Result
-from searchlab.core.schema import bound_arguments, coerce, options, plain
+from searchlab.core.schema import bound_arguments, coerce, options, plain, runtime_names
 from searchlab.spaces import Space
 
 if TYPE_CHECKING:
@@ -182,8 +182,10 @@ def _recording(cls: type, init: Callable[..., None]) -> Callable[..., None]:
     def wrapper(self: Problem, *args: Any, **kwargs: Any) -> None:
         kwargs = coerce(cls, kwargs, f"problem {getattr(cls, 'name', cls.__name__)}")
         if "params" not in self.__dict__:  # defaults of options a ``**kwargs`` forwards to a base, then the call's
-            defaults = {o.name: o.default for o in options(cls) if o.default is not inspect.Parameter.empty}
-            self.params = plain({**defaults, **bound_arguments(init, args, kwargs)})
+            runtime = runtime_names(type(self))
+            defaults = {o.name: o.default for o in options(cls) if o.default is not inspect.Parameter.empty
+                        and o.name not in runtime}
+            self.params = plain({**defaults, **bound_arguments(init, args, kwargs, runtime)})
         init(self, *args, **kwargs)
 
     return wrapper

@@ -32,6 +32,7 @@ _PRIMITIVE = (int, float, str, bool)
 # The default of a mapping option (``limits: Mapping[str, float] = EMPTY``): immutable, so one
 # object can be every call's default, and a config of it is an empty dict that ``+key=value`` extends.
 EMPTY: Mapping[str, Any] = MappingProxyType({})
+_BUILT_FROM: dict[type, type] = {}  # derived schema -> the class it was built from (helptext reads its docs)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,9 @@ def options(cls: type, runtime: frozenset[str] = frozenset()) -> list[Option]:
 
     The walk stops at a base that sets ``__schema_base__ = True`` in its own body (``Searcher``,
     ``Problem``, ``Executor``: their parameters are the run's, not options) and at the first
-    ``__init__`` that takes no ``**kwargs`` (nothing further can receive a config value)."""
+    ``__init__`` that takes no ``**kwargs`` (nothing further can receive a config value).
+    Names a class lists in ``__runtime__`` (an in-memory table, a test seam) are not options."""
+    runtime = runtime | runtime_names(cls)
     found: dict[str, Option] = {}
     for klass in cls.__mro__:
         if klass is object or klass.__dict__.get("__schema_base__"):
@@ -73,6 +76,12 @@ def options(cls: type, runtime: frozenset[str] = frozenset()) -> list[Option]:
         if not any(p.kind is p.VAR_KEYWORD for p in params):
             break
     return list(found.values())
+
+
+def runtime_names(cls: type) -> frozenset[str]:
+    """Constructor parameters of ``cls`` that a caller in Python may pass but a config may not
+    (``__runtime__ = frozenset({"table"})``): left out of its schema and of ``Problem.params``."""
+    return frozenset(getattr(cls, "__runtime__", frozenset()))
 
 
 def _dataclass_type(tp: Any) -> type | None:
@@ -100,10 +109,10 @@ def omegaconf_type(tp: Any) -> Any:
         return mirror(nested)
     if origin is not None and isinstance(origin, type):
         if issubclass(origin, Mapping):
-            return dict[str, omegaconf_type(args[1])] if len(args) == 2 else dict[str, Any]  # type: ignore[misc]
+            return types.GenericAlias(dict, (str, omegaconf_type(args[1]) if len(args) == 2 else Any))
         if issubclass(origin, Sequence) and not issubclass(origin, str):
             item = args[0] if args and (len(args) == 1 or args[-1] is Ellipsis) else Any
-            return list[omegaconf_type(item)]  # type: ignore[misc]
+            return types.GenericAlias(list, (omegaconf_type(item),))
     return Any
 
 
@@ -166,14 +175,13 @@ def schema_of(cls: type, *, target: str | None = None, runtime: frozenset[str] =
     schema = dataclasses.make_dataclass(name, fields)
     schema.__module__ = cls.__module__
     schema.__doc__ = f"Options of {cls.__qualname__} (derived from its constructor; see searchlab.core.schema)."
-    schema.__built_from__ = cls  # type: ignore[attr-defined]
+    _BUILT_FROM[schema] = cls
     return schema
 
 
 def built_from(schema: type) -> type | None:
     """The class a derived schema was built from (None for a hand-written one)."""
-    cls = getattr(schema, "__built_from__", None)
-    return cls if isinstance(cls, type) else None
+    return _BUILT_FROM.get(schema)
 
 
 def schema_defaults(schema: type) -> dict[str, Any]:
@@ -208,16 +216,20 @@ def coerce(cls: type, values: Mapping[str, Any], where: str, runtime: frozenset[
     return out
 
 
-def bound_arguments(init: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments a constructor call binds, defaults applied, ``self`` and ``**kwargs`` names flattened:
-    what :attr:`searchlab.core.problem.Problem.params` records (a problem was built with these)."""
+def bound_arguments(init: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any],
+                    skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The arguments a constructor call binds, defaults applied, ``self`` and ``**kwargs`` names flattened,
+    ``skip`` left out: what :attr:`searchlab.core.problem.Problem.params` records (a problem was built
+    with these)."""
     bound = inspect.signature(init).bind(None, *args, **kwargs)
     bound.apply_defaults()
     out: dict[str, Any] = {}
     for name, value in list(bound.arguments.items())[1:]:
         kind = bound.signature.parameters[name].kind
+        if name in skip:
+            continue
         if kind is inspect.Parameter.VAR_KEYWORD:
-            out.update(value)
+            out.update({k: v for k, v in value.items() if k not in skip})
         elif kind is not inspect.Parameter.VAR_POSITIONAL:
             out[name] = value
     return out

@@ -9,7 +9,7 @@ line with ``typing.Annotated``::
 ``Annotated`` is invisible to everything else: ``get_type_hints`` without ``include_extras``
 (what the config schema builder uses) sees a plain ``int``, so Hydra's structured configs are
 unchanged. :func:`tunable_ranges` reads the markers of any Searcher subclass, plugin searchers
-included, so ``problem=searcher_settings`` (searchlab.adapters.meta) can tune every searcher with
+included, so ``problem=searcher_settings`` (searchlab.tuning) can tune every searcher with
 no code of its own (issue 23, item 1; after Willemsen et al., "Tuning the Tuner", arXiv 2509.26300,
 which tunes Kernel Tuner's ``strategy_options`` over hand-written ranges).
 

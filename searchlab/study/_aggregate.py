@@ -78,7 +78,7 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
     This is the population of the exact random baseline (docs/study.md, "The random baseline"):
     the members the space's known constraints allow -- what ``random`` samples uniformly,
     without repeats -- with their recorded outcome, failures included."""
-    from searchlab.adapters.table.problem import TableProblem
+    from searchlab.adapters.table import TableProblem
 
     cfg = run.config.get("problem")
     if not isinstance(cfg, dict) or "_target_" not in cfg:

@@ -7,7 +7,7 @@ Completeness rule: by default every member of the space (after its known constra
 must have a recorded measurement -- what an exhaustive run that finished leaves behind --
 otherwise :class:`ConfigError` names how many are missing and one example. Library callers
 may accept a partial table with ``min_coverage < 1``; a configuration missing from a table
-is then answered by :class:`~searchlab.adapters.table.problem.TableProblem` as ``FAILED(invalid)``
+is then answered by :class:`~searchlab.adapters.table.TableProblem` as ``FAILED(invalid)``
 ("configuration not in the table"), which a study counts as a failed evaluation.
 
 Rows: sub-problem measurements (DP's ``extra["subproblem"]``) are left out -- they are not

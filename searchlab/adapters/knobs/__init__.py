@@ -3,20 +3,20 @@
 architecture (knob_table), and Kernel Tuner cache files replayed as tables."""
 
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, apply_arch
-from searchlab.adapters.knobs._replay import KnobTable, KnobTableConfig, arch_table, record_table
-from searchlab.adapters.knobs.conv2d import Conv2d, Conv2dConfig
+from searchlab.adapters.knobs._replay import KnobTable, arch_table, record_table
+from searchlab.adapters.knobs.conv2d import Conv2d
 from searchlab.adapters.knobs.fir import Fir
-from searchlab.adapters.knobs.kernel_tuner import KernelTunerCache, KernelTunerCacheConfig, load_kernel_tuner_cache
-from searchlab.adapters.knobs.matmul import MatmulBlocked, MatmulBlockedConfig
-from searchlab.adapters.knobs.smith_waterman import SmithWaterman, SmithWatermanConfig
+from searchlab.adapters.knobs.kernel_tuner import KernelTunerCache, load_kernel_tuner_cache
+from searchlab.adapters.knobs.matmul import MatmulBlocked
+from searchlab.adapters.knobs.smith_waterman import SmithWaterman
 
 SCHEMAS: dict[str, type] = {
     "fir": Fir,
-    "matmul_blocked": MatmulBlockedConfig,
-    "conv2d": Conv2dConfig,
-    "smith_waterman": SmithWatermanConfig,
-    "kernel_tuner_cache": KernelTunerCacheConfig,
-    "knob_table": KnobTableConfig,
+    "matmul_blocked": MatmulBlocked,
+    "conv2d": Conv2d,
+    "smith_waterman": SmithWaterman,
+    "kernel_tuner_cache": KernelTunerCache,
+    "knob_table": KnobTable,
 }
 
 __all__ = [

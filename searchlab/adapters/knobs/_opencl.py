@@ -29,7 +29,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import DeviceBuffers, HostData
+from searchlab.adapters.knobs._arch import UNCAPPED, Arch, apply_arch, compile_violation, failed, static_violation
+from searchlab.adapters.knobs._common import RESOURCE_MODEL, DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
 from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, Samples, measure, protocol_from
@@ -41,47 +42,7 @@ from searchlab.core.sensors import SensedKnobSpace, model_from_spec
 from searchlab.errors import ConfigError
 from searchlab.spaces import Knob
 
-STATIC_SENSORS = ("build_s", "code_bytes", "local_mem_bytes", "private_mem_bytes", "wg_size",
-                  "kernel_max_wg", "preferred_multiple")
-CHECK_ORDER = ("build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output")
-
-@dataclass(frozen=True)
-class Arch:
-    """What a target architecture lets a configuration use (§8)."""
-
-    max_wg: int  # work-items per work-group ("clusters" of ALUs)
-    local_mem: int  # bytes of local memory per work-group ("memories")
-    code_bytes: int  # generated kernel size ("instruction memory"; see OpenCLKnobProblem)
-    compile_s: float  # build + work-group compile time limit ("compiler time limit")
-
-    def constants(self) -> dict[str, float]:
-        """The limits as names the sensor model's constraint formulas can use."""
-        return {"wg_limit": float(self.max_wg), "local_mem_limit": float(self.local_mem),
-                "code_limit": float(self.code_bytes), "compile_limit_s": float(self.compile_s)}
-
-
-UNCAPPED = Arch(max_wg=1 << 30, local_mem=1 << 40, code_bytes=1 << 40, compile_s=1e9)
-
-
-def static_violation(sensors: Mapping[str, float], arch: Arch) -> tuple[str, str] | None:
-    """The first resource cap a built kernel breaks (checked before any launch)."""
-    if sensors["local_mem_bytes"] > arch.local_mem:
-        return "local_mem", f"local memory {sensors['local_mem_bytes']:.0f} B > {arch.local_mem} B"
-    if sensors["wg_size"] > arch.max_wg:
-        return "work_group", f"work-group size {sensors['wg_size']:.0f} > {arch.max_wg}"
-    if sensors["code_bytes"] > arch.code_bytes:
-        return "code_size", f"code size {sensors['code_bytes']:.0f} B > {arch.code_bytes} B"
-    return None
-
-
-def compile_violation(sensors: Mapping[str, float], arch: Arch) -> tuple[str, str] | None:
-    if sensors["compile_s"] > arch.compile_s:
-        return "compile_time", f"compile time {sensors['compile_s']:.3f} s > limit {arch.compile_s} s"
-    return None
-
-
-def failed(mode: FailureMode, check: str, message: str, sensors: Mapping[str, float], **kwargs: Any) -> Measurement:
-    return Measurement.failed(mode, message, sensors=dict(sensors), extra={"violated": check}, **kwargs)
+__all__ = ["Arch", "OpenCLKnobProblem", "apply_arch", "failed"]
 
 
 @dataclass
@@ -100,13 +61,21 @@ class OpenCLKnobProblem(Problem):
     capabilities = frozenset({"sensors"})
     kernel_name: ClassVar[str] = "kern"
     ARCHS: ClassVar[Mapping[str, Arch]] = {}
-    DEFAULT_MODEL: ClassVar[Mapping[str, Any]] = {}
+    DEFAULT_MODEL: ClassVar[Mapping[str, Any]] = RESOURCE_MODEL  # the one copy (searchlab/adapters/knobs/_common.py)
     rtol: ClassVar[float] = 1e-4
     atol: ClassVar[float] = 1e-3
+    output_before_timing: ClassVar[bool] = False  # check the first launch's output, before timing
 
     def __init__(self, arch: str = "small_few", measure: MeasurementProtocol = MeasurementProtocol(),
-                 limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY,
-                 **_: Any) -> None:
+                 limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY) -> None:
+        """The options every OpenCL knob problem shares (subclasses forward them as ``**common``).
+
+        Args:
+            arch: small_few | small_many | large_few | large_many (paper 001 §8) | none (device limits only)
+            measure: the timing protocol (docs/measurement.md)
+            limits: override the arch's caps (max_wg, local_mem, code_bytes, compile_s)
+            model: the sensor model; empty: DEFAULT_MODEL, for the built-ins RESOURCE_MODEL (docs/knobs.md)
+        """
         self.protocol = protocol_from(measure)
         super().__init__()
         archs = {**self.ARCHS, "none": UNCAPPED}
@@ -273,18 +242,40 @@ class OpenCLKnobProblem(Problem):
 
         return measure(run_once, self.protocol)
 
+    # -- hooks a problem with buffers of its own overrides (user/opencl_kernel.py) ------------
+    def launch_setup(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...], Sequence[Any]] | Measurement:
+        """(global size, local size, kernel arguments) of ``config``'s launch, or the failure."""
+        global_size, local_size = self.shape(config)
+        return global_size, local_size, self.arguments()
+
+    def launch_sensors(self, text: str, built: _Built, local: Sequence[int], args: Sequence[Any]) -> dict[str, float]:
+        """What the device reports about the built kernel for this launch (checked before it runs)."""
+        return self._static_sensors(text, built, local)
+
+    def wrong_output(self, queue: Any) -> str | None:
+        """Why the output is wrong (against the numpy reference), or None."""
+        return not_close(self.output(queue), self.reference(), self.rtol, self.atol)
+
     def evaluate(self, config: Config) -> Measurement:
+        """Build, check the caps, launch once (compile time, the compile cap), time under the
+        protocol, check the output: the order of the module docstring. A problem that sets
+        ``output_before_timing`` checks the output of the first launch instead, before timing."""
+        import pyopencl as cl
+
         assert self._cl is not None, "setup() first"
         text = self.source(config)
         built = self._build_or_failure(text)
         if isinstance(built, Measurement):
             return built
-        global_size, local_size = self.shape(config)
-        sensors = self._static_sensors(text, built, local_size)
+        shaped = self.launch_setup(config)
+        if isinstance(shaped, Measurement):
+            return shaped
+        global_size, local_size, args = shaped
+        sensors = self.launch_sensors(text, built, local_size, args)
         refused = self._resource_failure(sensors)
         if refused:
             return refused
-        queue, args, kernel = self._cl.queue, self.arguments(), built.kernel
+        queue, kernel = self._cl.queue, built.kernel
         self.clear(queue)
 
         def launch() -> Any:
@@ -293,40 +284,23 @@ class OpenCLKnobProblem(Problem):
         refused = self._first_launch(text, built, launch, sensors)
         if refused:
             return refused
-        samples = self._timed(launch)
-        times, objective = samples.values, samples.median
-        sensors.update(samples.sensors(), time_s=objective)
-        got, want = self.output(queue), self.reference()
-        wrong = not_close(got, want, self.rtol, self.atol)  # against numpy's result
+        wrong = self.wrong_output(queue) if self.output_before_timing else None
+        if wrong:
+            return failed(FailureMode.WRONG_OUTPUT, "output", wrong, sensors, compile_s=sensors["compile_s"])
+        try:
+            samples = self._timed(launch)
+        except cl.Error as exc:
+            return failed(FailureMode.RUNTIME, "run", f"timed launch failed: {str(exc)[:400]}", sensors)
+        times = samples.values
+        sensors.update(samples.sensors(), time_s=samples.median)
+        wrong = None if self.output_before_timing else self.wrong_output(queue)
         if wrong:
             return failed(FailureMode.WRONG_OUTPUT, "output", wrong,
                           sensors, compile_s=sensors["compile_s"], run_s=float(sum(times)))
-        return Measurement.ok(objective, samples=times, sensors=sensors, compile_s=sensors["compile_s"],
-                              run_s=float(sum(times)), extra={"min_s": min(times), "cv": samples.cv})
+        return Measurement.ok(samples.median, samples=times, sensors=sensors, compile_s=sensors["compile_s"],
+                              run_s=float(sum(times)),
+                              extra={"min_s": min(times), "ci95": list(samples.ci95), "cv": samples.cv})
 
     def teardown(self) -> None:
         self._built.clear()
         self._cl = None
-
-
-def apply_arch(m: Measurement, arch: Arch) -> Measurement:
-    """What ``m`` (measured with no architecture caps) would have been under ``arch``.
-
-    The same checks, in the same order, as :meth:`OpenCLKnobProblem.evaluate`: a configuration
-    that breaks a static cap keeps only the static sensors (it would never have launched).
-    Used to derive per-architecture tables from one uncapped exhaustive recording.
-    """
-    sensors = dict(m.sensors)
-    if not all(k in sensors for k in STATIC_SENSORS):
-        return m  # failed to build: the same on every architecture
-    violation = static_violation(sensors, arch)
-    if violation:
-        static = {k: sensors[k] for k in STATIC_SENSORS}
-        return failed(FailureMode.RESOURCES, violation[0], violation[1], static, charged_s=sensors["build_s"])
-    if m.extra.get("violated") == "launch" or "compile_s" not in sensors:
-        return m
-    violation = compile_violation(sensors, arch)
-    if violation:
-        kept = {k: v for k, v in sensors.items() if k != "time_s"}
-        return failed(FailureMode.COMPILE, violation[0], violation[1], kept, compile_s=sensors["compile_s"])
-    return m

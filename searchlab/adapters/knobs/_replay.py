@@ -5,7 +5,7 @@ An architecture only caps what a configuration may use, so one uncapped recordin
 problem's own checks on the recorded sensors, in the problem's order, and gives what the
 evaluation would have returned under the caps. ``problem=knob_table problem.path=...
 problem.arch=small_few`` replays such a recording with the problem's sensor model, charging
-the recorded compile + run time (searchlab.adapters.table.problem), so studies with many seeds cost no
+the recorded compile + run time (searchlab.adapters.table), so studies with many seeds cost no
 device time; ``problem.sample_noise=true`` replays one recorded launch time per evaluation.
 """
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem, apply_arch
-from searchlab.adapters.table.problem import ReplayNoiseConfig, TableProblem, load_table
+from searchlab.adapters.table import Table, TableProblem, load_table
 from searchlab.core.problem import DeviceInfo
 from searchlab.core.records import Config, Measurement
+from searchlab.core.schema import EMPTY
 from searchlab.core.sensors import SensedKnobSpace
 from searchlab.errors import ConfigError
 from searchlab.interchange.table import Table
@@ -62,24 +62,23 @@ def arch_table(table: Table, problem: OpenCLKnobProblem) -> Table:
                  device=table.device, meta=meta)
 
 
-@dataclass
-class KnobTableConfig(ReplayNoiseConfig):
-    _target_: str = "searchlab.adapters.knobs.KnobTable"
-    path: str = "???"  # an uncapped recording (bench/probabilistic.py record)
-    arch: str = "small_few"
-    limits: dict[str, float] = field(default_factory=dict)
-    model: dict[str, Any] = field(default_factory=dict)
-
-
 class KnobTable(TableProblem):
     """Replay a recorded OpenCL knob problem under an architecture, with its sensor model."""
 
     name = "knob_table"
 
-    def __init__(self, path: str | None = None, arch: str = "small_few", limits: Mapping[str, float] | None = None,
-                 model: Mapping[str, Any] | None = None, table: Table | None = None,
-                 sample_noise: bool = False, noise_seed: int | None = None) -> None:
-        recorded = table if table is not None else load_table(path) if path else None
+    def __init__(self, path: str = "???", arch: str = "small_few", limits: Mapping[str, float] = EMPTY,
+                 model: Mapping[str, Any] = EMPTY, table: Table | None = None, **replay: Any) -> None:
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            path: an uncapped recording (bench/probabilistic.py record)
+            arch: the architecture to replay under (as the recorded problem's)
+            limits: override the arch's caps
+            model: the sensor model (empty: the recorded problem's)
+            replay: sample_noise, noise_seed (TableProblem)
+        """
+        recorded = table if table is not None else load_table(path) if path and path != "???" else None
         if recorded is None:
             raise ConfigError("problem=knob_table needs problem.path=<recorded table>")
         name = recorded.meta.get("problem")
@@ -88,8 +87,5 @@ class KnobTable(TableProblem):
             raise ConfigError(f"table {path!r}: meta.problem={name!r} is not one of {sorted(classes)}")
         params = {k: v for k, v in dict(recorded.meta.get("params", {})).items()
                   if k not in ("arch", "limits", "model", "runs", "measure")}  # runs: before the protocol
-        self.source_problem = classes[name](arch=arch, limits=dict(limits or {}), model=dict(model or {}),
-                                            **params)
-        super().__init__(table=arch_table(recorded, self.source_problem), path=path, sample_noise=sample_noise,
-                         noise_seed=noise_seed)
-        self.params.update(arch=arch, limits=dict(limits or {}), model=dict(model or {}))
+        self.source_problem = classes[name](arch=arch, limits=limits, model=model, **params)
+        super().__init__(table=arch_table(recorded, self.source_problem), path=path, **replay)

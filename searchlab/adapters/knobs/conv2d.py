@@ -15,56 +15,45 @@ least one and at most 16 pixels per row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
-from searchlab.core.measure import MeasureConfig
+from searchlab.adapters._values import ints
+from searchlab.adapters.knobs._arch import paper_archs
+from searchlab.adapters.knobs._common import HostData
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.core.records import Config
 from searchlab.errors import ConfigError
 from searchlab.spaces import IntKnob, Knob, OrdinalKnob
-
-MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/conv2d.yaml declares the same
 
 
 def conv2d_reference(image: np.ndarray, filt: np.ndarray) -> np.ndarray:
     """``out[y, x] = sum_ij image[y + i, x + j] filt[i, j]`` (valid region), in float64."""
     windows = np.lib.stride_tricks.sliding_window_view(image.astype(np.float64), filt.shape)
-    return np.einsum("yxij,ij->yx", windows, filt.astype(np.float64))
-
-
-@dataclass
-class Conv2dConfig:
-    _target_: str = "searchlab.adapters.knobs.Conv2d"
-    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
-    height: int = 512  # output rows
-    width: int = 240  # output columns; the row-buffer widths are its divisors >= 8
-    filter: int = 5
-    max_pixels: int = 16
-    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
-    limits: dict[str, float] = field(default_factory=dict)
-    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/conv2d.yaml)
+    out: np.ndarray = np.einsum("yxij,ij->yx", windows, filt.astype(np.float64))
+    return out
 
 
 class Conv2d(OpenCLKnobProblem):
     name = "conv2d"
     kernel_name = "conv"
     code_version = "2"
-    ARCHS = {  # pixels is the work-group; the row buffer takes local memory; few pixels mean much code
-        "small_few": Arch(max_wg=8, local_mem=700, code_bytes=12_000, compile_s=0.6),
-        "small_many": Arch(max_wg=8, local_mem=1300, code_bytes=12_000, compile_s=0.6),
-        "large_few": Arch(max_wg=16, local_mem=1100, code_bytes=16_000, compile_s=0.6),
-        "large_many": Arch(max_wg=16, local_mem=5000, code_bytes=16_000, compile_s=0.6),
-    }
-    DEFAULT_MODEL = MODEL
+    # pixels is the work-group; the row buffer takes local memory; few pixels mean much code
+    ARCHS = paper_archs(max_wg=(8, 16), code_bytes=(12_000, 16_000), local_mem=(700, 1300, 1100, 5000), compile_s=0.6)
 
-    def __init__(self, arch: str = "small_few", height: int = 512, width: int = 240, filter: int = 5,
-                 max_pixels: int = 16, measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
-                 model: dict[str, Any] | None = None) -> None:
+    def __init__(self, height: int = 512, width: int = 240, filter: int = 5, max_pixels: int = 16,
+                 **common: Any) -> None:
+        """The image and filter sizes and the bound of the pixels knob. Its options, declared once (searchlab.core.schema).
+
+        Args:
+            height: output rows
+            width: output columns; the row-buffer widths are its divisors >= 8
+            filter: filter side
+            max_pixels: the pixels knob's upper bound
+            common: arch, measure, limits, model (OpenCLKnobProblem)
+        """
         if min(height, width, filter, max_pixels) < 1:
             raise ConfigError(f"problem conv2d: height={height}, width={width}, filter={filter}, "
                               f"max_pixels={max_pixels} must be >= 1")
@@ -72,8 +61,7 @@ class Conv2d(OpenCLKnobProblem):
         if not widths:
             raise ConfigError(f"problem.width={width}: needs a divisor >= 8 for the row buffer")
         self.height, self.width, self.filter, self.max_pixels, self.widths = height, width, filter, max_pixels, widths
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model, height=height, width=width,
-                         filter=filter, max_pixels=max_pixels)
+        super().__init__(**common)
 
     def knobs(self) -> Sequence[Knob]:
         return (IntKnob("pixels", 1, self.max_pixels), OrdinalKnob("row_buffer", self.widths))
@@ -82,7 +70,7 @@ class Conv2d(OpenCLKnobProblem):
         return ("pixels <= row_buffer", "row_buffer <= 16 * pixels")
 
     def source(self, config: Config) -> str:
-        p, r, f = int(config["pixels"]), int(config["row_buffer"]), self.filter  # type: ignore[arg-type]
+        (p, r), f = ints(config, "pixels", "row_buffer"), self.filter
         per_item = -(-r // p)
         lines = [f"#define F {f}\n#define R {r}\n#define P {p}\n#define RW (R + F - 1)",
                  f"#define IW {self.width + f - 1}\n#define OW {self.width}\n#define H {self.height}",
@@ -106,7 +94,7 @@ class Conv2d(OpenCLKnobProblem):
         return "\n".join(lines)
 
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        p, r = int(config["pixels"]), int(config["row_buffer"])  # type: ignore[arg-type]
+        p, r = ints(config, "pixels", "row_buffer")
         return (self.width // r * p,), (p,)
 
     def host_data(self) -> HostData:

@@ -11,23 +11,20 @@ parallel arithmetic is faster until a resource runs out (§8.1, Fig. 10).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
-from searchlab.core.measure import MeasurementProtocol
+from searchlab.adapters._values import ints
+from searchlab.adapters.knobs._arch import paper_archs
+from searchlab.adapters.knobs._common import HostData
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.core.records import Config
-from searchlab.core.schema import EMPTY
 from searchlab.errors import ConfigError
 from searchlab.spaces import IntKnob, Knob
 
 WG = 32  # work-items per work-group (fixed; the knobs are banks and accesses, as in §8.1)
-
-MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/fir.yaml declares the same
-
 
 def fir_reference(x: np.ndarray, c: np.ndarray, n: int) -> np.ndarray:
     """``y[j] = sum_k x[j + k] c[k]`` for ``j < n``, in float64."""
@@ -38,21 +35,24 @@ class Fir(OpenCLKnobProblem):
     name = "fir"
     kernel_name = "fir"
     code_version = "2"
-    ARCHS = {  # local memory binds accesses, code size banks x accesses, compile time (noisy) on the large ones
-        "small_few": Arch(max_wg=64, local_mem=2048, code_bytes=5000, compile_s=0.4),
-        "small_many": Arch(max_wg=64, local_mem=2560, code_bytes=5000, compile_s=0.4),
-        "large_few": Arch(max_wg=256, local_mem=2560, code_bytes=10_000, compile_s=0.4),
-        "large_many": Arch(max_wg=256, local_mem=3200, code_bytes=10_000, compile_s=0.4),
-    }
-    DEFAULT_MODEL = MODEL
+    # local memory binds accesses, code size banks x accesses, compile time (noisy) on the large ones
+    ARCHS = paper_archs(max_wg=(64, 256), code_bytes=(5000, 10_000), local_mem=(2048, 2560, 2560, 3200), compile_s=0.4)
 
-    def __init__(self, arch: str = "small_few", n: int = 16384, taps: int = 128, max_banks: int = 16,
-                 max_accesses: int = 16, measure: MeasurementProtocol = MeasurementProtocol(),
-                 limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY) -> None:
+    def __init__(self, n: int = 16384, taps: int = 128, max_banks: int = 16, max_accesses: int = 16,
+                 **common: Any) -> None:
+        """The filter's sizes and the bounds of its two knobs. Its options, declared once (searchlab.core.schema).
+
+        Args:
+            n: outputs
+            taps: filter taps
+            max_banks: the banks knob's upper bound
+            max_accesses: the accesses-per-bank knob's upper bound
+            common: arch, measure, limits, model (OpenCLKnobProblem)
+        """
         if n < 1 or taps < 1 or max_banks < 1 or max_accesses < 1:
             raise ConfigError(f"problem fir: n={n}, taps={taps}, max_banks={max_banks}, max_accesses={max_accesses} must be >= 1")
         self.n, self.taps, self.max_banks, self.max_accesses = n, taps, max_banks, max_accesses
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model)
+        super().__init__(**common)
 
     def knobs(self) -> Sequence[Knob]:
         return (IntKnob("banks", 1, self.max_banks), IntKnob("accesses", 1, self.max_accesses))
@@ -61,7 +61,7 @@ class Fir(OpenCLKnobProblem):
         return -(-self.n // (WG * accesses))  # the last group may compute past n: y is padded
 
     def source(self, config: Config) -> str:
-        banks, acc = int(config["banks"]), int(config["accesses"])  # type: ignore[arg-type]
+        banks, acc = ints(config, "banks", "accesses")
         length = -(-self.taps // banks)
         lines = [f"#define NC {self.taps}\n#define L {length}\n#define WIN ({WG * acc} + NC - 1)",
                  f"__kernel __attribute__((reqd_work_group_size({WG},1,1)))",
@@ -83,7 +83,7 @@ class Fir(OpenCLKnobProblem):
         return "\n".join(lines)
 
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return (self._groups(int(config["accesses"])) * WG,), (WG,)  # type: ignore[arg-type]
+        return (self._groups(ints(config, "accesses")[0]) * WG,), (WG,)
 
     def host_data(self) -> HostData:
         rng = np.random.default_rng(1)

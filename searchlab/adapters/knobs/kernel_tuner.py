@@ -6,7 +6,7 @@ joined with commas). Here its parameters become ordinal knobs, and each entry a 
 
 - a number in the objective field (``time``, ms): OK, with the recorded ``times`` as
   samples (every one kept: ``problem.sample_noise=true`` replays one of them per evaluation,
-  searchlab.adapters.table.problem) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``), the
+  searchlab.adapters.table) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``), the
   objective field included, so a sensor model's objective formula (default: ``time``)
   reads the measured objective (paper 001 §4: the quality is predicted from sensors);
 - ``"CompilationFailedConfig"``: FAILED(compile); ``"RuntimeFailedConfig"`` (the kernel
@@ -32,12 +32,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchlab.adapters.table.problem import ReplayNoiseConfig, TableProblem
+from searchlab.adapters.table import TableProblem
 from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
+from searchlab.core.schema import EMPTY
 from searchlab.core.sensors import SensedKnobSpace, model_from_spec
 from searchlab.errors import ConfigError
 from searchlab.interchange import read_json
@@ -145,29 +145,26 @@ def _check_shape(data: Any, path: Path) -> None:
         raise ConfigError(f"{where}: every 'cache' entry must be a mapping of parameter values and results")
 
 
-@dataclass
-class KernelTunerCacheConfig(ReplayNoiseConfig):  # + sample_noise: draw one of the entry's recorded `times`
-    _target_: str = "searchlab.adapters.knobs.KernelTunerCache"
-    path: str = "???"  # a Kernel Tuner cache file, e.g. ../shared/data/kernel_tuner/convolution_A100.json.gz
-    missing: str = "constraint"  # constraint: absent configurations are known-infeasible | invalid: FAILED(invalid)
-    recorded_failures: str = "hidden"  # hidden: failed entries fail when tested | known: known-infeasible (KT simulation)
-    model: dict[str, Any] = field(default_factory=dict)  # sensor model (default: objective + failures)
-
-
 class KernelTunerCache(TableProblem):
     """Replay a Kernel Tuner cache: a look-up charged the recorded compile + benchmark time."""
 
     name = "kernel_tuner_cache"
 
-    def __init__(self, path: str | None = None, missing: str = "constraint",
-                 model: Mapping[str, Any] | None = None, sample_noise: bool = False,
-                 noise_seed: int | None = None, recorded_failures: str = "hidden") -> None:
+    def __init__(self, path: str = "???", missing: str = "constraint", model: Mapping[str, Any] = EMPTY,
+                 recorded_failures: str = "hidden", **replay: Any) -> None:
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            path: a Kernel Tuner cache file, e.g. ../shared/data/kernel_tuner/convolution_A100.json.gz
+            missing: constraint: absent configurations are known-infeasible | invalid: FAILED(invalid)
+            model: sensor model (default: objective + failures)
+            recorded_failures: hidden: failed entries fail when tested | known: known-infeasible (KT simulation)
+            replay: sample_noise (draw one of the entry's recorded times), noise_seed (TableProblem)
+        """
         if not path or path == "???":
             raise ConfigError("problem=kernel_tuner_cache needs problem.path=<Kernel Tuner cache .json[.gz]>")
         table = load_kernel_tuner_cache(path, missing=missing, model=model, recorded_failures=recorded_failures)
-        super().__init__(table=table, path=path, missing=missing, model=dict(model or {}), sample_noise=sample_noise,
-                         noise_seed=noise_seed, recorded_failures=recorded_failures)
-        self.objective_name = self.table.objective_name  # type: ignore[misc]
+        super().__init__(table=table, path=path, **replay)
         self.recorded_failures = recorded_failures
 
     def fingerprint_params(self) -> Mapping[str, Any]:

@@ -15,15 +15,15 @@ constraint: they are hidden constraints the searcher discovers, as on real accel
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
-from searchlab.core.measure import MeasureConfig
+from searchlab.adapters._values import ints
+from searchlab.adapters.knobs._arch import paper_archs
+from searchlab.adapters.knobs._common import HostData
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.core.records import Config
 from searchlab.errors import ConfigError
 from searchlab.spaces import Knob, OrdinalKnob
@@ -31,39 +31,25 @@ from searchlab.spaces import Knob, OrdinalKnob
 BLOCK_M = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 16, 20, 24, 30, 32, 40, 48)
 BLOCK_N = (1, 2, 4, 8, 12, 16, 20, 24, 30, 32, 40, 48, 60, 64, 80, 96, 120, 128, 240, 256)
 
-MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/matmul_blocked.yaml declares the same
-
-
-@dataclass
-class MatmulBlockedConfig:
-    _target_: str = "searchlab.adapters.knobs.MatmulBlocked"
-    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
-    n: int = 240
-    stripe: int = 16  # SUMMA stripe width (must divide n)
-    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
-    limits: dict[str, float] = field(default_factory=dict)
-    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/matmul_blocked.yaml)
-
-
 class MatmulBlocked(OpenCLKnobProblem):
     name = "matmul_blocked"
     kernel_name = "mm"
     code_version = "2"
-    ARCHS = {  # block_n is the work-group; local memory holds both stripes; code grows with block_m
-        "small_few": Arch(max_wg=64, local_mem=4096, code_bytes=3000, compile_s=0.4),
-        "small_many": Arch(max_wg=64, local_mem=8192, code_bytes=3000, compile_s=0.4),
-        "large_few": Arch(max_wg=256, local_mem=8192, code_bytes=6000, compile_s=0.4),
-        "large_many": Arch(max_wg=256, local_mem=16384, code_bytes=6000, compile_s=0.4),
-    }
-    DEFAULT_MODEL = MODEL
+    # block_n is the work-group; local memory holds both stripes; code grows with block_m
+    ARCHS = paper_archs(max_wg=(64, 256), code_bytes=(3000, 6000), local_mem=(4096, 8192, 8192, 16384), compile_s=0.4)
 
-    def __init__(self, arch: str = "small_few", n: int = 240, stripe: int = 16,
-                 measure: Mapping[str, Any] | None = None,
-                 limits: dict[str, float] | None = None, model: dict[str, Any] | None = None) -> None:
+    def __init__(self, n: int = 240, stripe: int = 16, **common: Any) -> None:
+        """The matrix size and the SUMMA stripe. Its options, declared once (searchlab.core.schema).
+
+        Args:
+            n: matrix side
+            stripe: SUMMA stripe width (must divide n)
+            common: arch, measure, limits, model (OpenCLKnobProblem)
+        """
         if n < 1 or stripe < 1 or n % stripe:
             raise ConfigError(f"problem matmul_blocked: stripe={stripe} must divide n={n} (both >= 1)")
         self.n, self.stripe = n, stripe
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model, n=n, stripe=stripe)
+        super().__init__(**common)
 
     def knobs(self) -> Sequence[Knob]:
         return (OrdinalKnob("block_m", BLOCK_M), OrdinalKnob("block_n", BLOCK_N))
@@ -72,7 +58,7 @@ class MatmulBlocked(OpenCLKnobProblem):
         return (f"block_m <= {self.n}",)
 
     def source(self, config: Config) -> str:
-        bm, bn, kb, n = int(config["block_m"]), int(config["block_n"]), self.stripe, self.n  # type: ignore[arg-type]
+        (bm, bn), kb, n = ints(config, "block_m", "block_n"), self.stripe, self.n
         lines = [f"#define N {n}\n#define KB {kb}\n#define BM {bm}\n#define BN {bn}",
                  "__kernel void mm(__global const float* A, __global const float* B, __global float* C) {",
                  "  __local float As[BM * KB];", "  __local float Bs[KB * BN];",
@@ -89,7 +75,7 @@ class MatmulBlocked(OpenCLKnobProblem):
         return "\n".join(lines)
 
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        bm, bn = int(config["block_m"]), int(config["block_n"])  # type: ignore[arg-type]
+        bm, bn = ints(config, "block_m", "block_n")
         return (self.n, self.n // bm), (bn, 1)
 
     def host_data(self) -> HostData:

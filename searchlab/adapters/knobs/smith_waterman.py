@@ -12,24 +12,21 @@ The known constraint ``share <= swath`` comes from the generator.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
-from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
-from searchlab.core.measure import MeasureConfig
+from searchlab.adapters._values import ints
+from searchlab.adapters.knobs._arch import paper_archs
+from searchlab.adapters.knobs._common import HostData
+from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.core.records import Config
 from searchlab.errors import ConfigError
 from searchlab.spaces import IntKnob, Knob
 
 ALPHABET = 24
 GAP = 3
-
-MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/smith_waterman.yaml declares the same
-
 
 def reference_scores(query: np.ndarray, db: np.ndarray, table: np.ndarray, gap: int = GAP) -> np.ndarray:
     """Best local-alignment score of ``query`` against each row of ``db`` (numpy, row-wise).
@@ -51,44 +48,33 @@ def reference_scores(query: np.ndarray, db: np.ndarray, table: np.ndarray, gap: 
     return best
 
 
-@dataclass
-class SmithWatermanConfig:
-    _target_: str = "searchlab.adapters.knobs.SmithWaterman"
-    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
-    sequences: int = 16  # database sequences (one work-group each)
-    length: int = 128  # database sequence length (DP rows)
-    query: int = 128  # query length (DP columns)
-    max_swath: int = 64  # swath widths 4, 8, ..., max_swath
-    max_share: int = 16
-    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
-    limits: dict[str, float] = field(default_factory=dict)
-    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/smith_waterman.yaml)
-
-
 class SmithWaterman(OpenCLKnobProblem):
     name = "smith_waterman"
     kernel_name = "sw"
     code_version = "2"
     rtol, atol = 0.0, 0.0
-    ARCHS = {  # swath is the work-group; every table copy takes local memory; the code does not grow
-        "small_few": Arch(max_wg=32, local_mem=6000, code_bytes=1 << 20, compile_s=1.0),
-        "small_many": Arch(max_wg=32, local_mem=12_000, code_bytes=1 << 20, compile_s=1.0),
-        "large_few": Arch(max_wg=64, local_mem=9000, code_bytes=1 << 20, compile_s=1.0),
-        "large_many": Arch(max_wg=64, local_mem=20_000, code_bytes=1 << 20, compile_s=1.0),
-    }
-    DEFAULT_MODEL = MODEL
+    # swath is the work-group; every table copy takes local memory; the code does not grow
+    ARCHS = paper_archs(max_wg=(32, 64), code_bytes=(1 << 20, 1 << 20), local_mem=(6000, 12_000, 9000, 20_000),
+                        compile_s=1.0)
 
-    def __init__(self, arch: str = "small_few", sequences: int = 16, length: int = 128, query: int = 128,
-                 max_swath: int = 64, max_share: int = 16,
-                 measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
-                 model: dict[str, Any] | None = None) -> None:
+    def __init__(self, sequences: int = 16, length: int = 128, query: int = 128, max_swath: int = 64,
+                 max_share: int = 16, **common: Any) -> None:
+        """The database, the query and the swath and share bounds. Its options, declared once (searchlab.core.schema).
+
+        Args:
+            sequences: database sequences (one work-group each)
+            length: database sequence length (DP rows)
+            query: query length (DP columns)
+            max_swath: swath widths 4, 8, ..., max_swath
+            max_share: the share knob's upper bound
+            common: arch, measure, limits, model (OpenCLKnobProblem)
+        """
         if min(sequences, length, query, max_share) < 1 or max_swath < 4:
             raise ConfigError(f"problem smith_waterman: sequences={sequences}, length={length}, query={query}, "
                               f"max_share={max_share} must be >= 1 and max_swath={max_swath} >= 4")
         self.sequences, self.length, self.query_len = sequences, length, query
         self.max_swath, self.max_share = max_swath, max_share
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model, sequences=sequences, length=length,
-                         query=query, max_swath=max_swath, max_share=max_share)
+        super().__init__(**common)
 
     def knobs(self) -> Sequence[Knob]:
         return (IntKnob("swath", 4, self.max_swath, step=4), IntKnob("share", 1, self.max_share))
@@ -97,7 +83,7 @@ class SmithWaterman(OpenCLKnobProblem):
         return ("share <= swath",)
 
     def source(self, config: Config) -> str:
-        w, s = int(config["swath"]), int(config["share"])  # type: ignore[arg-type]
+        w, s = ints(config, "swath", "share")
         copies = -(-w // s)
         return "\n".join([
             f"#define W {w}\n#define S {s}\n#define NCOPY {copies}\n#define M {self.length}\n#define L {self.query_len}",
@@ -135,7 +121,7 @@ class SmithWaterman(OpenCLKnobProblem):
         ])
 
     def shape(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        w = int(config["swath"])  # type: ignore[arg-type]
+        (w,) = ints(config, "swath")
         return (self.sequences * w,), (w,)
 
     def host_data(self) -> HostData:

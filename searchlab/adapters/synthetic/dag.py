@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -22,18 +21,13 @@ from searchlab.core.records import Config, Direction, Measurement
 from searchlab.errors import ConfigError, InvalidConfigError
 from searchlab.spaces import Arc, DerivationGraph, Node
 
-
-@dataclass
-class SyntheticDagConfig:
-    _target_: str = "searchlab.adapters.synthetic.SyntheticDag"
-    arity: list[int] = field(default_factory=lambda: [3, 4, 2, 3, 4, 3])  # terminals per slot
-    seed: int = 0
-    tail: float = 2.0  # larger: heavier tail
-    noise: float = 0.0
-    delay_s: float = 0.0
-
-
 SlotNode = tuple[int, ...]  # value per slot, -1 while the slot is still a nonterminal
+
+
+def _slots(node: Node) -> SlotNode:
+    """``node`` as this grammar's node type (a tuple of slot values)."""
+    assert isinstance(node, tuple), node
+    return node
 
 
 class SlotGrammarGraph(DerivationGraph):
@@ -51,19 +45,19 @@ class SlotGrammarGraph(DerivationGraph):
         return [(f"s{slot}->t{v}", (*node[:slot], v, *node[slot + 1:])) for v in range(self.arity[slot])]
 
     def children(self, node: Node) -> Sequence[Arc]:
-        n: SlotNode = node  # type: ignore[assignment]
+        n = _slots(node)
         return [arc for slot, v in enumerate(n) if v < 0 for arc in self._rewrite(n, slot)]
 
     def canonical_children(self, node: Node) -> Sequence[Arc]:
-        n: SlotNode = node  # type: ignore[assignment]
+        n = _slots(node)
         open_slots = [slot for slot, v in enumerate(n) if v < 0]
         return self._rewrite(n, open_slots[0]) if open_slots else []
 
     def is_word(self, node: Node) -> bool:
-        return all(v >= 0 for v in node)  # type: ignore[attr-defined]
+        return all(v >= 0 for v in _slots(node))
 
     def key(self, node: Node) -> str:
-        return ".".join("_" if v < 0 else str(v) for v in node)  # type: ignore[attr-defined]
+        return ".".join("_" if v < 0 else str(v) for v in _slots(node))
 
     def node(self, key: str) -> SlotNode:
         parts = key.split(".")
@@ -83,7 +77,16 @@ class SyntheticDag(Problem):
 
     def __init__(self, arity: Sequence[int] = (3, 4, 2, 3, 4, 3), seed: int = 0, tail: float = 2.0,
                  noise: float = 0.0, delay_s: float = 0.0) -> None:
-        super().__init__(arity=list(arity), seed=seed, tail=tail, noise=noise, delay_s=delay_s)
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            arity: terminals per slot
+            seed: the landscape
+            tail: larger: heavier tail
+            noise: relative noise (0: deterministic)
+            delay_s: sleep per evaluation (stands in for an expensive measurement)
+        """
+        super().__init__()
         self.graph = SlotGrammarGraph(arity)
         self.seed, self.tail, self.noise, self.delay = seed, tail, noise, Delay(delay_s)
         self.deterministic = noise == 0  # type: ignore[misc]
@@ -108,7 +111,7 @@ class SyntheticDag(Problem):
         self.delay()
         self._calls += 1
         word = self.graph.word_of(config)
-        value = self.value(word)  # type: ignore[arg-type]
+        value = self.value(_slots(word))
         if self.noise:
             value *= float(max(0.5, 1 + self.noise * config_rng(self.seed, config, self._calls).standard_normal()))
         return Measurement.ok(value, samples=(value,))
@@ -118,4 +121,4 @@ class SyntheticDag(Problem):
 
     @property
     def known_optimum(self) -> float:
-        return max(self.value(w) for w in self.graph.iter_words())  # type: ignore[arg-type]
+        return max(self.value(_slots(w)) for w in self.graph.iter_words())

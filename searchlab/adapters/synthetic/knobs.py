@@ -9,8 +9,8 @@ unrolling (COMPILE) and a vector-width/tile mismatch that gives WRONG_OUTPUT.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from searchlab.adapters._values import ints
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.expr import Expression
 from searchlab.core.problem import Problem
@@ -19,22 +19,21 @@ from searchlab.errors import ConfigError, EvaluationError
 from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 
 
-@dataclass
-class SyntheticKnobsConfig:
-    _target_: str = "searchlab.adapters.synthetic.SyntheticKnobs"
-    seed: int = 0  # landscape
-    noise: float = 0.0  # relative noise (0: deterministic)
-    delay_s: float = 0.0
-    local_mem_kb: int = 48
-
-
 class SyntheticKnobs(Problem):
     name = "synthetic_knobs"
     objective_name = "time_ms"
     capabilities = frozenset({"sensors"})
 
     def __init__(self, seed: int = 0, noise: float = 0.0, delay_s: float = 0.0, local_mem_kb: int = 48) -> None:
-        super().__init__(seed=seed, noise=noise, delay_s=delay_s, local_mem_kb=local_mem_kb)
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            seed: the landscape
+            noise: relative noise (0: deterministic)
+            delay_s: sleep per evaluation (stands in for an expensive measurement)
+            local_mem_kb: the hidden local-memory limit
+        """
+        super().__init__()
         if noise < 0:
             raise ConfigError(f"problem.noise={noise}: must be >= 0")
         self.seed, self.noise, self.delay, self.local_mem_kb = seed, noise, Delay(delay_s), local_mem_kb
@@ -56,12 +55,12 @@ class SyntheticKnobs(Problem):
         return self._space
 
     def _local_mem_bytes(self, c: Config) -> int:
-        bx, by, tile = (int(c[k]) for k in ("block_x", "block_y", "tile"))  # type: ignore[arg-type]
+        bx, by, tile = ints(c, "block_x", "block_y", "tile")
         return bx * by * tile**2 * 4 * 4
 
     def _model(self, c: Config) -> float:
         """Noise-free run time in ms, or raise the hidden-constraint failure."""
-        bx, by, tile, unroll = (int(c[k]) for k in ("block_x", "block_y", "tile", "unroll"))  # type: ignore[arg-type]
+        bx, by, tile, unroll = ints(c, "block_x", "block_y", "tile", "unroll")
         if self._local_mem_bytes(c) > self.local_mem_kb * 1024:
             raise EvaluationError(FailureMode.RESOURCES, f"local memory {self._local_mem_bytes(c)} B > {self.local_mem_kb} KiB")
         if unroll * tile > 24:

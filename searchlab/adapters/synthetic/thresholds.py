@@ -8,25 +8,15 @@ thresholds and one loop-based threshold whose E_par shrinks each iteration (§3.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from searchlab.adapters._values import ints
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
 from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
-
-
-@dataclass
-class SyntheticThresholdsConfig:
-    _target_: str = "searchlab.adapters.synthetic.SyntheticThresholds"
-    seed: int = 0
-    parallelism: int = 4096  # the device's parallel width P
-    noise: float = 0.0
-    delay_s: float = 0.0
-
 
 TRAIN_SIZES = (32, 256, 2048)
 VALIDATION_SIZES = (64, 1024)
@@ -48,7 +38,15 @@ class SyntheticThresholds(Problem):
     capabilities = frozenset({"datasets", "validation"})
 
     def __init__(self, seed: int = 0, parallelism: int = 4096, noise: float = 0.0, delay_s: float = 0.0) -> None:
-        super().__init__(seed=seed, parallelism=parallelism, noise=noise, delay_s=delay_s)
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            seed: the cost model's
+            parallelism: the device's parallel width P
+            noise: relative noise (0: deterministic)
+            delay_s: sleep per evaluation (stands in for an expensive measurement)
+        """
+        super().__init__()
         self.seed, self.P, self.noise, self.delay = seed, parallelism, noise, Delay(delay_s)
         self.deterministic = noise == 0  # type: ignore[misc]
         self._space = ThresholdTree(
@@ -75,7 +73,7 @@ class SyntheticThresholds(Problem):
 
     def _iteration(self, config: Config, values: dict[str, int], name: str, depth: int) -> float:
         e = values[name]
-        taken = int(config[name]) <= e  # type: ignore[arg-type]
+        taken = ints(config, name)[0] <= e
         below = [t.name for t in self._space.children(name) if t.branch == taken]
         if below:
             return sum(self._iteration(config, values, child, depth + 1) for child in below)

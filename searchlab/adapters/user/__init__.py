@@ -6,14 +6,14 @@
   Kernel Tuner cache files).
 """
 
-from searchlab.adapters.user.command import Command, CommandConfig
-from searchlab.adapters.user.opencl_kernel import OpenCLKernel, OpenCLKernelConfig
-from searchlab.adapters.user.t4 import T4Config, T4Replay
+from searchlab.adapters.user.command import Command
+from searchlab.adapters.user.opencl_kernel import OpenCLKernel
+from searchlab.adapters.user.t4 import T4Replay
 
 SCHEMAS: dict[str, type] = {
-    "opencl_kernel": OpenCLKernelConfig,
-    "command": CommandConfig,
-    "t4": T4Config,
+    "opencl_kernel": OpenCLKernel,
+    "command": Command,
+    "t4": T4Replay,
 }
 
 __all__ = ["SCHEMAS", "Command", "OpenCLKernel", "T4Replay"]

@@ -30,8 +30,9 @@ from string import Template
 from typing import Any
 
 from searchlab.adapters.user._process import Finished, run_process
+from searchlab.adapters.user._protocol import given_fields, layered_protocol
 from searchlab.core.expr import Expression
-from searchlab.core.measure import MeasurementProtocol, measure, protocol_from
+from searchlab.core.measure import MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.errors import ConfigError
@@ -42,12 +43,6 @@ KEYS = {"knobs", "constraints", "build", "run", "env", "template", "objective", 
 OBJECTIVE_KINDS = ("wall_time", "stdout", "json")
 
 
-@dataclass
-class CommandConfig:
-    _target_: str = "searchlab.adapters.user.Command"
-    spec: str = "???"  # a command spec, YAML or JSON (examples/gcc_matmul/command.yaml)
-    timeout_s: float | None = None  # per evaluation (build + runs); None: the spec's timeout_s (default 60)
-    workdir: str | None = None  # where each worker makes its own directory; None: the system's temporary directory
 
 
 @dataclass(frozen=True)
@@ -113,7 +108,8 @@ def _objective(raw: Mapping[str, Any] | str | None) -> Objective:
                      str(raw.get("name") or ("time_s" if kind == "wall_time" else "objective")), Direction(direction))
 
 
-def read_command_spec(path: str | Path, timeout_s: float | None = None) -> CommandSpec:
+def read_command_spec(path: str | Path, timeout_s: float | None = None,
+                      measure: MeasurementProtocol = MeasurementProtocol()) -> CommandSpec:
     doc = load_document(path, "problem.spec")
     spec_path = resolve(path, "problem.spec")
     unknown = set(doc) - KEYS
@@ -139,7 +135,8 @@ def read_command_spec(path: str | Path, timeout_s: float | None = None) -> Comma
     timeout = float(timeout_s if timeout_s is not None else doc.get("timeout_s", 60.0))
     if not timeout > 0:
         raise ConfigError(f"timeout_s={timeout}: must be > 0")
-    protocol = protocol_from(doc.get("measure"), min_runs=3, max_runs=10, min_time_s=0.0, target_rel_ci=0.05, warmup=0)
+    protocol = layered_protocol(measure, doc.get("measure"), min_runs=3, max_runs=10, min_time_s=0.0,
+                                target_rel_ci=0.05, warmup=0)
     env_templates = {str(k): _template(str(v), f"env.{k}", allowed) for k, v in env.items()}
     return CommandSpec(spec_path, space, _templates(doc.get("build") or [], "build", allowed),
                        _templates(doc["run"], "run", allowed), env_templates, template, _objective(doc.get("objective")),
@@ -157,11 +154,21 @@ class Command(Problem):
 
     name = "command"
 
-    def __init__(self, spec: str | None = None, timeout_s: float | None = None, workdir: str | None = None) -> None:
+    def __init__(self, spec: str = "???", timeout_s: float | None = None, workdir: str | None = None,
+                 measure: MeasurementProtocol = MeasurementProtocol()) -> None:
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            spec: a command spec, YAML or JSON (examples/gcc_matmul/command.yaml)
+            timeout_s: per evaluation (build + runs); null: the spec's timeout_s (default 60)
+            workdir: where each worker makes its own directory; null: the system's temporary directory
+            measure: the timing protocol, over the spec's measure block (docs/measurement.md)
+        """
         if not spec or spec == "???":
             raise ConfigError("problem=command needs problem.spec=<command spec, .yaml or .json>")
-        super().__init__(spec=str(spec), timeout_s=timeout_s, workdir=workdir)
-        self.spec = read_command_spec(spec, timeout_s)
+        super().__init__()
+        self.spec = read_command_spec(spec, timeout_s, measure)
+        self.protocol_option = measure
         self.direction = self.spec.objective.direction  # type: ignore[misc]
         self.objective_name = self.spec.objective.name  # type: ignore[misc]
         if workdir is not None and not Path(workdir).is_dir():
@@ -175,7 +182,9 @@ class Command(Problem):
     def fingerprint_params(self) -> Mapping[str, Any]:
         """The spec and template texts (not the files the commands read: a changed program needs a new cache)."""
         template = self.spec.template[0].read_text() if self.spec.template else ""
-        return {"spec": self.spec.path.read_text(), "template": template, "timeout_s": self.spec.timeout_s}
+        given = given_fields(self.protocol_option)  # the spec's own block is in its text
+        return {"spec": self.spec.path.read_text(), "template": template, "timeout_s": self.spec.timeout_s,
+                **({"measure": given} if given else {})}
 
     def setup(self, device: DeviceInfo) -> None:
         super().setup(device)

@@ -24,45 +24,30 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
+import searchlab.adapters.user._data as _data
+from searchlab.adapters.knobs._common import RESOURCE_MODEL
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, failed
-from searchlab.adapters.user import _data
 from searchlab.adapters.user._formulas import evaluate_int
-from searchlab.adapters.user._t1 import KernelSpec, check_names, read_t1
-from searchlab.core.measure import MeasurementProtocol, protocol_from
+from searchlab.adapters.user._protocol import layered_protocol
+from searchlab.adapters.user._t1 import check_names, read_t1
+from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.records import Config, FailureMode, Measurement
+from searchlab.core.schema import EMPTY, plain
 from searchlab.errors import ConfigError
 from searchlab.spaces import CategoricalKnob, Knob, OrdinalKnob
 
+# The built-in knob problems' sensor model without the generated-code size and the compile-time
+# cap (a user kernel has no architecture caps unless it sets Searchlab.Limits / problem.limits).
 MODEL: dict[str, Any] = {
-    "sensors": ["time_s", "compile_s", "local_mem_bytes", "wg_size"],
-    "objective": "time_s",
-    "direction": "minimize",
-    "constraints": [
-        {"name": "local_mem", "formula": "local_mem_bytes <= local_mem_limit", "modes": ["resources"]},
-        {"name": "work_group", "formula": "wg_size <= wg_limit", "modes": ["resources"]},
-    ],
-    "order": ["build", "local_mem", "work_group", "code_size", "launch", "compile_time", "output"],
+    **RESOURCE_MODEL,
+    "sensors": [s for s in RESOURCE_MODEL["sensors"] if s != "code_bytes"],
+    "constraints": [c for c in RESOURCE_MODEL["constraints"] if c["name"] in ("local_mem", "work_group")],
 }
-
-
-@dataclass
-class OpenCLKernelConfig:
-    _target_: str = "searchlab.adapters.user.OpenCLKernel"
-    spec: str = "???"  # a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json)
-    arch: str = "none"  # none: the device's own limits; caps come from Searchlab.Limits / problem.limits
-    limits: dict[str, float] = field(default_factory=dict)  # max_wg, local_mem, code_bytes, compile_s (over the spec's)
-    measure: dict[str, float] = field(default_factory=dict)  # MeasurementProtocol fields (over Searchlab.Measurement)
-    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (default: MODEL)
-
-
-def _protocol(spec: KernelSpec, override: Mapping[str, Any]) -> MeasurementProtocol:
-    return protocol_from({**spec.measurement, **override})
 
 
 def _define(value: Any) -> str:
@@ -77,21 +62,29 @@ class OpenCLKernel(OpenCLKnobProblem):
     name = "opencl_kernel"
     ARCHS: ClassVar[Mapping[str, Arch]] = {}
     DEFAULT_MODEL = MODEL
+    output_before_timing = True  # from fresh data, as the spec's checks expect
 
-    def __init__(self, spec: str | None = None, arch: str = "none", limits: Mapping[str, float] | None = None,
-                 measure: Mapping[str, Any] | None = None, model: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, spec: str = "???", arch: str = "none", limits: Mapping[str, float] = EMPTY,
+                 measure: MeasurementProtocol = MeasurementProtocol(), model: Mapping[str, Any] = EMPTY) -> None:
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            spec: a T1 spec, JSON or YAML (examples/stencil2d/stencil2d.json)
+            arch: none: the device's own limits; caps come from Searchlab.Limits / problem.limits
+            limits: max_wg, local_mem, code_bytes, compile_s (over the spec's Searchlab.Limits)
+            measure: the timing protocol, over the spec's Searchlab.Measurement (docs/measurement.md)
+            model: the sensor model (empty: MODEL)
+        """
         if not spec or spec == "???":
             raise ConfigError("problem=opencl_kernel needs problem.spec=<T1 spec, .json or .yaml>")
         self.spec = read_t1(spec)
         self.kernel_name = self.spec.kernel_name  # type: ignore[misc]
         self.kernel_text = self.spec.kernel_file.read_text()
-        self.protocol = _protocol(self.spec, dict(measure or {}))
         if len(self.spec.global_size) != len(self.spec.local_size):
             raise ConfigError(f"GlobalSize has {len(self.spec.global_size)} dimensions, LocalSize {len(self.spec.local_size)}")
-        # the protocol itself, not the override alone: the parent builds its protocol from what it is
-        # given, so passing only `measure` dropped the spec's Measurement block (issue 22, item 5)
-        super().__init__(arch=arch, runs=1, limits={**self.spec.limits, **dict(limits or {})}, model=model,
-                         spec=str(self.spec.path), measure=self.protocol)
+        # the effective protocol, not the option alone: the spec's Measurement block counts (issue 22, item 5)
+        super().__init__(arch=arch, limits={**self.spec.limits, **limits}, model=model,
+                         measure=layered_protocol(measure, self.spec.measurement))
         check_names(self.spec, [n for n, _ in self.spec.params])
         values = dict(self.spec.params)
         vectors = [a for a in self.spec.arguments if a.memory == "Vector"]
@@ -142,7 +135,7 @@ class OpenCLKernel(OpenCLKnobProblem):
         for source in sorted({a.source for a in self.spec.arguments if a.fill == "BinaryRaw"}
                              | {c.source for c in self.spec.checks if c.fill == "BinaryRaw"}):
             digest.update(Path(source).read_bytes())  # the data decide the measured values too
-        return {"spec_sha256": digest.hexdigest()[:16], "measure": self.params.get("measure"),
+        return {"spec_sha256": digest.hexdigest()[:16], "measure": plain(self.protocol),
                 "arch": self.arch_name, "limits": self.params.get("limits")}
 
     # -- data -----------------------------------------------------------------------------
@@ -229,50 +222,29 @@ class OpenCLKernel(OpenCLKnobProblem):
     def reference(self) -> np.ndarray:
         return np.concatenate([w for w, _ in self._expected.values()] or [np.zeros(0)])
 
-    def _wrong_output(self, queue: Any) -> str | None:
+    def wrong_output(self, queue: Any) -> str | None:
         for name, (want, check) in self._expected.items():
             reason = _data.compare(self._read(queue, name), want, check.method, check.threshold)
             if reason:
                 return f"{name}: {reason}"
         return None
 
-    # -- one evaluation -------------------------------------------------------------------
-    def evaluate(self, config: Config) -> Measurement:
-        import pyopencl as cl
-
-        assert self._cl is not None, "setup() first"
-        text = self.source(config)
-        built = self._build_or_failure(text)
-        if isinstance(built, Measurement):
-            return built
+    # -- one launch (the evaluation itself is the parent's) ------------------------------------
+    def launch_setup(self, config: Config) -> tuple[tuple[int, ...], tuple[int, ...], Sequence[Any]] | Measurement:
+        """Sizes and arguments from the spec's formulas; sizes that are not positive integers fail as LAUNCH."""
         try:
             global_size, local_size = self.shape(config)
-            args = self._launch_args(self._env(config), self._bufs)
+            return global_size, local_size, self._launch_args(self._env(config), self._bufs)
         except ConfigError as exc:
-            return failed(FailureMode.LAUNCH, "launch", str(exc), {"code_bytes": len(text)})
-        if text not in self._static:  # queried before any launch sets this kernel's __local arguments
-            self._static[text] = self._static_sensors(text, built, local_size)
-        sensors = {**self._static[text], "wg_size": float(np.prod(local_size))}
+            return failed(FailureMode.LAUNCH, "launch", str(exc), {"code_bytes": len(self.source(config))})
+
+    def launch_sensors(self, text: str, built: Any, local: Sequence[int], args: Sequence[Any]) -> dict[str, float]:
+        """Queried once per kernel text, before any launch sets its ``__local`` arguments; the
+        ``__local`` arguments of this launch add to its local memory."""
+        import pyopencl as cl
+
+        if text not in self._static:
+            self._static[text] = self._static_sensors(text, built, local)
+        sensors = {**self._static[text], "wg_size": float(np.prod(local))}
         sensors["local_mem_bytes"] += sum(a.size for a in args if isinstance(a, cl.LocalMemory))
-        refused = self._resource_failure(sensors)
-        if refused:
-            return refused
-        queue, kernel = self._cl.queue, built.kernel
-        self.clear(queue)
-
-        def launch() -> Any:
-            return kernel(queue, global_size, local_size, *args)
-
-        refused = self._first_launch(text, built, launch, sensors)
-        if refused:
-            return refused
-        wrong = self._wrong_output(queue)  # checked on the first launch, before any timing
-        if wrong:
-            return failed(FailureMode.WRONG_OUTPUT, "output", wrong, sensors, compile_s=sensors["compile_s"])
-        try:
-            samples = self._timed(launch)
-        except cl.Error as exc:
-            return failed(FailureMode.RUNTIME, "run", f"timed launch failed: {str(exc)[:400]}", sensors)
-        sensors.update(samples.sensors(), time_s=samples.median)
-        return Measurement.ok(samples.median, samples=samples.values, sensors=sensors, compile_s=sensors["compile_s"],
-                              run_s=float(sum(samples.values)), extra={"ci95": list(samples.ci95), "cv": samples.cv})
+        return sensors

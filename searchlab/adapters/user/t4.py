@@ -11,20 +11,11 @@ writes a run back as T4.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from searchlab.adapters.table.problem import TableProblem
+from searchlab.adapters.table import TableProblem
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import read_t4
-
-
-@dataclass
-class T4Config:
-    _target_: str = "searchlab.adapters.user.T4Replay"
-    path: str = "???"  # a T4 results file (.json)
-    objective: str | None = None  # a measurement name; None: the file's first objective
-    direction: str = "minimize"  # T4 does not say: minimize | maximize
 
 
 class T4Replay(TableProblem):
@@ -32,11 +23,19 @@ class T4Replay(TableProblem):
 
     name = "t4"
 
-    def __init__(self, path: str | None = None, objective: str | None = None, direction: str = "minimize") -> None:
+    def __init__(self, path: str = "???", objective: str | None = None, direction: str = "minimize",
+                 **replay: Any) -> None:
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            path: a T4 results file (.json)
+            objective: a measurement name; null: the file's first objective
+            direction: T4 does not say: minimize | maximize
+            replay: sample_noise, noise_seed (TableProblem)
+        """
         if not path or path == "???":
             raise ConfigError("problem=t4 needs problem.path=<T4 results .json>")
-        super().__init__(table=read_t4(path, objective=objective, direction=direction), path=path,
-                         objective=objective, direction_name=direction)
+        super().__init__(table=read_t4(path, objective=objective, direction=direction), path=path, **replay)
 
     def fingerprint_params(self) -> Mapping[str, Any]:
         return {**super().fingerprint_params(), "objective": self.table.objective_name, "direction": self.direction.value}

@@ -1,16 +1,14 @@
 """Executors: serial (in process) and Ray (one persistent actor per device)."""
 
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
-from searchlab.run.execution._serial import SerialExecutor, SerialExecutorConfig
+from searchlab.run.execution._serial import SerialExecutor
 from searchlab.run.execution._worker import WorkerRuntime, build_problem
 
 __all__ = [
     "Executor",
     "ProblemSource",
     "RayExecutor",
-    "RayExecutorConfig",
     "SerialExecutor",
-    "SerialExecutorConfig",
     "WorkerInfo",
     "WorkerRuntime",
     "build_problem",
@@ -18,7 +16,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:  # Ray is imported only when its executor is used
-    if name in ("RayExecutor", "RayExecutorConfig"):
+    if name == "RayExecutor":
         from searchlab.run.execution import _ray
 
         return getattr(_ray, name)

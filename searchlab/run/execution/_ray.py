@@ -39,17 +39,9 @@ from searchlab.run.execution._ray_actor import (
 from searchlab.run.execution._worker import build_problem
 
 
-@dataclass
-class RayExecutorConfig:
-    _target_: str = "searchlab.run.execution.RayExecutor"
-    workers: int | None = None
-    timeout_s: float | None = 600.0
-    address: str | None = None
-    cpus_per_worker: int | None = None
-
-
 class RayExecutor(Executor):
     name = "ray"
+    __runtime__ = frozenset({"opencl_lister"})  # a test seam, not an option (searchlab.core.schema)
 
     def __init__(self, workers: int | None = None, timeout_s: float | None = 600.0, address: str | None = None,
                  cpus_per_worker: int | None = None, opencl_lister: Any = None) -> None:

@@ -10,7 +10,6 @@ import signal
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
@@ -18,13 +17,6 @@ from searchlab.core.records import Candidate, FailureMode, Measurement, Result, 
 from searchlab.errors import ConfigError
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.run.execution._worker import WorkerRuntime, _Timeout, limit_threads
-
-
-@dataclass
-class SerialExecutorConfig:
-    _target_: str = "searchlab.run.execution.SerialExecutor"
-    workers: int = 1
-    timeout_s: float | None = 600.0
 
 
 def _raise_timeout(signum: int, frame: object) -> None:

@@ -4,7 +4,7 @@ Both are registered through entry points in this package's pyproject.toml; searc
 imports them only because they are registered there (docs/registry.md in searchlab).
 """
 
-from searchlab_example_plugin.problem import SphereKnobs, SphereKnobsConfig
+from searchlab_example_plugin.problem import SphereKnobs
 from searchlab_example_plugin.searcher import CoordinateDescentSearcher
 
-__all__ = ["CoordinateDescentSearcher", "SphereKnobs", "SphereKnobsConfig"]
+__all__ = ["CoordinateDescentSearcher", "SphereKnobs"]

@@ -1,12 +1,11 @@
 """``sphere_knobs``: a shifted sphere on integer knobs (numpy only, no device), known optimum 0.
 
-The point is the registration, not the physics: a structured-config dataclass whose
-``_target_`` names the Problem class, registered by one entry point, with no YAML file.
+The point is the registration, not the physics: the Problem class itself, registered by one
+entry point, with no YAML file and no config class: its options are its constructor's typed
+keyword parameters (searchlab derives the config from them, as for a searcher).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -14,14 +13,6 @@ from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
 from searchlab.errors import ConfigError
 from searchlab.spaces import IntKnob, KnobSpace
-
-
-@dataclass
-class SphereKnobsConfig:
-    _target_: str = "searchlab_example_plugin.SphereKnobs"
-    dims: int = 3
-    size: int = 11  # values per knob: 0 .. size-1
-    seed: int = 0  # where the optimum lies
 
 
 class SphereKnobs(Problem):
@@ -32,9 +23,10 @@ class SphereKnobs(Problem):
     deterministic = True
 
     def __init__(self, dims: int = 3, size: int = 11, seed: int = 0) -> None:
+        """``dims`` knobs of ``size`` values each (0 .. size-1); ``seed``: where the optimum lies."""
         if dims < 1 or size < 2:
             raise ConfigError(f"problem.dims={dims}, problem.size={size}: need dims >= 1 and size >= 2")
-        super().__init__(dims=dims, size=size, seed=seed)
+        super().__init__()
         self._space = KnobSpace(tuple(IntKnob(f"x{i}", 0, size - 1) for i in range(dims)))
         self._centre = np.random.default_rng(seed).integers(0, size, dims)
 

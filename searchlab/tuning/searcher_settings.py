@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,15 +45,6 @@ if TYPE_CHECKING:
     from searchlab.searchers import Searcher
 
 
-@dataclass
-class SearcherSettingsConfig:
-    _target_: str = "searchlab.adapters.meta.SearcherSettings"
-    searcher: str = "???"  # the registered searcher whose settings are tuned
-    train: list[str] = field(default_factory=list)  # training tables (KT caches, T4 files, our tables, exhaustive runs)
-    seeds: int = 5  # inner replays per table (seeds 0..N-1)
-    budget: int = 220  # evaluations of each inner replay
-    score: str = "fraction"  # fraction (mean fraction of the optimum over the budget) | methodology (Kernel Tuner's)
-    options: list[str] = field(default_factory=list)  # tune only these tunable options (empty: all of them)
 
 
 def knob(name: str, t: Tunable) -> IntKnob | OrdinalKnob | CategoricalKnob:
@@ -96,6 +86,16 @@ class SearcherSettings(Problem):
 
     def __init__(self, searcher: str = "???", train: Sequence[str] = (), seeds: int = 5, budget: int = 220,
                  score: str = "fraction", options: Sequence[str] = ()) -> None:
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            searcher: the registered searcher whose settings are tuned
+            train: training tables (KT caches, T4 files, our tables, exhaustive runs)
+            seeds: inner replays per table (seeds 0..N-1)
+            budget: evaluations of each inner replay
+            score: fraction (mean fraction of the optimum over the budget) | methodology (Kernel Tuner's)
+            options: tune only these tunable options (empty: all of them)
+        """
         if not searcher or searcher == "???":
             raise ConfigError("problem=searcher_settings needs problem.searcher=NAME (a registered searcher)")
         if searcher in ("exhaustive",):
@@ -123,8 +123,7 @@ class SearcherSettings(Problem):
                 raise ConfigError(f"problem.train: {p!r}: {reason}")
             if score == "methodology":  # its range and baseline depend on the table only: refuse before any run
                 SCORES[score](table, [[loss_of_best(table)] * int(budget)])
-        super().__init__(searcher=searcher, train=paths, seeds=int(seeds), budget=int(budget), score=score,
-                         options=sorted(self.ranges))
+        super().__init__()
         self.searcher, self.seeds, self.budget, self.score = searcher, int(seeds), int(budget), score
         self.objective_name = "score" if score == "fraction" else "kt_score"  # type: ignore[misc]
         self._space = KnobSpace(tuple(knob(n, t) for n, t in self.ranges.items()))
@@ -138,7 +137,8 @@ class SearcherSettings(Problem):
 
     def fingerprint_params(self) -> Mapping[str, Any]:
         files = [(p, Path(p).stat().st_size if Path(p).is_file() else len(t.rows)) for p, t in self.tables.items()]
-        return {**{k: v for k, v in self.params.items() if k != "train"}, "train": files}
+        return {"searcher": self.searcher, "train": files, "seeds": self.seeds, "budget": self.budget,
+                "score": self.score, "options": sorted(self.ranges)}
 
     def evaluate(self, config: Config) -> Measurement:
         return self.score_settings(dict(config))

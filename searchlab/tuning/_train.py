@@ -89,7 +89,7 @@ def replay(searcher: str, settings: Mapping[str, Any], path: str, seed: int, bud
 
     A searcher that stops early keeps its last best to the end of the budget."""
     from searchlab import registry
-    from searchlab.adapters.table.problem import TableProblem
+    from searchlab.adapters.table import TableProblem
     from searchlab.api import optimize
     from searchlab.run.loop import Budget
     from searchlab.study._metrics import best_so_far, extend

@@ -1,10 +1,9 @@
-"""Recorded measurement tables, replayed as problems (DESIGN.md, "Replay").
+"""``problem=table``: replay a recorded table (DESIGN.md, "Replay").
 
-A table maps every configuration of a space to the measurement recorded for it. A
-:class:`TableProblem` evaluates by look-up: no device time is spent, but each evaluation
-is charged the recorded compile + run time (``Measurement.charged_s``), so studies with
-hundreds of seeds are cheap, fair and reproducible. Sources: our own table files
-(``save_table``), Kernel Tuner cache files (searchlab.adapters.knobs), and exhaustive runs.
+Evaluation is a look-up: no device time is spent, but each evaluation is charged the recorded
+compile + run time (``Measurement.charged_s``), so studies with hundreds of seeds are cheap, fair
+and reproducible. ``sample_noise=true`` draws recorded samples instead
+(:func:`draw_sample`).
 
 Tables keep every recorded sample. With ``sample_noise=true`` a replay returns one recorded
 sample per evaluation instead of the row's median/mean, drawn by a generator seeded from
@@ -17,47 +16,21 @@ docs/measurement.md, "Noise in replays".
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from searchlab.core.measure import samples_are_objective  # was defined here; the confirm phase needs it too
+from searchlab.core.measure import samples_are_objective  # the confirm phase needs it too
 from searchlab.core.problem import Problem
-from searchlab.core.records import (
-    Config,
-    FailureMode,
-    Measurement,
-    Status,
-)
+from searchlab.core.records import Config, FailureMode, Measurement, Status
 from searchlab.errors import ConfigError
-from searchlab.interchange.table import (  # the table as data (core); re-exported for adapters
-    Table,
-    read_table_file,
-)
+from searchlab.interchange.table import Table, read_table_file
 from searchlab.spaces import Space
-
-
-@dataclass
-class ReplayNoiseConfig:
-    """Options every table replay shares (declared once; replay schemas extend this)."""
-
-    sample_noise: bool = False  # draw one recorded sample per evaluation instead of the recorded objective
-    noise_seed: int | None = None  # null: the run's seed (set by the app before the problem is built)
-
-
-@dataclass
-class TableProblemConfig(ReplayNoiseConfig):
-    """``problem=table problem.path=...``: a table file or an exhaustive run's directory."""
-
-    _target_: str = "searchlab.adapters.table.problem.TableProblem"
-    path: str = "???"
 
 
 def load_table(path: str | Path) -> Table:
@@ -66,9 +39,9 @@ def load_table(path: str | Path) -> Table:
     if not path.exists():
         raise ConfigError(f"table file {str(path)!r} does not exist")
     if path.is_dir() or path.name == "results.db":
-        from searchlab.study._tables import table_from_run  # runs become tables (not through the study package)
+        from searchlab.study._tables import table_from_run  # runs become tables (exhaustive runs above all)
 
-        return table_from_run(path if path.is_dir() else path.parent)
+        return table_from_run(path if path.is_dir() else path.parent)  # type: ignore[no-any-return]
     return read_table_file(path)
 
 
@@ -88,10 +61,14 @@ def draw_sample(m: Measurement, seed: int, key: str, occurrence: int) -> Measure
 
 
 class TableProblem(Problem):
-    """Replay a table: evaluation is a look-up, charged the recorded time."""
+    """Replay a table: evaluation is a look-up, charged the recorded time.
+
+    ``table``: a table already in memory (studies, tests, the replays that extend this class);
+    it is not an option of the config (``__runtime__``), and ``params`` does not hold it."""
 
     name = "table"
     deterministic = True
+    __runtime__: ClassVar[frozenset[str]] = frozenset({"table"})
 
     @classmethod
     def run_options(cls, options: Mapping[str, Any], seed: int) -> dict[str, Any]:
@@ -102,12 +79,20 @@ class TableProblem(Problem):
             out["noise_seed"] = seed
         return out
 
-    def __init__(self, table: Table | None = None, path: str | None = None, sample_noise: bool = False,
-                 noise_seed: int | None = None, **params: Any) -> None:
-        super().__init__(path=path, **params)
+    def __init__(self, table: Table | None = None, path: str = "???", sample_noise: bool = False,
+                 noise_seed: int | None = None) -> None:
+        """The options (the problem's one declaration of them; searchlab.core.schema).
+
+        Args:
+            table: a table in memory (not a config option)
+            path: a table file or an exhaustive run's directory
+            sample_noise: draw one recorded sample per evaluation instead of the recorded objective
+            noise_seed: null: the run's seed (run_options, before the problem is built)
+        """
+        super().__init__()
         if table is None:
-            if path is None:
-                raise ConfigError("problem=table needs problem.path=<table file>")
+            if not path or path == "???":
+                raise ConfigError(f"problem={self.name} needs problem.path=<table file>")
             table = load_table(path)
         self.table = table
         self.direction = table.direction  # type: ignore[misc]
