@@ -82,6 +82,25 @@ class _Body:
         self.lines.append(f"double {name}r = {a[0]} * {c} - {a[1]} * {d}, {name}i = {a[0]} * {d} + {a[1]} * {c};")
         return (f"{name}r", f"{name}i")
 
+    def scale(self, a: Var, c: float) -> Var:
+        name = self._fresh()
+        if self.vector:
+            self.lines.append(f"v4d {name} = {a} * {c!r};")
+            return name
+        self.lines.append(f"double {name}r = {a[0]} * {c!r}, {name}i = {a[1]} * {c!r};")
+        return (f"{name}r", f"{name}i")
+
+    def mul_root(self, a: Var, e: int, s: int) -> Var:
+        """a·ω_s^e, the trivial roots (±1, ±i) without a multiplication."""
+        e %= s
+        if 8 * e == s or 8 * e == 3 * s:  # ω_8^{1,3}: (±1 - i)/√2, two multiplications fewer
+            return self.scale(self.add(self.mul_minus_i(a), a, "+" if 8 * e == s else "-"), math.sqrt(0.5))
+        if 4 * e == s:
+            return self.mul_minus_i(a)
+        if 2 * e == s:
+            return self.scale(a, -1.0)
+        return self.mul_const(a, cmath.exp(-2j * math.pi * e / s))
+
     def mul_twiddle(self, a: Var, address: str) -> Var:
         name = self._fresh()
         if self.vector:
@@ -94,22 +113,55 @@ class _Body:
         return (f"{name}r", f"{name}i")
 
 
+def smallest_factor(s: int) -> int:
+    return next(p for p in range(2, s + 1) if s % p == 0)
+
+
+def _prime(body: _Body, values: list[Var]) -> list[Var]:
+    """DFT_p, p odd prime, in the symmetric form (genfft's for small primes): pairs
+    x_j ± x_{p-j} share every cosine / sine, about half the multiplications of the direct sum."""
+    p = len(values)
+    h = (p - 1) // 2
+    sums = [body.add(values[j], values[p - j], "+") for j in range(1, h + 1)]
+    diffs = [body.add(values[j], values[p - j], "-") for j in range(1, h + 1)]
+    total = values[0]
+    for a in sums:
+        total = body.add(total, a, "+")
+    out: list[Var] = [total] + [""] * (p - 1)
+    for k in range(1, h + 1):
+        re_part = values[0]
+        im_part: Var | None = None
+        for j in range(1, h + 1):
+            c, sn = math.cos(2 * math.pi * j * k / p), math.sin(2 * math.pi * j * k / p)
+            re_part = body.add(re_part, body.scale(sums[j - 1], c), "+")
+            term = body.scale(diffs[j - 1], sn)
+            im_part = term if im_part is None else body.add(im_part, term, "+")
+        assert im_part is not None
+        rotated = body.mul_minus_i(im_part)  # -i·Σ sin·(x_j - x_{p-j})
+        out[k] = body.add(re_part, rotated, "+")
+        out[p - k] = body.add(re_part, rotated, "-")
+    return out
+
+
 def _dft(body: _Body, values: list[Var]) -> list[Var]:
-    """Radix-2 DIT over symbolic values; twiddles ω_s^j folded as constants."""
+    """Mixed-radix decimation in time over symbolic values, radix = the smallest prime
+    factor; internal twiddles ω_s^{rj} folded as constants (1 and -i without a
+    multiplication). Radix 2 reproduces the plain radix-2 expansion."""
     s = len(values)
     if s == 1:
         return values
-    even, odd = _dft(body, values[0::2]), _dft(body, values[1::2])
+    p = smallest_factor(s)
+    if p == s:
+        if s == 2:
+            return [body.add(values[0], values[1], "+"), body.add(values[0], values[1], "-")]
+        return _prime(body, values)
+    m = s // p
+    subs = [_dft(body, values[r::p]) for r in range(p)]
     out: list[Var] = [""] * s
-    for j in range(s // 2):
-        if j == 0:
-            t = odd[j]
-        elif 4 * j == s:
-            t = body.mul_minus_i(odd[j])
-        else:
-            t = body.mul_const(odd[j], cmath.exp(-2j * math.pi * j / s))
-        out[j] = body.add(even[j], t, "+")
-        out[j + s // 2] = body.add(even[j], t, "-")
+    for j in range(m):
+        column = [subs[r][j] if r * j == 0 else body.mul_root(subs[r][j], r * j, s) for r in range(p)]
+        for q, value in enumerate(_dft(body, column)):
+            out[j + q * m] = value
     return out
 
 
@@ -192,9 +244,24 @@ struct t1_entry { long size; t1_fn f; };
 """
 
 
+CODELET_PRIMES = (2, 3, 5, 7, 11, 13)  # primes with a codelet; a larger prime needs Rader or Bluestein
+
+
+def smooth(s: int, primes: tuple[int, ...] = CODELET_PRIMES) -> bool:
+    for p in primes:
+        while s % p == 0:
+            s //= p
+    return s == 1
+
+
+def codelet_sizes(max_codelet: int) -> list[int]:
+    """The sizes with a generated codelet: every 13-smooth s in [2, max_codelet]."""
+    return [s for s in range(2, max_codelet + 1) if smooth(s)]
+
+
 def library_source(max_codelet: int) -> str:
     """Every codelet up to ``max_codelet`` and the lookup tables the executor uses."""
-    sizes = [2**j for j in range(1, int(math.log2(max_codelet)) + 1)]
+    sizes = codelet_sizes(max_codelet)
     parts = [PRELUDE, *(codelet_source(s) for s in sizes)]
     for kind, entry in (("n1", "n1_entry"), ("n1v", "n1_entry"), ("t1", "t1_entry"), ("t1v", "t1_entry")):
         table = ", ".join(f"{{{s}, {kind}_{s}}}" for s in sizes)

@@ -71,9 +71,9 @@ class DftConfig:
     seed: int = 0  # input data
 
 
-def _power_of_two(value: int, name: str, top: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 2 or value & (value - 1) or value > top:
-        raise ConfigError(f"problem.{name}={value!r}: must be a power of two in [2, {top}]")
+def _integer(value: object, name: str, top: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= top:
+        raise ConfigError(f"problem.{name}={value!r}: must be an integer in [2, {top}]")
     return value
 
 
@@ -121,9 +121,9 @@ class DftProblem(Problem):
                  subproblem_context: str = "strided", min_runs: int = 5, max_runs: int = 30,
                  min_time_s: float = 0.01, target_rel_ci: float = 0.02, warmup: int = 1, batch_s: float = 0.001,
                  pin: bool = True, tolerance: float = 1e-10, seed: int = 0) -> None:
-        self.n = _power_of_two(size, "size", 2**22)
+        self.n = _integer(size, "size", 2**22)
         check_memory(self.n, 1)
-        self.max_codelet = _power_of_two(max_codelet, "max_codelet", 64)
+        self.max_codelet = _integer(max_codelet, "max_codelet", 64)
         if subproblem_context not in ("strided", "standalone"):
             raise ConfigError(f"problem.subproblem_context={subproblem_context!r}: must be 'strided' or 'standalone'")
         if clock not in ("cpu", "wall"):
@@ -162,7 +162,7 @@ class DftProblem(Problem):
     def _extent(self, spec: _fft.Spec | _fft.TwSpec) -> int:
         """Points the context touches: n in the strided context, else the plan's own size."""
         size = spec.size
-        if size == self.n or self.context == "strided":
+        if size == self.n or (self.context == "strided" and self.n % size == 0):
             return self.n
         return 2 * size if isinstance(spec, _fft.Twiddle) else size
 
