@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from searchlab.adapters.grammar import _codegen, _convolve
-from searchlab.adapters.grammar._fft import Bluestein, Leaf, Pfa, Rader, Spec, Split, Twiddle, TwSpec
+from searchlab.adapters.grammar._fft import Bluestein, Leaf, Pfa, Rader, Spec, Split, Twiddle, TwSpec, describe
 from searchlab.errors import ConfigError
 
 EXECUTOR = Path(__file__).with_name("executor.c")
@@ -125,6 +125,7 @@ class Plan:
     def __init__(self, lib: ctypes.CDLL, spec: Spec | TwSpec, twiddles: Twiddles) -> None:
         self.lib = lib
         self._keep: list[np.ndarray] = []
+        self.handle = 0
         self.handle = self._build(spec, twiddles)
 
     def _build(self, spec: Spec | TwSpec, twiddles: Twiddles) -> int:
@@ -133,6 +134,9 @@ class Plan:
         elif isinstance(spec, Twiddle):
             handle = (self.lib.fl_buffered(self._build(spec.child, twiddles)) if spec.child is not None
                       else self.lib.fl_leaf(KIND[spec.kind], spec.size))
+        elif isinstance(spec, Pfa | Rader | Bluestein) and not _convolve.valid(spec):
+            raise ConfigError(f"{describe(spec)} is no plan: PFA needs coprime factors, Rader a prime p and "
+                              "DFT_{p-1}, Bluestein a convolution at least as long as the transform")
         elif isinstance(spec, Pfa):
             maps = self._tables(twiddles, ("pfa", spec.a.size, spec.b.size),
                                 lambda: _convolve.pfa_maps(spec.a.size, spec.b.size))

@@ -14,7 +14,21 @@ by :class:`._clib.Twiddles` beside the twiddle tables; the C executor only reads
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from searchlab.adapters.grammar._fft import Bluestein, Pfa, Rader
+
+
+def valid(spec: Pfa | Rader | Bluestein) -> bool:
+    """Whether the C executor can run the node safely (Bluestein with M < 2n-1 runs, wrongly,
+    and the comparison with numpy.fft catches it; M < n would write out of bounds)."""
+    if isinstance(spec, Pfa):
+        return math.gcd(spec.a.size, spec.b.size) == 1
+    if isinstance(spec, Rader):
+        return spec.child.size == spec.size - 1 and spec.size > 2 and all(spec.size % q for q in range(2, 1 + math.isqrt(spec.size)))
+    return spec.child.size >= spec.size
 
 
 def pfa_maps(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
