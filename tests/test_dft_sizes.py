@@ -1,4 +1,4 @@
-"""problem=dft at any size (issue 26): mixed radix, Good–Thomas, Rader, Bluestein and the
+"""problem=dft at any size (issue 26): mixed radix, Good-Thomas, Rader, Bluestein and the
 generated odd-radix codelets, every plan compared with numpy.fft on random input."""
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ class Twiddles:
         self._other: dict[tuple[object, ...], tuple[np.ndarray, ...]] = {}
 
     def extra(self, key: tuple[object, ...], make: Callable[[], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
-        """Another table of the plan (Good–Thomas maps, Rader / Bluestein kernels), cached
+        """Another table of the plan (Good-Thomas maps, Rader / Bluestein kernels), cached
         under the same budget as the twiddles."""
         if key not in self._other:
             self._other[key] = make()

@@ -1,8 +1,8 @@
-"""Tables for the index-mapping and convolution rules (issue 26): Good–Thomas maps, and
+"""Tables for the index-mapping and convolution rules (issue 26): Good-Thomas maps, and
 Rader's and Bluestein's precomputed kernels. Computed once per size with numpy and cached
 by :class:`._clib.Twiddles` beside the twiddle tables; the C executor only reads them.
 
-- Good–Thomas (n = a·b, gcd 1): input i1·b + i2 reads x[(b·i1 + a·i2) mod n]; output
+- Good-Thomas (n = a·b, gcd 1): input i1·b + i2 reads x[(b·i1 + a·i2) mod n]; output
   k1·b + k2 goes to X[k] with k ≡ k1 (mod a), k ≡ k2 (mod b) (CRT), so that
   ω_n^{ik} = ω_a^{i1·k1}·ω_b^{i2·k2} and no twiddles remain.
 - Rader (p prime, g a primitive root): X_{g^-q} - x_0 = Σ_r x_{g^r}·ω_p^{g^{r-q}}, a cyclic
@@ -27,7 +27,8 @@ def valid(spec: Pfa | Rader | Bluestein) -> bool:
     if isinstance(spec, Pfa):
         return math.gcd(spec.a.size, spec.b.size) == 1
     if isinstance(spec, Rader):
-        return spec.child.size == spec.size - 1 and spec.size > 2 and all(spec.size % q for q in range(2, 1 + math.isqrt(spec.size)))
+        p = spec.size
+        return spec.child.size == p - 1 and p > 2 and all(p % q for q in range(2, 1 + math.isqrt(p)))
     return spec.child.size >= spec.size
 
 

@@ -6,7 +6,7 @@ functions (``dft`` and ``tws`` in executor.c):
 
     DFT_s -> n1_s | n1v_s                 a codelet, scalar or vectorised (s has one)
     DFT_s -> TW_k DFT_{s/k}               equation (1), mixed radix: any divisor 1 < k < s
-    DFT_s -> pfa DFT_a DFT_b              Good–Thomas, s = a·b, gcd(a, b) = 1, no twiddles
+    DFT_s -> pfa DFT_a DFT_b              Good-Thomas, s = a·b, gcd(a, b) = 1, no twiddles
     DFT_p -> rader DFT_{p-1}              Rader, p a prime without a codelet
     DFT_p -> blue DFT_M                   Bluestein, M >= 2p-1 (a power of two, and the
                                           smallest M whose factors all have codelets)

@@ -10,7 +10,7 @@ strided vector, scaled, into a buffer and run a DFT_k plan (the buffering restru
 §4.1). ``parallel`` splits the top stage loops over 2 OpenMP threads.
 
 Any size (issue 26): a split may have any factor k (mixed radix); ``Pfa`` is the
-Good–Thomas prime-factor split of coprime factors; ``Rader`` turns a prime DFT_p into a
+Good-Thomas prime-factor split of coprime factors; ``Rader`` turns a prime DFT_p into a
 cyclic convolution of length p-1, ``Bluestein`` any DFT_n into one of length M >= 2n-1.
 
 Readable form (``describe``): ``CT(16v, CT(buf(CT(8, 8)), 32v))``; a bare number is a
@@ -53,7 +53,7 @@ class Split:
 
 @dataclass(frozen=True)
 class Pfa:
-    """Good–Thomas prime-factor split, n = a·b with gcd(a, b) = 1: no twiddles; the input
+    """Good-Thomas prime-factor split, n = a·b with gcd(a, b) = 1: no twiddles; the input
     is read through the Ruritanian map, the output written through the CRT map; the b-point
     DFTs run first (rows), the a-point DFTs second (columns)."""
 
