@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from searchlab.adapters.grammar import DftProblem
-from searchlab.measure import median_ci
+from searchlab.core.measure import median_ci
 from searchlab.records import Config, Measurement, Result
 from searchlab.searchers import McSearcher, RandomSearcher, Searcher, TagSearcher, UctSearcher
 

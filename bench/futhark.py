@@ -69,7 +69,7 @@ def validate(executor: Any, problem: Any, configs: dict[str, dict[str, int]], ro
     """Round-robin: every configuration once per round, so all see the same load drift."""
     import statistics
 
-    from searchlab.measure import Samples
+    from searchlab.core.measure import Samples
 
     samples: dict[str, dict[str, list[float]]] = {label: {} for label in configs}
     for _ in range(rounds):

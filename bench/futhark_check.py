@@ -12,7 +12,7 @@ rotated per round), every configuration is timed
 
 Per round and dataset, speed-up = untuned time / tuned time (each the median of the round's
 runs); reported as the median over rounds with its distribution-free 95 % interval
-(``searchlab.measure.median_ci``; with 5 rounds the rounds' range). Two measurements agree when
+(``searchlab.core.measure.median_ci``; with 5 rounds the rounds' range). Two measurements agree when
 their intervals overlap. Configurations: ``all-false`` (every comparison false: a sizeable
 threshold effect on lud), ``all-true`` (index 0 of every plateau: the outer-parallel versions, close
 to untuned), and ``--tuning FILE`` (e.g. the ``.tuning`` a run wrote).
@@ -87,7 +87,7 @@ def bench_times(problem: Any, work: Path, config: dict[str, int] | None, runs: i
 
 
 def interval(values: list[float]) -> dict[str, Any]:
-    from searchlab.measure import median_ci
+    from searchlab.core.measure import median_ci
 
     return {"median": statistics.median(values), "ci95": list(median_ci(values)), "rounds": values}
 
@@ -95,7 +95,7 @@ def interval(values: list[float]) -> dict[str, Any]:
 def check_program(name: str, rounds: int, runs: int, extra: dict[str, dict[str, int]]) -> dict[str, Any]:
     from searchlab.adapters.futhark._report import write_spec
     from searchlab.adapters.futhark.program import FutharkLoopmm, FutharkLud, FutharkMatmul
-    from searchlab.problem import DeviceInfo
+    from searchlab.core.problem import DeviceInfo
 
     problem = {"lud": FutharkLud, "matmul": FutharkMatmul, "loopmm": FutharkLoopmm}[name]()
     problem.setup(DeviceInfo())

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.problem import Problem
 from searchlab.execution import RayExecutor
 from searchlab.loop import Budget, SearchLoop
-from searchlab.problem import Problem
 from searchlab.records import Config, Measurement
 from searchlab.searchers import RandomSearcher
 from searchlab.spaces import IntKnob, KnobSpace

@@ -44,10 +44,10 @@ def cv_interval(values: list[float], seed: int = 0, n: int = 2000) -> list[float
 
 def main() -> None:
     from searchlab.adapters.knobs import Fir
+    from searchlab.core.measure import protocol_from
+    from searchlab.core.problem import DeviceInfo
     from searchlab.execution._worker import limit_threads
-    from searchlab.measure import protocol_from
     from searchlab.opencl import default_device
-    from searchlab.problem import DeviceInfo
     from searchlab.records import Config
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from searchlab.core.problem import Problem
 from searchlab.execution import Executor, SerialExecutor
 from searchlab.loop import Budget, MeasurementCache, Progress, Recorder, SearchLoop, StopReason
-from searchlab.problem import Problem
 from searchlab.records import Result
 from searchlab.searchers import Searcher
 

@@ -23,10 +23,10 @@ from omegaconf import DictConfig, OmegaConf
 from searchlab.cache import SQLiteCache
 from searchlab.checks import check_run_config
 from searchlab.confirm import ConfirmConfig, confirm_after_search
+from searchlab.core.problem import FinalizeContext, Problem
 from searchlab.errors import ConfigError, IncompatibleError, SearchlabError, WriteError
 from searchlab.execution import Executor, SerialExecutor, build_problem
 from searchlab.loop import Budget, SearchLoop, StopReason
-from searchlab.problem import FinalizeContext, Problem
 from searchlab.progress import ProgressReporter
 from searchlab.recompose import GROUPS, recompose, registered_class
 from searchlab.searchers import Searcher

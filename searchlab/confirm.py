@@ -32,9 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from searchlab.core.measure import Samples, median_ci
 from searchlab.errors import ConfigError
 from searchlab.execution import Executor
-from searchlab.measure import Samples, median_ci
 from searchlab.records import Candidate, Config, Direction, Result, loss
 from searchlab.tables import samples_are_objective
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from searchlab.core.problem import DeviceInfo
 from searchlab.errors import ExecutorError
-from searchlab.problem import DeviceInfo
 
 
 def _cl() -> Any:

@@ -33,10 +33,13 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from searchlab.core.schema import schema_of
 from searchlab.errors import ConfigError, did_you_mean
 
 GROUPS = {"problem": "searchlab.problems", "searcher": "searchlab.searchers"}
 KINDS = (*GROUPS, "executor")
+# what the run supplies to a class, not options of its config
+RUNTIME = {"searcher": frozenset({"space", "direction", "seed"})}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal), used as they are
 # when the installed metadata lacks them: a source tree on PYTHONPATH, or an install older than the groups.
@@ -68,16 +71,27 @@ def _target_of(schema: type, where: str) -> str:
 
 
 def _as_schema(kind: str, obj: Any, where: str) -> type:
-    """A schema from what an entry point names (a dataclass, or a Searcher class)."""
-    if isinstance(obj, type) and not dataclasses.is_dataclass(obj) and kind == "searcher":
-        from searchlab.searchers import Searcher, searcher_config
-
-        if issubclass(obj, Searcher):
-            return searcher_config(obj)
+    """A schema from what an entry point names: a config dataclass as it is, or a class whose
+    schema is derived from its constructor (:func:`searchlab.core.schema.schema_of`: the one
+    recipe for problems, searchers and executors alike)."""
     if not isinstance(obj, type):
         raise ConfigError(f"{where}: {obj!r} is not a class")
+    if not dataclasses.is_dataclass(obj):
+        schema = schema_of(obj, runtime=RUNTIME.get(kind, frozenset()),
+                           suffix={"searcher": "Searcher", "problem": "Problem"}.get(kind, ""),
+                           target=_builtin_searcher_target(kind, obj))
+        if kind == "searcher":
+            schema.__searcher__ = obj  # type: ignore[attr-defined]  # helptext reads its docs
+        return schema
     _target_of(obj, where)
     return obj
+
+
+def _builtin_searcher_target(kind: str, cls: type) -> str | None:
+    """Built-in searchers are named ``searchlab.searchers.X`` in stored configs (re-exported there)."""
+    if kind == "searcher" and cls.__module__.startswith("searchlab.searchers._"):
+        return f"searchlab.searchers.{cls.__name__}"
+    return None
 
 
 def _expand(ep: EntryPoint, kind: str) -> Iterator[tuple[str, Any]]:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.confirm import noise_report
+from searchlab.core.problem import Problem
 from searchlab.failures import failure_lines, first_failures
 from searchlab.loop import is_known_infeasible
-from searchlab.problem import Problem
 from searchlab.records import Direction, Result, loss
 from searchlab.verdict import build_verdict, run_time_unit, show
 

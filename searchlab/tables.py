@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError
-from searchlab.problem import Problem
 from searchlab.records import (
     Config,
     Direction,

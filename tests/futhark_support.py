@@ -13,8 +13,8 @@ from typing import TypeVar
 
 import pytest
 
+from searchlab.core.problem import Problem
 from searchlab.execution import SerialExecutor
-from searchlab.problem import Problem
 
 VENV_BIN = Path(sys.executable).parent
 HAVE_FUTHARK = shutil.which("futhark", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}") is not None

@@ -7,9 +7,9 @@ import pytest
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticThresholds
 from searchlab.api import optimize
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget
-from searchlab.problem import Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.searchers import AutoSearcher, RandomSearcher
 from searchlab.searchers._auto_knobs import _two_adic

@@ -12,8 +12,8 @@ import yaml
 
 from searchlab.adapters.user import Command
 from searchlab.adapters.user.command import read_command_spec
+from searchlab.core.problem import DeviceInfo
 from searchlab.errors import ConfigError
-from searchlab.problem import DeviceInfo
 from searchlab.records import Config, FailureMode, Measurement, Status
 from tests.byo_helpers import EXAMPLES, cli, rows
 

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from searchlab.adapters.user import OpenCLKernel
+from searchlab.core.problem import DeviceInfo
 from searchlab.errors import ConfigError
 from searchlab.interchange import validate
-from searchlab.problem import DeviceInfo
 from searchlab.records import Config, FailureMode, Status
 from tests.byo_helpers import EXAMPLES, cli, has_opencl
 

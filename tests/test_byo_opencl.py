@@ -13,9 +13,9 @@ import yaml
 
 from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
 from searchlab.adapters.user import OpenCLKernel
+from searchlab.core.problem import DeviceInfo
 from searchlab.export import main as export_main
 from searchlab.interchange import validate
-from searchlab.problem import DeviceInfo
 from searchlab.records import Config, FailureMode, Status
 from tests.byo_helpers import EXAMPLES, has_opencl, rows, run
 

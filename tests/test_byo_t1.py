@@ -141,7 +141,7 @@ def test_the_specs_measurement_block_is_the_protocol_under_overrides(tmp_path: P
     """Precedence: protocol defaults < the spec's Searchlab.Measurement < problem.measure.* (issue 22,
     item 5: the parent constructor rebuilt the protocol from the overrides alone, dropping the spec's)."""
     from searchlab.adapters.user import OpenCLKernel
-    from searchlab.measure import MeasurementProtocol
+    from searchlab.core.measure import MeasurementProtocol
 
     spec = _with_measurement(tmp_path, SPEC_PROTOCOL)
     assert OpenCLKernel(spec=str(spec)).protocol == MeasurementProtocol(**SPEC_PROTOCOL)  # type: ignore[arg-type]
@@ -154,7 +154,7 @@ def test_the_specs_measurement_block_is_the_protocol_under_overrides(tmp_path: P
 @pytest.mark.opencl
 def test_the_specs_measurement_block_decides_the_runs_on_the_device(tmp_path: Path) -> None:
     from searchlab.adapters.user import OpenCLKernel
-    from searchlab.problem import DeviceInfo
+    from searchlab.core.problem import DeviceInfo
     from searchlab.records import Config, Status
     from tests.byo_helpers import has_opencl
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from searchlab.problem import DeviceInfo, DeviceNeed, Problem
+from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Config, Measurement
 from searchlab.spaces import IntKnob, KnobSpace
 

@@ -11,9 +11,9 @@ import pytest
 from searchlab.adapters.grammar import GrammarProblem
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.loop import Budget, StopReason
-from searchlab.problem import Problem
 from searchlab.records import Config, Measurement, Result
 from searchlab.searchers import DpSearcher, McSearcher, Searcher, TagSearcher, UctSearcher
 from searchlab.searchers._tag import threshold_ascent

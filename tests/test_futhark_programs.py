@@ -19,10 +19,10 @@ from searchlab.adapters.futhark._kernels import LUD_SOURCE
 from searchlab.adapters.futhark._report import read_tuning, write_tuning
 from searchlab.adapters.futhark._runtime import Execution, Limits
 from searchlab.api import optimize
+from searchlab.core.problem import FinalizeContext
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.execution import SerialExecutor
 from searchlab.loop import Budget
-from searchlab.problem import FinalizeContext
 from searchlab.records import Candidate, Config, FailureMode, Status
 from searchlab.searchers import InstrumentedSearcher, SimpleSearcher
 from searchlab.searchers._threshold_common import THRESHOLD_MAX, parse_comparisons

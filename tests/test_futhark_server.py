@@ -23,10 +23,10 @@ from searchlab.adapters.futhark._report import read_tuning
 from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark.program import PROGRAMS, FutharkLoopmm
 from searchlab.api import optimize
+from searchlab.core.problem import FinalizeContext
 from searchlab.errors import ConfigError
 from searchlab.execution import SerialExecutor
 from searchlab.loop import Budget
-from searchlab.problem import FinalizeContext
 from searchlab.records import Candidate, FailureMode, Result, Status
 from searchlab.searchers import (
     ActiveSearcher,

@@ -11,11 +11,11 @@ import pytest
 from searchlab.adapters.grammar import DftProblem, _clib, _codegen, _fftw, dft_grammar, ruletree, word_counts
 from searchlab.adapters.grammar._fft import Leaf, Split, Twiddle, describe
 from searchlab.api import optimize
+from searchlab.core.measure import MeasurementProtocol
+from searchlab.core.problem import DeviceInfo
 from searchlab.errors import ConfigError
 from searchlab.execution import WorkerRuntime
 from searchlab.loop import Budget, StopReason
-from searchlab.measure import MeasurementProtocol
-from searchlab.problem import DeviceInfo
 from searchlab.records import Config, Direction, FailureMode, Status, loss
 from searchlab.searchers import DpSearcher, McSearcher, TagSearcher
 

@@ -27,9 +27,9 @@ from searchlab.adapters.knobs import (
 )
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.api import optimize
+from searchlab.core.problem import DeviceInfo
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget
-from searchlab.problem import DeviceInfo
 from searchlab.records import Config, FailureMode, Status
 from searchlab.searchers import ProbabilisticSearcher
 from searchlab.tables import Table

@@ -1,4 +1,4 @@
-"""The shared measurement protocol (searchlab.measure)."""
+"""The shared measurement protocol (searchlab.core.measure)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
+from searchlab.core.measure import Batch, MeasurementProtocol, Samples, measure, median_ci
 from searchlab.errors import ConfigError
-from searchlab.measure import Batch, MeasurementProtocol, Samples, measure, median_ci
 
 
 def test_stops_at_min_runs_when_quiet_and_long_enough() -> None:

@@ -10,10 +10,10 @@ import pytest
 
 from searchlab.adapters.knobs import Fir
 from searchlab.app import execute
+from searchlab.core.measure import MeasurementProtocol, median_ci
+from searchlab.core.problem import DeviceInfo
 from searchlab.errors import ConfigError
 from searchlab.execution import build_problem
-from searchlab.measure import MeasurementProtocol, median_ci
-from searchlab.problem import DeviceInfo
 from searchlab.records import Config, Status
 from searchlab.study._grid import _compose_run
 from searchlab.summary import format_summary

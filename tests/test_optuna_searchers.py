@@ -9,9 +9,9 @@ import pytest
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
+from searchlab.core.problem import Problem
 from searchlab.errors import IncompatibleError
 from searchlab.loop import Budget
-from searchlab.problem import Problem
 from searchlab.records import Candidate, Config, FailureMode, Measurement, Result, Status
 from searchlab.searchers import (
     OptunaCmaesSearcher,

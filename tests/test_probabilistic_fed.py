@@ -15,9 +15,9 @@ from searchlab.adapters.knobs import Conv2d, Fir, KernelTunerCache, KnobTable, M
 from searchlab.adapters.knobs.fir import MODEL
 from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import optimize
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.loop import Budget
-from searchlab.problem import Problem
 from searchlab.records import Config, Direction, Measurement, Status
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
 from searchlab.searchers._probabilistic_model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from searchlab.api import optimize
+from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.errors import ExecutorError
 from searchlab.execution import RayExecutor
 from searchlab.loop import Budget
-from searchlab.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Candidate, Config, Measurement, Status
 from searchlab.searchers import ExhaustiveSearcher
 from searchlab.spaces import IntKnob, KnobSpace

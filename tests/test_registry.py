@@ -13,8 +13,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from searchlab import registry
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError
-from searchlab.problem import Problem
 from searchlab.searchers import OptunaGpSearcher, RandomSearcher, Searcher, searcher_config
 from searchlab.searchers._schema import option_defaults, schema_defaults
 from searchlab.spaces import KnobSpace, OrdinalKnob

@@ -70,9 +70,9 @@ def test_serial_run_caps_pools_and_keeps_smaller_choices(monkeypatch: pytest.Mon
 
 
 def test_proposer_keeps_the_cores_ray_evaluators_do_not_hold() -> None:
+    from searchlab.core.problem import DeviceInfo
     from searchlab.execution import RayExecutor
     from searchlab.execution._ray import OPENCL_CPU, _Slot
-    from searchlab.problem import DeviceInfo
 
     executor = RayExecutor()
     assert executor.proposer_cores() is None  # no cluster of ours: nothing known about its evaluators

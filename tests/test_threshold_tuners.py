@@ -17,9 +17,9 @@ import pytest
 
 from searchlab.adapters.futhark._chains import Chain, Level, Step, chain_thresholds, choose, comparison_line, threshold_names
 from searchlab.api import optimize
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError
 from searchlab.loop import Budget
-from searchlab.problem import Problem
 from searchlab.records import Config, Measurement
 from searchlab.searchers import (
     ActiveSearcher,

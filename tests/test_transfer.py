@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 import pytest
 
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError
 from searchlab.priors import Prior, PriorTable
-from searchlab.problem import Problem
 from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers import (
     Searcher,

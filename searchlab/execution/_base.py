@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
-from searchlab.problem import DeviceInfo, Problem
+from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.records import Candidate, Result
 
 ProblemSource = Union[Problem, Mapping[str, Any]]  # an object, or a Hydra config with _target_

@@ -22,10 +22,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchlab.core.problem import DeviceInfo, DeviceNeed
 from searchlab.errors import ConfigError, ExecutorError
 from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.execution._worker import WorkerRuntime, build_problem, limit_threads
-from searchlab.problem import DeviceInfo, DeviceNeed
 from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
 from searchlab.threads import limit_pools
 

@@ -13,10 +13,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from searchlab.core.problem import DeviceInfo, DeviceNeed
 from searchlab.errors import ConfigError
 from searchlab.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.execution._worker import WorkerRuntime, _Timeout, limit_threads
-from searchlab.problem import DeviceInfo, DeviceNeed
 from searchlab.records import Candidate, FailureMode, Measurement, Result, Status
 
 

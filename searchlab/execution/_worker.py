@@ -12,8 +12,8 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
+from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.problem import DeviceInfo, Problem
 from searchlab.records import Config, FailureMode, Measurement, Status
 
 

@@ -43,6 +43,7 @@ class Searcher(ABC):
     space_kinds: ClassVar[tuple[type[Space], ...]] = (Space,)
     requires: ClassVar[frozenset[str]] = frozenset()  # problem capabilities needed
     unique: ClassVar[bool] = True  # never proposes a configuration twice
+    __schema_base__: ClassVar[bool] = True  # the run's parameters, not options (searchlab.core.schema.options)
 
     def __init__(self, space: Space, *, direction: Direction = Direction.MINIMIZE, seed: int | None = None) -> None:
         reason = self.incompatibility(space)

@@ -70,7 +70,7 @@ def applicable_notes(data: StudyData) -> list[str]:
     """The notes, less "no time curves" on a problem that never records time (a registered problem that
     needs no device and replays no table: its evaluations cost nothing by design)."""
     from searchlab import registry
-    from searchlab.problem import DeviceNeed
+    from searchlab.core.problem import DeviceNeed
 
     def never_timed(problem: str) -> bool:
         if problem not in registry.entries("problem"):

@@ -18,10 +18,10 @@ import pytest
 
 from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, SyntheticThresholds
 from searchlab.api import optimize
+from searchlab.core.problem import Problem
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
 from searchlab.expr import Expression
 from searchlab.loop import Budget, StopReason
-from searchlab.problem import Problem
 from searchlab.records import Candidate, Config, Measurement, Result
 from searchlab.searchers import Searcher
 from searchlab.spaces import KnobSpace, OrdinalKnob, Threshold, ThresholdDataset, ThresholdTree
@@ -162,8 +162,8 @@ class SearcherContract:
 
 
 def _safe_evaluate(problem: Problem, config: Config) -> Measurement:
+    from searchlab.core.problem import DeviceInfo
     from searchlab.execution import WorkerRuntime
-    from searchlab.problem import DeviceInfo
 
     runtime = WorkerRuntime(problem, DeviceInfo())
     return runtime.evaluate(config)[0]

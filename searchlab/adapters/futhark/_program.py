@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 from searchlab.adapters.futhark._chains import Chain, chain_thresholds, param_class, threshold_names
 from searchlab.adapters.futhark._runtime import Execution, Limits
+from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 

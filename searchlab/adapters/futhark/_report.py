@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from searchlab.adapters.futhark import _versus as vs
+from searchlab.core.problem import FinalizeContext
 from searchlab.errors import ConfigError
-from searchlab.problem import FinalizeContext
 from searchlab.records import Config, Result, Status
 from searchlab.verdict import run_time_unit
 

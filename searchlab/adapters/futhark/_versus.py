@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.confirm import ratio_interval, recommended
-from searchlab.measure import median_ci
-from searchlab.problem import FinalizeContext
+from searchlab.core.measure import median_ci
+from searchlab.core.problem import FinalizeContext
 from searchlab.records import Config
 
 Rounds = dict[str, list[dict[str, float]]]  # label -> per round, dataset -> median seconds

@@ -10,7 +10,7 @@ executable, since the driver and every worker build the problem).
 An evaluation runs every training dataset as ``futhark bench`` does: a discarded warm-up
 run (here on a second server started with ``-L``, which gives the comparison log and the
 output that is checked against ``output``/``auto output``), then timed runs on a server
-without logging, repeated under the shared measurement protocol (``searchlab.measure``;
+without logging, repeated under the shared measurement protocol (``searchlab.core.measure``;
 ``futhark bench``'s own initial phase is 10 runs or 0.5 s). Run time is the server's
 ``runtime:`` line. The objective is the sum of the per-dataset medians (§2.1).
 
@@ -37,9 +37,9 @@ from searchlab.adapters.futhark._server import ProgramServer
 from searchlab.adapters.futhark._sizes import ServerPool, SizeParam, Sizes, ThresholdSizeSpace, size_params
 from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked
+from searchlab.core.measure import MeasurementProtocol, measure
+from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.measure import MeasurementProtocol, measure
-from searchlab.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import ThresholdDataset, ThresholdTree
 

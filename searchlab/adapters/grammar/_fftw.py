@@ -5,8 +5,8 @@ size and planner flag (FFTW_MEASURE or FFTW_PATIENT, both DP-like searches over 
 plans) we record the planning time with wisdom forgotten first (FFTW's search time, to set
 against our searchers'), check the plan against numpy.fft, and time ``fftw_execute`` with
 the same clock, pinning and protocol as our plans: a C loop (``fl_run_fn`` in executor.c)
-over a batch of about ``batch_s``, batches repeated by :func:`searchlab.measure.measure`
-(each a :class:`~searchlab.measure.Batch`, so the protocol counts the batch's real time).
+over a batch of about ``batch_s``, batches repeated by :func:`searchlab.core.measure.measure`
+(each a :class:`~searchlab.core.measure.Batch`, so the protocol counts the batch's real time).
 
 One protocol (issue 22, item 2): :func:`fftw_reference` and :func:`versus_fftw` take the
 protocol, batch length, clock and pinning of a :class:`DftProblem` (``problem.min_runs`` …
@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from searchlab.adapters.grammar import _clib
+from searchlab.core.measure import Batch, MeasurementProtocol, Samples, measure, median_ci
 from searchlab.errors import ConfigError
-from searchlab.measure import Batch, MeasurementProtocol, Samples, measure, median_ci
 from searchlab.records import Config
 
 if TYPE_CHECKING:

@@ -3,9 +3,9 @@
 A word of the library's grammar (:mod:`._dftgrammar`) is planned into C nodes
 (:mod:`._clib`, microseconds once its twiddle tables exist), run once and checked against
 ``numpy.fft`` (relative error < ``tolerance``, else FAILED(wrong_output)), then timed by
-the shared protocol (:func:`searchlab.measure.measure`): each run is one C call that times
+the shared protocol (:func:`searchlab.core.measure.measure`): each run is one C call that times
 a batch of back-to-back executions lasting about ``batch_s`` with its own clock, so no
-Python call is inside a timed region. The run returns a :class:`~searchlab.measure.Batch`
+Python call is inside a timed region. The run returns a :class:`~searchlab.core.measure.Batch`
 (one execution's time, kept as the sample, and the batch's length), so ``min_time_s``
 counts the time the batches really took (sensor ``measured_s``); before, a run counted as
 one execution and every measurement ran to ``max_runs`` (issue 22, item 1). FFTW 3 is
@@ -44,9 +44,9 @@ import numpy as np
 from searchlab.adapters.grammar import _clib, _fft
 from searchlab.adapters.grammar._dftgrammar import dft_grammar, ruletree
 from searchlab.adapters.grammar._tree import TreeGraph
+from searchlab.core.measure import Batch, MeasurementProtocol, measure
+from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.measure import Batch, MeasurementProtocol, measure
-from searchlab.problem import DeviceInfo, Problem
 from searchlab.records import Config, Direction, FailureMode, Measurement
 
 __all__ = ["DftConfig", "DftProblem", "dft_grammar", "ruletree"]
@@ -60,7 +60,7 @@ class DftConfig:
     threads: int = 1  # 2: the top split may also run over 2 OpenMP threads (rule DFT_n -> omp ...; needs clock=wall)
     clock: str = "cpu"  # cpu: the timing thread's CPU time (robust to a shared machine); wall: elapsed time
     subproblem_context: str = "strided"  # DP's sub-problems: strided (in a parent's context) or standalone
-    min_runs: int = 5  # measurement protocol (searchlab.measure): runs of a batch each
+    min_runs: int = 5  # measurement protocol (searchlab.core.measure): runs of a batch each
     max_runs: int = 30
     min_time_s: float = 0.01
     target_rel_ci: float = 0.02

@@ -20,8 +20,8 @@ from typing import Any
 from searchlab.adapters.grammar._grammar import Grammar, load_grammar
 from searchlab.adapters.grammar._strings import StringGraph
 from searchlab.adapters.grammar._tree import Tree, TreeGraph, symbol_of
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError
-from searchlab.problem import Problem
 from searchlab.records import Config, Direction, Measurement
 from searchlab.spaces import DerivationGraph
 

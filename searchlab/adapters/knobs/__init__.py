@@ -5,13 +5,13 @@ architecture (knob_table), and Kernel Tuner cache files replayed as tables."""
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, apply_arch
 from searchlab.adapters.knobs._replay import KnobTable, KnobTableConfig, arch_table, record_table
 from searchlab.adapters.knobs.conv2d import Conv2d, Conv2dConfig
-from searchlab.adapters.knobs.fir import Fir, FirConfig
+from searchlab.adapters.knobs.fir import Fir
 from searchlab.adapters.knobs.kernel_tuner import KernelTunerCache, KernelTunerCacheConfig, load_kernel_tuner_cache
 from searchlab.adapters.knobs.matmul import MatmulBlocked, MatmulBlockedConfig
 from searchlab.adapters.knobs.smith_waterman import SmithWaterman, SmithWatermanConfig
 
 SCHEMAS: dict[str, type] = {
-    "fir": FirConfig,
+    "fir": Fir,
     "matmul_blocked": MatmulBlockedConfig,
     "conv2d": Conv2dConfig,
     "smith_waterman": SmithWatermanConfig,

@@ -31,11 +31,12 @@ import numpy as np
 
 from searchlab.adapters.knobs._common import DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
+from searchlab.core.measure import MeasurementProtocol, Samples, measure, protocol_from
+from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
+from searchlab.core.schema import EMPTY
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
 from searchlab.failures import not_close
-from searchlab.measure import MeasurementProtocol, Samples, measure, protocol_from
-from searchlab.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.sensors import SensedKnobSpace, model_from_spec
 from searchlab.spaces import Knob
@@ -103,12 +104,11 @@ class OpenCLKnobProblem(Problem):
     rtol: ClassVar[float] = 1e-4
     atol: ClassVar[float] = 1e-3
 
-    def __init__(self, arch: str = "small_few", measure: Mapping[str, Any] | MeasurementProtocol | None = None,
-                 limits: Mapping[str, float] | None = None, model: Mapping[str, Any] | None = None,
-                 **params: Any) -> None:
+    def __init__(self, arch: str = "small_few", measure: MeasurementProtocol = MeasurementProtocol(),
+                 limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY,
+                 **_: Any) -> None:
         self.protocol = protocol_from(measure)
-        super().__init__(arch=arch, measure=_protocol_params(self.protocol), limits=dict(limits or {}),
-                         model=dict(model or {}), **params)
+        super().__init__()
         archs = {**self.ARCHS, "none": UNCAPPED}
         if arch not in archs:
             raise ConfigError(f"problem.arch={arch!r}: must be one of {sorted(archs)}")
@@ -265,7 +265,7 @@ class OpenCLKnobProblem(Problem):
         return None
 
     def _timed(self, launch: Callable[[], Any]) -> Samples:
-        """The shared protocol (searchlab.measure) over profiled launches."""
+        """The shared protocol (searchlab.core.measure) over profiled launches."""
         def run_once() -> float:
             event = launch()
             event.wait()
@@ -307,11 +307,6 @@ class OpenCLKnobProblem(Problem):
     def teardown(self) -> None:
         self._built.clear()
         self._cl = None
-
-
-def _protocol_params(protocol: MeasurementProtocol) -> dict[str, Any]:
-    """The protocol as problem parameters: part of the fingerprint (it changes measured values)."""
-    return {f: getattr(protocol, f) for f in MeasurementProtocol.__dataclass_fields__}
 
 
 def apply_arch(m: Measurement, arch: Arch) -> Measurement:

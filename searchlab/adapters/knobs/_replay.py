@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem, apply_arch
+from searchlab.core.problem import DeviceInfo
 from searchlab.errors import ConfigError
-from searchlab.problem import DeviceInfo
 from searchlab.records import Config, Measurement
 from searchlab.sensors import SensedKnobSpace
 from searchlab.tables import ReplayNoiseConfig, Table, TableProblem, load_table

@@ -12,15 +12,15 @@ parallel arithmetic is faster until a resource runs out (§8.1, Fig. 10).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.core.measure import MeasurementProtocol
+from searchlab.core.schema import EMPTY
 from searchlab.errors import ConfigError
-from searchlab.measure import MeasureConfig
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
 
@@ -32,19 +32,6 @@ MODEL: dict[str, Any] = RESOURCE_MODEL  # conf/problem/fir.yaml declares the sam
 def fir_reference(x: np.ndarray, c: np.ndarray, n: int) -> np.ndarray:
     """``y[j] = sum_k x[j + k] c[k]`` for ``j < n``, in float64."""
     return np.convolve(x[: n + len(c) - 1].astype(np.float64), c[::-1].astype(np.float64), mode="valid")
-
-
-@dataclass
-class FirConfig:
-    _target_: str = "searchlab.adapters.knobs.Fir"
-    arch: str = "small_few"  # small_few | small_many | large_few | large_many | none (device limits only)
-    n: int = 16384  # outputs
-    taps: int = 128
-    max_banks: int = 16
-    max_accesses: int = 16
-    measure: Any = field(default_factory=MeasureConfig)  # the measurement protocol (docs/measurement.md)
-    limits: dict[str, float] = field(default_factory=dict)  # override the arch's caps
-    model: dict[str, Any] = field(default_factory=dict)  # the sensor model (conf/problem/fir.yaml)
 
 
 class Fir(OpenCLKnobProblem):
@@ -60,14 +47,12 @@ class Fir(OpenCLKnobProblem):
     DEFAULT_MODEL = MODEL
 
     def __init__(self, arch: str = "small_few", n: int = 16384, taps: int = 128, max_banks: int = 16,
-                 max_accesses: int = 16,
-                 measure: Mapping[str, Any] | None = None, limits: dict[str, float] | None = None,
-                 model: dict[str, Any] | None = None) -> None:
+                 max_accesses: int = 16, measure: MeasurementProtocol = MeasurementProtocol(),
+                 limits: Mapping[str, float] = EMPTY, model: Mapping[str, Any] = EMPTY) -> None:
         if n < 1 or taps < 1 or max_banks < 1 or max_accesses < 1:
             raise ConfigError(f"problem fir: n={n}, taps={taps}, max_banks={max_banks}, max_accesses={max_accesses} must be >= 1")
         self.n, self.taps, self.max_banks, self.max_accesses = n, taps, max_banks, max_accesses
-        super().__init__(arch=arch, measure=measure, limits=limits, model=model, n=n, taps=taps,
-                         max_banks=max_banks, max_accesses=max_accesses)
+        super().__init__(arch=arch, measure=measure, limits=limits, model=model)
 
     def knobs(self) -> Sequence[Knob]:
         return (IntKnob("banks", 1, self.max_banks), IntKnob("accesses", 1, self.max_accesses))

@@ -20,8 +20,8 @@ import numpy as np
 
 from searchlab.adapters.knobs._common import RESOURCE_MODEL, HostData
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem
+from searchlab.core.measure import MeasureConfig
 from searchlab.errors import ConfigError
-from searchlab.measure import MeasureConfig
 from searchlab.records import Config
 from searchlab.spaces import IntKnob, Knob
 

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from searchlab.adapters.meta._train import SCORES, replay, train_table
+from searchlab.core.problem import FinalizeContext, Problem
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.problem import FinalizeContext, Problem
 from searchlab.records import Config, Direction, FailureMode, Measurement
 from searchlab.searchers._schema import option_defaults
 from searchlab.searchers._tunable import Tunable, tunable_ranges

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from searchlab.adapters.synthetic._common import Delay, config_rng
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.problem import Problem
 from searchlab.records import Config, Direction, Measurement
 from searchlab.spaces import Arc, DerivationGraph, Node
 

@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass
 
 from searchlab.adapters.synthetic._common import Delay, config_rng
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.expr import Expression
-from searchlab.problem import Problem
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 

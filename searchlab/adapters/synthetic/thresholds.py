@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from searchlab.adapters.synthetic._common import Delay, config_rng
-from searchlab.problem import Problem
+from searchlab.core.problem import Problem
 from searchlab.records import Config, Measurement
 from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
 

@@ -11,7 +11,7 @@ empty is dropped, so a knob can switch a flag off.
 Each worker gets its own working directory (``problem.workdir``, default a fresh temporary
 one), where the template is rendered and the commands run. The objective is the run's wall
 time, or a number parsed from stdout (a regex) or from a JSON file the run writes, repeated
-under the shared measurement protocol (:mod:`searchlab.measure`). ``timeout_s`` bounds one
+under the shared measurement protocol (:mod:`searchlab.core.measure`). ``timeout_s`` bounds one
 whole evaluation (build and runs): past it the process group is killed and the result is
 ``TIMEOUT``; a non-zero exit of the build is FAILED(compile), of the run FAILED(runtime),
 as is a run whose objective cannot be found.
@@ -30,11 +30,11 @@ from string import Template
 from typing import Any
 
 from searchlab.adapters.user._process import Finished, run_process
+from searchlab.core.measure import MeasurementProtocol, measure, protocol_from
+from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.errors import ConfigError
 from searchlab.expr import Expression
 from searchlab.interchange import load_document, resolve
-from searchlab.measure import MeasurementProtocol, measure, protocol_from
-from searchlab.problem import DeviceInfo, Problem
 from searchlab.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.spaces import KnobSpace, knob_from_spec
 

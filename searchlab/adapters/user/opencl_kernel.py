@@ -10,13 +10,13 @@ file) with a tolerance.
 It runs on the machinery of the built-in knob problems (searchlab.adapters.knobs._opencl: per-worker
 compile cache and compile-time record, local-memory and work-group checks before any
 launch because pocl aborts the process when they are exceeded, failures classified by
-mode, sensors), and times with the shared protocol (:func:`searchlab.measure.measure`).
+mode, sensors), and times with the shared protocol (:func:`searchlab.core.measure.measure`).
 Order of checks: ``build`` (COMPILE) -> ``local_mem``/``work_group`` (RESOURCES) ->
 ``launch`` (LAUNCH; sizes that are not positive integers fail here too) ->
 ``compile_time`` (COMPILE) -> ``output`` (WRONG_OUTPUT, checked on the first launch, from
 fresh data, before timing) -> timing (a failed timed launch is RUNTIME).
 
-The measurement protocol: :class:`~searchlab.measure.MeasurementProtocol`'s defaults, over
+The measurement protocol: :class:`~searchlab.core.measure.MeasurementProtocol`'s defaults, over
 them the spec's ``Searchlab.Measurement`` block, over that ``problem.measure.*``.
 """
 
@@ -34,8 +34,8 @@ from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, failed
 from searchlab.adapters.user import _data
 from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._t1 import KernelSpec, check_names, read_t1
+from searchlab.core.measure import MeasurementProtocol, protocol_from
 from searchlab.errors import ConfigError
-from searchlab.measure import MeasurementProtocol, protocol_from
 from searchlab.records import Config, FailureMode, Measurement
 from searchlab.spaces import CategoricalKnob, Knob, OrdinalKnob
 

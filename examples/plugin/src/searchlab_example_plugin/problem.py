@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError
-from searchlab.problem import Problem
 from searchlab.records import Config, Measurement
 from searchlab.spaces import IntKnob, KnobSpace
 

@@ -7,6 +7,7 @@ uploads data once for the device the worker owns (DESIGN.md, "Problem").
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from abc import ABC, abstractmethod
@@ -16,6 +17,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from searchlab.core.schema import bound_arguments, coerce, plain
 from searchlab.records import Config, Direction, Measurement, Result
 from searchlab.spaces import Space
 
@@ -70,7 +72,15 @@ class Problem(ABC):
     device) and implement :meth:`evaluate`. Exceptions raised by ``evaluate`` become
     ``FAILED`` results in the worker; raise :class:`searchlab.errors.EvaluationError` to
     name the failure mode.
+
+    A problem's options are its constructor's typed keyword parameters, declared once: the
+    registry derives the config schema from them (:mod:`searchlab.core.schema`), a parameter
+    typed with a dataclass (``measure: MeasurementProtocol``) is a nested config whose plain
+    mapping is turned back into the dataclass before ``__init__`` runs, and :attr:`params`
+    (what fingerprints the problem) is the arguments it was built with.
     """
+
+    __schema_base__: ClassVar[bool] = True  # Problem's own parameters are not options (core.schema.options)
 
     name: ClassVar[str] = "problem"
     direction: ClassVar[Direction] = Direction.MINIMIZE
@@ -80,8 +90,17 @@ class Problem(ABC):
     capabilities: ClassVar[frozenset[str]] = frozenset()
     code_version: ClassVar[str] = "1"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not hasattr(init, "__wrapped__"):
+            cls.__init__ = _recording(cls, init)  # type: ignore[method-assign]
+
     def __init__(self, **params: Any) -> None:
-        self.params: dict[str, Any] = dict(params)
+        """``params``: only for a subclass that records something other than its arguments
+        (they replace what :func:`_recording` captured); a subclass normally passes nothing."""
+        if params or not hasattr(self, "params"):
+            self.params: dict[str, Any] = dict(params)
         self.device = DeviceInfo()
 
     @property
@@ -143,3 +162,17 @@ class Problem(ABC):
     def finalize(self, ctx: FinalizeContext) -> Mapping[str, Any]:
         """Run-end report merged into ``summary.json`` (default: nothing)."""
         return {}
+
+
+def _recording(cls: type, init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` that first turns nested option mappings into their dataclasses and, on the
+    outermost call (the class actually built), records the bound arguments as ``params``."""
+
+    @functools.wraps(init)
+    def wrapper(self: Problem, *args: Any, **kwargs: Any) -> None:
+        kwargs = coerce(cls, kwargs, f"problem {getattr(cls, 'name', cls.__name__)}")
+        if "params" not in self.__dict__:
+            self.params = plain(bound_arguments(init, args, kwargs))
+        init(self, *args, **kwargs)
+
+    return wrapper
