@@ -119,10 +119,23 @@ def _hint(exc: BaseException, text: str, options: list[str]) -> str:
         schema, key = getattr(cause, "object_type", None), getattr(cause, "key", None)
         if "not in" in str(cause) and key is not None and schema is not None and dataclasses.is_dataclass(schema):
             valid = [f.name for f in dataclasses.fields(schema) if not f.name.startswith("_")]
-            hint = f"{did_you_mean(key, valid)} (valid keys: {', '.join(valid) or 'none'})"
+            hint = _moved(schema, str(key), text) or f"{did_you_mean(key, valid)} (valid keys: {', '.join(valid) or 'none'})"
         cause = cause.__cause__
     text += hint
     return f"{text} (available: {', '.join(options)})" if options else text
+
+
+def _moved(schema: type, key: str, text: str) -> str:
+    """The new spelling of an option that moved into a nested config (issue 21: the flat
+    ``problem.min_runs`` is now ``problem.measure.min_runs``), else ""."""
+    import re
+
+    for f in dataclasses.fields(schema):
+        if isinstance(f.type, type) and dataclasses.is_dataclass(f.type) and key in {g.name for g in dataclasses.fields(f.type)}:
+            full = re.search(r"override '([^']*)'", text)
+            prefix = full.group(1).rsplit(".", 1)[0] + "." if full and "." in full.group(1) else ""
+            return f" (it moved: use {prefix}{f.name}.{key})"
+    return ""
 
 
 def _compose(overrides: list[str]) -> tuple[object, tuple[str, str]]:

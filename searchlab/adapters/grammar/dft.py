@@ -49,26 +49,11 @@ from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.records import Config, Direction, FailureMode, Measurement
 
-__all__ = ["DftConfig", "DftProblem", "dft_grammar", "ruletree"]
+__all__ = ["PROTOCOL", "DftProblem", "dft_grammar", "ruletree"]
 
 
-@dataclass
-class DftConfig:
-    _target_: str = "searchlab.adapters.grammar.DftProblem"
-    size: int = 1024  # n, a power of two, 2 .. 2^22
-    max_codelet: int = 32  # largest generated codelet (every power of two up to it)
-    threads: int = 1  # 2: the top split may also run over 2 OpenMP threads (rule DFT_n -> omp ...; needs clock=wall)
-    clock: str = "cpu"  # cpu: the timing thread's CPU time (robust to a shared machine); wall: elapsed time
-    subproblem_context: str = "strided"  # DP's sub-problems: strided (in a parent's context) or standalone
-    min_runs: int = 5  # measurement protocol (searchlab.core.measure): runs of a batch each
-    max_runs: int = 30
-    min_time_s: float = 0.01
-    target_rel_ci: float = 0.02
-    warmup: int = 1
-    batch_s: float = 0.001  # each run times back-to-back executions lasting about this long, in C
-    pin: bool = True  # pin to one core while timing (the OpenMP helper to a second)
-    tolerance: float = 1e-10  # relative error against numpy.fft (complex128)
-    seed: int = 0  # input data
+# The protocol before issue 21 (the flat problem.min_runs ... problem.warmup options).
+PROTOCOL = MeasurementProtocol(min_runs=5, max_runs=30, min_time_s=0.01, target_rel_ci=0.02, warmup=1)
 
 
 def _integer(value: object, name: str, top: int) -> int:
@@ -118,9 +103,20 @@ class DftProblem(Problem):
     code_version = "2"
 
     def __init__(self, size: int = 1024, max_codelet: int = 32, threads: int = 1, clock: str = "cpu",
-                 subproblem_context: str = "strided", min_runs: int = 5, max_runs: int = 30,
-                 min_time_s: float = 0.01, target_rel_ci: float = 0.02, warmup: int = 1, batch_s: float = 0.001,
-                 pin: bool = True, tolerance: float = 1e-10, seed: int = 0) -> None:
+                 subproblem_context: str = "strided", measure: MeasurementProtocol = PROTOCOL,
+                 batch_s: float = 0.001, pin: bool = True, tolerance: float = 1e-10, seed: int = 0) -> None:
+        """Args:
+            size: n, any integer 2 .. 2^22 (mixed radix, Good-Thomas, Rader, Bluestein).
+            max_codelet: the largest generated codelet (every 13-smooth size up to it), 2 .. 64.
+            threads: 2: the top split may also run over 2 OpenMP threads (needs clock=wall).
+            clock: cpu (the timing thread's CPU time, robust to a shared machine) or wall.
+            subproblem_context: DP's sub-problems: strided (in a parent's context) or standalone.
+            measure: the measurement protocol (runs of one batch each; searchlab.core.measure).
+            batch_s: each run times back-to-back executions lasting about this long, in C.
+            pin: pin to one core while timing (the OpenMP helper to a second).
+            tolerance: largest relative error against numpy.fft (complex128).
+            seed: the input data.
+        """
         self.n = _integer(size, "size", 2**22)
         check_memory(self.n, 1)
         self.max_codelet = _integer(max_codelet, "max_codelet", 64)
@@ -134,10 +130,8 @@ class DftProblem(Problem):
         if not (isinstance(threads, int) and threads >= 1 and batch_s >= 0 and 0 < tolerance < 1):
             raise ConfigError(f"problem: need threads >= 1, batch_s >= 0 and 0 < tolerance < 1; got threads={threads}, "
                               f"batch_s={batch_s}, tolerance={tolerance}")
-        self.protocol = MeasurementProtocol(min_runs, max_runs, min_time_s, target_rel_ci, warmup)
-        super().__init__(size=size, max_codelet=max_codelet, threads=threads, clock=clock, subproblem_context=subproblem_context,
-                         min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s, target_rel_ci=target_rel_ci,
-                         warmup=warmup, batch_s=batch_s, pin=pin, tolerance=tolerance, seed=seed)
+        self.protocol = measure
+        super().__init__()
         self.context, self.batch_s, self.pin, self.clock = subproblem_context, batch_s, pin, clock
         self.tolerance, self.seed = tolerance, seed
         self.graph = TreeGraph(dft_grammar(self.n, self.max_codelet, threads), subwords=True)
