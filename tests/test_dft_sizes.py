@@ -12,8 +12,8 @@ from searchlab.adapters.grammar import DftProblem, _clib, dft_grammar, ruletree
 from searchlab.adapters.grammar._convolve import primitive_root
 from searchlab.adapters.grammar._dftgrammar import bluestein_lengths
 from searchlab.adapters.grammar._fft import Bluestein, Leaf, Pfa, Rader, Spec, Split, Twiddle, describe
-from searchlab.errors import ConfigError
 from searchlab.core.measure import MeasurementProtocol
+from searchlab.errors import ConfigError
 from searchlab.records import Status
 
 QUICK: dict[str, Any] = {"measure": MeasurementProtocol(min_runs=1, max_runs=1, min_time_s=0.0, warmup=0),

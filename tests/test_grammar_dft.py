@@ -105,7 +105,8 @@ def test_a_wrong_plan_is_failed_wrong_output() -> None:
 @pytest.mark.parametrize(("options", "match"), [
     ({"size": 1}, "size"), ({"size": 2**23}, "size"), ({"size": 10.5}, "size"), ({"size": "1024"}, "size"),
     ({"max_codelet": 1}, "max_codelet"), ({"max_codelet": 65}, "max_codelet"),
-    ({"measure": {"min_runs": 0}}, "min_runs"), ({"measure": {"runs": 3}}, "runs"), ({"clock": "tsc"}, "clock"), ({"threads": 2}, "clock=wall"),
+    ({"measure": {"min_runs": 0}}, "min_runs"), ({"measure": {"runs": 3}}, "runs"),
+    ({"clock": "tsc"}, "clock"), ({"threads": 2}, "clock=wall"),
     ({"subproblem_context": "nested"}, "subproblem_context"),
 ])
 def test_bad_options_are_config_errors(options: dict[str, Any], match: str) -> None:

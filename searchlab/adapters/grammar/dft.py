@@ -37,7 +37,6 @@ import math
 import os
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import numpy as np
 
