@@ -44,6 +44,22 @@ def test_every_generated_codelet_is_a_dft(s: int, kind: str) -> None:
     assert _numpy_error(Leaf(kind, s), seed=s, v=3) < 1e-14
 
 
+@pytest.mark.parametrize("s", [3, 8, 12, 25, 32])
+def test_vector_codelets_over_neighbouring_transforms(s: int) -> None:
+    """I_v ⊗ DFT_s reading at stride v (the inner stage of a top split, where the two vector
+    lanes are neighbours in memory: whole-vector loads), v odd so the scalar tail runs too."""
+    lib = _clib.load(32)
+    plan = _clib.Plan(lib, Leaf("n1v", s), _clib.Twiddles())
+    v = 7
+    rng = np.random.default_rng(s)
+    x = rng.standard_normal(s * v) + 1j * rng.standard_normal(s * v)
+    y = np.zeros_like(x)
+    plan.run_dft(x, y, (v, 1), (v, 1, s), 1)
+    plan.close()
+    want = np.fft.fft(x.reshape(s, v).T, axis=1).ravel()
+    assert np.linalg.norm(y - want) / np.linalg.norm(want) < 1e-14
+
+
 @pytest.mark.parametrize("spec", [
     _radix(3**7, 3),  # 2187, radix 3 throughout
     Split(Twiddle("t1", 7), Split(Twiddle("t1v", 5), Split(Twiddle("t1", 3), Leaf("n1v", 2)))),  # 2·3·5·7

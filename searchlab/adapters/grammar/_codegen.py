@@ -56,14 +56,15 @@ class _Body:
     def emit_load(self, address: str) -> Var:
         name = self._fresh()
         if self.vector:
-            self._lines.append(f"v4d {name} = LD2({address[0]}, {address[1]});")
+            load = f"LD4({address[0]})" if not address[1] else f"LD2({address[0]}, {address[1]})"
+            self._lines.append(f"v4d {name} = {load};")
             return name
         self._lines.append(f"double {name}r = {address}[0], {name}i = {address}[1];")
         return (f"{name}r", f"{name}i")
 
     def store(self, address: str, a: Var) -> None:
         if self.vector:
-            self._lines.append(f"ST2({address[0]}, {address[1]}, {a});")
+            self._lines.append(f"ST4({address[0]}, {a});" if not address[1] else f"ST2({address[0]}, {address[1]}, {a});")
         else:
             self._lines.append(f"{address}[0] = {a[0]}; {address}[1] = {a[1]};")
 
@@ -192,16 +193,19 @@ def _dft(body: _Body, values: list[Var], sink: Sink | None = None) -> list[Var]:
     return out
 
 
-def _codelet(s: int, vector: bool, twiddle: bool) -> list[str]:
+def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False) -> list[str]:
+    """The body of one codelet; ``adjacent``: the two vector lanes' inputs are neighbours in
+    memory (one 256-bit load instead of two 128-bit halves; for t1v also the stores)."""
     body = _Body(vector)
     src: Callable[[int], str]
+    second = "" if adjacent else "p1"
     if twiddle:  # in place on p (and p1 for the second vector lane)
         def src(i: int) -> str:
-            return (f"p + 2 * {i} * stride", f"p1 + 2 * {i} * stride") if vector else f"(p + 2 * {i} * stride)"  # type: ignore[return-value]
+            return (f"p + 2 * {i} * stride", second and f"p1 + 2 * {i} * stride") if vector else f"(p + 2 * {i} * stride)"  # type: ignore[return-value]
         dst = src
     else:
         def src(i: int) -> str:
-            return (f"x + 2 * {i} * is", f"x1 + 2 * {i} * is") if vector else f"(x + 2 * {i} * is)"  # type: ignore[return-value]
+            return (f"x + 2 * {i} * is", second and f"x1 + 2 * {i} * is") if vector else f"(x + 2 * {i} * is)"  # type: ignore[return-value]
 
         def dst(i: int) -> str:
             return (f"y + 2 * {i} * os", f"y1 + 2 * {i} * os") if vector else f"(y + 2 * {i} * os)"  # type: ignore[return-value]
@@ -219,6 +223,8 @@ def codelet_source(s: int) -> str:
     n1v = "\n".join(ind + line for line in _codelet(s, True, False))
     t1 = "\n".join(ind + line for line in _codelet(s, False, True))
     t1v = "\n".join(ind + line for line in _codelet(s, True, True))
+    n1va = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True))
+    t1va = "\n".join(ind + "    " + line for line in _codelet(s, True, True, adjacent=True))
     return f"""
 static void n1_{s}(const double *restrict x, double *restrict y, long is, long os, long v, long ivs, long ovs) {{
     for (long l = 0; l < v; ++l, x += 2 * ivs, y += 2 * ovs) {{
@@ -227,6 +233,11 @@ static void n1_{s}(const double *restrict x, double *restrict y, long is, long o
 }}
 static void n1v_{s}(const double *restrict x, double *restrict y, long is, long os, long v, long ivs, long ovs) {{
     long l = 0;
+    if (ivs == 1)  /* the two transforms' inputs are neighbours: whole-vector loads */
+        for (; l + 1 < v; l += 2, x += 4, y += 4 * ovs) {{
+            double *y1 = y + 2 * ovs;
+{n1va}
+        }}
     for (; l + 1 < v; l += 2, x += 4 * ivs, y += 4 * ovs) {{
         const double *x1 = x + 2 * ivs; double *y1 = y + 2 * ovs;
 {n1v}
@@ -241,6 +252,11 @@ static void t1_{s}(double *restrict y, const double *restrict W, long wstride, l
 }}
 static void t1v_{s}(double *restrict y, const double *restrict W, long wstride, long stride, long count, long dist) {{
     long j = 0;
+    if (dist == 1)  /* neighbouring vectors: whole-vector loads and stores */
+        for (; j + 1 < count; j += 2) {{
+            double *p = y + 2 * j; const double *w = W + 2 * j;
+{t1va}
+        }}
     for (; j + 1 < count; j += 2) {{
         double *p = y + 2 * j * dist; double *p1 = p + 2 * dist; const double *w = W + 2 * j;
 {t1v}
@@ -258,6 +274,7 @@ typedef long long v4i __attribute__((vector_size(32)));
 static inline v4d LD2(const double *a, const double *b) { v4d r; memcpy(&r, a, 16); memcpy((double *)&r + 2, b, 16); return r; }
 static inline void ST2(double *a, double *b, v4d r) { memcpy(a, &r, 16); memcpy(b, (double *)&r + 2, 16); }
 static inline v4d LD4(const double *a) { v4d r; memcpy(&r, a, 32); return r; }
+static inline void ST4(double *a, v4d r) { memcpy(a, &r, 32); }
 #define SWAP(a) __builtin_shuffle((a), (v4i){1, 0, 3, 2})
 #define DUPRE(a) __builtin_shuffle((a), (v4i){0, 0, 2, 2})
 #define DUPIM(a) __builtin_shuffle((a), (v4i){1, 1, 3, 3})
