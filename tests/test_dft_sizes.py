@@ -131,3 +131,20 @@ def test_non_powers_of_two_run_from_the_command_line(n: int, tmp_path: Any) -> N
                           capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "DFT_" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("n", [60, 37])
+def test_dp_composes_plans_of_any_size(n: int) -> None:
+    """DP's bottom-up order follows the grammar, not the size: Bluestein's DFT_M (M > p) is
+    solved before DFT_p; the sub-problems that do not divide n are measured standalone."""
+    from searchlab.api import optimize
+    from searchlab.loop import Budget, StopReason
+    from searchlab.searchers import DpSearcher
+
+    problem = DftProblem(size=n, **QUICK)
+    outcome = optimize(problem, DpSearcher(problem.space, direction=problem.direction), Budget(evaluations=2000))
+    assert outcome.reason is StopReason.EXHAUSTED and outcome.best is not None
+    assert not outcome.best.measurement.is_subproblem
+    assert ruletree(problem.space.node(str(outcome.best.config["word"]))).size == n
+    subs = {r.measurement.extra["subproblem"] for r in outcome.results if r.measurement.is_subproblem}
+    assert (n != 37) or {"DFT_36", "DFT_128", "DFT_75"} <= subs  # Rader's p-1, Bluestein's two M
