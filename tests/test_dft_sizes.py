@@ -14,7 +14,7 @@ from searchlab.adapters.grammar._dftgrammar import bluestein_lengths
 from searchlab.adapters.grammar._fft import Bluestein, Leaf, Pfa, Rader, Spec, Split, Twiddle, describe
 from searchlab.core.measure import MeasurementProtocol
 from searchlab.errors import ConfigError
-from searchlab.records import Status
+from searchlab.records import Config, Status
 
 QUICK: dict[str, Any] = {"measure": MeasurementProtocol(min_runs=1, max_runs=1, min_time_s=0.0, warmup=0),
                          "batch_s": 0.0, "pin": False}
@@ -90,11 +90,11 @@ def test_random_words_of_any_size_are_dfts(n: int) -> None:
     rng = np.random.default_rng(n)
     for _ in range(4):
         _, node = problem.space.uniform_word(rng)
-        spec = ruletree(node)
+        spec = ruletree(problem.space.node(problem.space.key(node)))
         assert spec.size == n and not isinstance(spec, Twiddle)
         assert _numpy_error(spec, seed=n) < 1e-11, describe(spec)
-    m = problem.evaluate({"word": problem.space.key(node)})
-    assert m.status is Status.OK and m.objective > 0
+    m = problem.evaluate(Config(word=problem.space.key(node)))
+    assert m.status is Status.OK and m.objective is not None and m.objective > 0
 
 
 def test_grammar_offers_every_rule_where_it_applies() -> None:

@@ -145,7 +145,7 @@ def test_lazy_children_are_the_children_in_order() -> None:
         lazy, eager = graph.lazy_children(node), graph.children(node)
         assert len(lazy) == len(eager) and [lazy[i] for i in range(len(lazy))] == list(eager)
         assert list(graph.lazy_children(node, canonical=True)) == list(graph.canonical_children(node))
-        node = eager[int(rng.integers(len(eager)))][1]
+        node = eager[int(rng.integers(len(eager)))][1]  # type: ignore[assignment]
         assert graph.open_leaves(node) == graph.open_leaves(graph.node(graph.key(node)))
 
 
@@ -207,4 +207,4 @@ def test_our_plan_and_fftw_are_compared_interleaved_with_an_interval(monkeypatch
 def test_ruletree_of_a_word() -> None:
     problem = DftProblem(size=64)
     word = problem.space.node("DFT_64(TW_4(buf,DFT_4(n1v_4)),DFT_16(TW_2(t1v_2),DFT_8(n1_8)))")
-    assert describe(ruletree(word)) == "CT(buf(4v), CT(2v, 8))"  # type: ignore[arg-type]
+    assert describe(ruletree(word)) == "CT(buf(4v), CT(2v, 8))"
