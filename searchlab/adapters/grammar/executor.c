@@ -178,6 +178,13 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
         return;
     }
     long k = p->k, m = p->m;
+    if (v > 1 && ivs == 1 && !p->parallel && (p->right->kind == K_N1 || p->right->kind == K_N1V)) {
+        /* Loop interchange: the v transforms' inputs are neighbours (ivs = 1), so run the
+         * leaf over them (whole-vector loads) once per inner index, then the stages. */
+        for (long i = 0; i < k; ++i) p->right->n1(x + 2 * i * is, y + 2 * i * m * os, is * k, os, v, ivs, ovs);
+        for (long l = 0; l < v; ++l) tws(p->left, y + 2 * l * ovs, p->tw, m, m * os, m, os, t);
+        return;
+    }
     for (long l = 0; l < v; ++l) {
         const double *xl = x + 2 * l * ivs;
         double *yl = y + 2 * l * ovs;
