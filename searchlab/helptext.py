@@ -91,7 +91,7 @@ def _config_comments(cls: type) -> dict[str, str]:
 
 def phrases(schema: type) -> dict[str, str]:
     """Each option's phrase, from its one declaration (see the module docstring)."""
-    cls = getattr(schema, "__searcher__", None)
+    cls = getattr(schema, "__searcher__", None) or getattr(schema, "__built_from__", None)
     found: dict[str, str] = {}
     for klass in (cls.__mro__ if cls is not None else ()):
         found = {**_comments(_source(klass.__dict__.get("__init__"))), **found}

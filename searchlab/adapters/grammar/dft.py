@@ -101,21 +101,18 @@ class DftProblem(Problem):
     capabilities = frozenset({"subproblems"})
     code_version = "2"
 
-    def __init__(self, size: int = 1024, max_codelet: int = 32, threads: int = 1, clock: str = "cpu",
-                 subproblem_context: str = "strided", measure: MeasurementProtocol = PROTOCOL,
-                 batch_s: float = 0.001, pin: bool = True, tolerance: float = 1e-10, seed: int = 0) -> None:
-        """Args:
-            size: n, any integer 2 .. 2^22 (mixed radix, Good-Thomas, Rader, Bluestein).
-            max_codelet: the largest generated codelet (every 13-smooth size up to it), 2 .. 64.
-            threads: 2: the top split may also run over 2 OpenMP threads (needs clock=wall).
-            clock: cpu (the timing thread's CPU time, robust to a shared machine) or wall.
-            subproblem_context: DP's sub-problems: strided (in a parent's context) or standalone.
-            measure: the measurement protocol (runs of one batch each; searchlab.core.measure).
-            batch_s: each run times back-to-back executions lasting about this long, in C.
-            pin: pin to one core while timing (the OpenMP helper to a second).
-            tolerance: largest relative error against numpy.fft (complex128).
-            seed: the input data.
-        """
+    def __init__(self,
+                 size: int = 1024,  # n, any integer 2 .. 2^22 (mixed radix, Good-Thomas, Rader, Bluestein)
+                 max_codelet: int = 32,  # largest generated codelet (every 13-smooth size up to it), 2 .. 64
+                 threads: int = 1,  # 2: the top split may also run over 2 OpenMP threads (needs clock=wall)
+                 clock: str = "cpu",  # cpu: the timing thread's CPU time (robust to a shared machine); wall
+                 subproblem_context: str = "strided",  # DP's sub-problems: strided (in context) or standalone
+                 measure: MeasurementProtocol = PROTOCOL,  # the measurement protocol, runs of one C batch each
+                 batch_s: float = 0.001,  # each run times back-to-back executions lasting about this long, in C
+                 pin: bool = True,  # pin to one core while timing (the OpenMP helper to a second)
+                 tolerance: float = 1e-10,  # largest relative error against numpy.fft (complex128)
+                 seed: int = 0,  # the input data
+                 ) -> None:
         self.n = _integer(size, "size", 2**22)
         check_memory(self.n, 1)
         self.max_codelet = _integer(max_codelet, "max_codelet", 64)

@@ -82,16 +82,13 @@ class GrammarProblem(Problem):
     name = "grammar"
     objective_name = "objective"
 
-    def __init__(self, grammar: Grammar | Mapping[str, Any] | str | Path = "schedule.yaml",
-                 objective: Any = DEFAULT_OBJECTIVE, direction: str = "maximize", subproblems: bool = False,
-                 max_forms: int = 20_000) -> None:
-        """Args:
-            grammar: a YAML path (or a name in searchlab/adapters/grammar/examples), or a mapping.
-            objective: a callable, a dotted name, or {_target_: pkg.fn, _partial_: true, ...}.
-            direction: maximize or minimize.
-            subproblems: the objective also scores sub-words (enables searcher=dp).
-            max_forms: string mode explores the whole graph, up to this many forms.
-        """
+    def __init__(self,
+                 grammar: Grammar | Mapping[str, Any] | str | Path = "schedule.yaml",  # YAML path (or example name), or a mapping
+                 objective: Any = DEFAULT_OBJECTIVE,  # a callable, a dotted name, or {_target_: pkg.fn, _partial_: true}
+                 direction: str = "maximize",  # maximize or minimize
+                 subproblems: bool = False,  # the objective also scores sub-words (enables searcher=dp)
+                 max_forms: int = 20_000,  # string mode explores the whole graph, up to this many forms
+                 ) -> None:
         self.grammar = load_grammar(grammar)
         self.objective, described = resolve_objective(objective or DEFAULT_OBJECTIVE)
         try:
