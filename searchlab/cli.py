@@ -125,7 +125,7 @@ def _hint(exc: BaseException, text: str, options: list[str]) -> str:
     return f"{text} (available: {', '.join(options)})" if options else text
 
 
-def _moved(schema: type, key: str, text: str) -> str:
+def _moved(schema: Any, key: str, text: str) -> str:
     """The new spelling of an option that moved into a nested config (issue 21: the flat
     ``problem.min_runs`` is now ``problem.measure.min_runs``), else ""."""
     import re
