@@ -1,14 +1,13 @@
-"""Our best DFT plans against FFTW 3, one protocol, interleaved (issue 22, item 2).
+"""The best plan TAG finds in 150 evaluations against FFTW 3 (issue 26, item 2).
 
-``bench/dag_search.py`` used to time FFTW under its own protocol (5-20 runs, 2 %) and our plans
-under the problem's (3-10 runs, 3 %), at different times. Here, for each size of a stored
-``dag_search.json``, the best re-measured plan of that run and FFTW_MEASURE's plan are timed
-under the *problem's* protocol (the JSON's ``protocol``), in alternating rounds (order flipped
-every round): the ratio ours / FFTW per round, its median and 95 % order-statistic interval
-(:func:`searchlab.adapters.grammar._fftw.versus_fftw`). The stored, non-interleaved ratio is
-given beside it.
+For each size, TAG (paper 002 §3, seed 0) searches ``problem=dft`` for --budget evaluations
+(every plan checked against numpy.fft, timed in C under the problem's protocol); its best plan
+and FFTW's plan (FFTW_MEASURE, one thread, wisdom forgotten) are then timed under the *same*
+protocol, batch length, thread CPU clock and pinning, in alternating rounds (order flipped
+every round): the ratio ours / FFTW (pseudo-Mflop/s) per round, its median and 95 %
+order-statistic interval (:func:`searchlab.adapters.grammar._fftw.versus_fftw`).
 
-    /work/bin/cpuslot --exclusive python bench/dft_fftw.py --rounds 9
+    /work/bin/cpuslot --exclusive python bench/dft_fftw.py --sizes 1024 65536 1048576 3000 100000 10007
 
 Writes bench/results/dft_fftw.json.
 """
@@ -30,45 +29,59 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "bench" / "results"
+PROTOCOL = {"min_runs": 3, "max_runs": 10, "min_time_s": 0.003, "target_rel_ci": 0.03, "warmup": 1}
+
+
+def one_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
+    from searchlab.adapters.grammar import DftProblem
+    from searchlab.adapters.grammar._fftw import versus_fftw
+    from searchlab.api import optimize
+    from searchlab.core.measure import MeasurementProtocol
+    from searchlab.core.records import Config
+    from searchlab.run.loop import Budget
+    from searchlab.searchers import TagSearcher
+
+    problem = DftProblem(size=n, measure=MeasurementProtocol(**PROTOCOL), batch_s=args.batch_s)  # type: ignore[arg-type]
+    problem.setup(problem.device)
+    started = time.perf_counter()
+    outcome = optimize(problem, TagSearcher(problem.space, direction=problem.direction, seed=args.seed),
+                       Budget(evaluations=args.budget))
+    search_s = time.perf_counter() - started
+    if outcome.best is None:
+        return {"n": n, "error": "no plan succeeded"}
+    word = str(outcome.best.config["word"])
+    res = versus_fftw(problem, Config(word=word), args.flag, rounds=args.rounds)
+    failed = sum(r.measurement.objective is None for r in outcome.results)
+    return res | {"n": n, "word": word, "search_s": search_s, "evaluations": len(outcome.results),
+                  "failed_evaluations": failed, "words_in_space": problem.space.count_sinks()}
 
 
 def main() -> None:
-    from searchlab.adapters.grammar import DftProblem
-    from searchlab.adapters.grammar._fftw import versus_fftw
-    from searchlab.core.records import Config
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, default=RESULTS / "dag_search.json")
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 65536, 2**20, 3000, 100_000, 10007])
+    parser.add_argument("--budget", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-s", type=float, default=0.0005)
     parser.add_argument("--flag", default="measure")
     parser.add_argument("--out", type=Path, default=RESULTS / "dft_fftw.json")
     args = parser.parse_args()
-    stored = json.loads(args.source.read_text())
     load, started = os.getloadavg(), time.time()
-    sizes: list[dict[str, Any]] = []
-    for size in stored["sizes"]:
-        best_name, best = max(((k, v) for k, v in size["confirm"].items() if isinstance(v, dict)),
-                              key=lambda kv: kv[1]["mflops_median"])
-        fftw_stored = next((f for f in size["fftw"] if f["flag"] == args.flag), None)
-        if fftw_stored is None:
-            continue
-        problem = DftProblem(size=size["n"], **stored["protocol"])
-        problem.setup(problem.device)
-        res = versus_fftw(problem, Config(word=best["word"]), args.flag, rounds=args.rounds)
-        res |= {"n": size["n"], "plan_of": best_name, "word": best["word"],
-                "stored_ratio_not_interleaved": best["mflops_median"] / fftw_stored["mflops"],
-                "stored_fftw_runs": fftw_stored.get("runs")}
-        sizes.append(res)
-        lo, hi = res["ours_over_fftw_ci95"]
-        print(f"n={size['n']}: ours/FFTW {res['ours_over_fftw_median']:.3f} [{lo:.3f}, {hi:.3f}] "
-              f"(stored, not interleaved: {res['stored_ratio_not_interleaved']:.3f})", flush=True)
-    out = {"what": "best plan of bench/dag_search.py vs FFTW_" + args.flag.upper() + ", one protocol, interleaved",
-           "protocol": stored["protocol"], "rounds": args.rounds, "sizes": sizes,
-           "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average_before": list(load),
-                       "load_average_after": list(os.getloadavg()), "elapsed_s": time.time() - started,
-                       "note": "thread CPU clock, pinned; 2 cores shared with other sessions (cpuslot --exclusive)"}}
+    out: dict[str, Any] = {
+        "what": f"best plan of TAG in {args.budget} evaluations vs FFTW_{args.flag.upper()}, one protocol, interleaved",
+        "protocol": PROTOCOL | {"batch_s": args.batch_s}, "rounds": args.rounds, "seed": args.seed, "sizes": []}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1))
+    for n in args.sizes:
+        res = one_size(n, args)
+        out["sizes"].append(res)
+        if "ours_over_fftw_median" in res:
+            lo, hi = res["ours_over_fftw_ci95"]
+            print(f"n={n}: ours/FFTW {res['ours_over_fftw_median']:.3f} [{lo:.3f}, {hi:.3f}]  {res['describe']}  "
+                  f"(search {res['search_s']:.0f} s)", flush=True)
+        out["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average_before": list(load),
+                          "load_average_after": list(os.getloadavg()), "elapsed_s": time.time() - started,
+                          "note": "thread CPU clock, pinned; 2 cores shared with other sessions (cpuslot --exclusive)"}
+        args.out.write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

@@ -112,6 +112,11 @@ CASES: dict[str, Case] = {
     "huge string": lambda t: (["problem=table", f"problem.path={_table(t, chr(39) + 'x' + chr(39) + '*10**11 != a')}"],
                               "100000000000"),
     "dft too big": lambda t: (["problem=dft", "problem.size=1099511627776"], "problem.size=1099511627776"),
+    "dft size 1": lambda t: (["problem=dft", "problem.size=1"], "problem.size=1"),
+    "dft size 2^22+1": lambda t: (["problem=dft", "problem.size=4194305"], "problem.size=4194305"),
+    "dft size not an integer": lambda t: (["problem=dft", "problem.size=10.5"], "10.5"),
+    "dft old flat protocol option": lambda t: (["problem=dft", "problem.min_runs=3"], "use problem.measure.min_runs"),
+    "dft protocol option unknown": lambda t: (["problem=dft", "problem.measure.runs=3"], "problem.measure.runs"),
     # items 4-8
     "kt without path": lambda t: (["problem=kernel_tuner_cache"], "problem.path"),
     "negative seed": lambda t: (["seed=-1"], "seed=-1"),

@@ -104,7 +104,8 @@ def test_full_disk_is_one_line_and_keeps_what_was_recorded(tmp_path: Path, monke
 
 
 def test_dp_short_of_budget_says_what_it_needs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    base = ["problem=dft", "problem.size=1024", "problem.min_runs=1", "problem.max_runs=1", "problem.warmup=0",
+    base = ["problem=dft", "problem.size=1024", "problem.measure.min_runs=1", "problem.measure.max_runs=1",
+            "problem.measure.warmup=0",
             "searcher=dp", "executor=serial", "progress=off"]
     short = execute(_compose_run([*base, "budget.evaluations=40"]), tmp_path / "short")
     assert short["best"] is None

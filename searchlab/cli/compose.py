@@ -19,6 +19,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from searchlab.core.groups import CONF_DIR
+from searchlab.core.schema import built_from
 from searchlab.errors import ConfigError, did_you_mean
 
 
@@ -68,11 +69,26 @@ def _hint(exc: BaseException, text: str, options: list[str]) -> str:
     while cause is not None and not hint:
         schema, key = getattr(cause, "object_type", None), getattr(cause, "key", None)
         if "not in" in str(cause) and key is not None and isinstance(schema, type) and dataclasses.is_dataclass(schema):
-            valid = [f.name for f in dataclasses.fields(schema) if not f.name.startswith("_")]
-            hint = f"{did_you_mean(key, valid)} (valid keys: {', '.join(valid) or 'none'})"
+            hint = _renamed(schema, str(key), text)
         cause = cause.__cause__
     text += hint
     return f"{text} (available: {', '.join(options)})" if options else text
+
+
+def _renamed(schema: type, key: str, text: str) -> str:
+    """Why ``key`` is not an option of ``schema``: a former option the class names in
+    ``renamed_options`` (futhark's ``runs``), one that moved into a nested config (issue 21: the flat
+    ``problem.min_runs`` is now ``problem.measure.min_runs``), else did-you-mean and the valid keys."""
+    renamed = getattr(built_from(schema), "renamed_options", {}).get(key)
+    if renamed:
+        return f": renamed, use {renamed}"
+    for f in dataclasses.fields(schema):
+        if isinstance(f.type, type) and dataclasses.is_dataclass(f.type) and key in {g.name for g in dataclasses.fields(f.type)}:
+            full = re.search(r"override '([^']*)'", text)
+            prefix = full.group(1).rsplit(".", 1)[0] + "." if full and "." in full.group(1) else ""
+            return f" (it moved: use {prefix}{f.name}.{key})"
+    valid = [f.name for f in dataclasses.fields(schema) if not f.name.startswith("_")]
+    return f"{did_you_mean(key, valid)} (valid keys: {', '.join(valid) or 'none'})"
 
 
 def _parse(overrides: list[str]) -> list[Any]:

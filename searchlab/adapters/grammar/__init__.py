@@ -4,21 +4,19 @@ of our adaptive C DFT library (generated codelets, recursive executor, timed in 
 from searchlab.adapters.grammar._grammar import Grammar, Production, load_grammar, word_counts
 from searchlab.adapters.grammar._strings import StringGraph
 from searchlab.adapters.grammar._tree import TreeGraph
-from searchlab.adapters.grammar.dft import DftConfig, DftProblem, dft_grammar, ruletree
-from searchlab.adapters.grammar.problem import GrammarProblem, GrammarProblemConfig, Word
+from searchlab.adapters.grammar.dft import DftProblem, dft_grammar, ruletree
+from searchlab.adapters.grammar.problem import GrammarProblem, Word
 
 SCHEMAS: dict[str, type] = {
-    "dft": DftConfig,
-    "grammar": GrammarProblemConfig,
+    "dft": DftProblem,
+    "grammar": GrammarProblem,
 }
 
 __all__ = [
     "SCHEMAS",
-    "DftConfig",
     "DftProblem",
     "Grammar",
     "GrammarProblem",
-    "GrammarProblemConfig",
     "Production",
     "StringGraph",
     "TreeGraph",

@@ -21,12 +21,13 @@ import os
 import shutil
 import subprocess
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from searchlab.adapters.grammar import _codegen
-from searchlab.adapters.grammar._fft import Leaf, Spec, Split, Twiddle, TwSpec
+from searchlab.adapters.grammar import _codegen, _convolve
+from searchlab.adapters.grammar._fft import Bluestein, Leaf, Pfa, Rader, Spec, Split, Twiddle, TwSpec, describe
 from searchlab.errors import ConfigError
 
 EXECUTOR = Path(__file__).with_name("executor.c")
@@ -74,6 +75,9 @@ def load(max_codelet: int) -> ctypes.CDLL:
     lib.fl_leaf.restype, lib.fl_leaf.argtypes = _P, [ctypes.c_int, _L]
     lib.fl_buffered.restype, lib.fl_buffered.argtypes = _P, [_P]
     lib.fl_split.restype, lib.fl_split.argtypes = _P, [_P, _P, _P, ctypes.c_int]
+    lib.fl_pfa.restype, lib.fl_pfa.argtypes = _P, [_P, _P, _P, _P]
+    lib.fl_rader.restype, lib.fl_rader.argtypes = _P, [_P, _L, _P, _P, _P]
+    lib.fl_bluestein.restype, lib.fl_bluestein.argtypes = _P, [_P, _L, _P, _P]
     lib.fl_destroy.restype, lib.fl_destroy.argtypes = None, [_P]
     lib.fl_set_clock.restype, lib.fl_set_clock.argtypes = None, [ctypes.c_int]
     lib.fl_set_cpus.restype, lib.fl_set_cpus.argtypes = None, [ctypes.c_int, ctypes.c_int]
@@ -91,6 +95,14 @@ class Twiddles:
         self.max_bytes = max_bytes
         self._tables: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
         self._roots: dict[int, np.ndarray] = {}
+        self._other: dict[tuple[object, ...], tuple[np.ndarray, ...]] = {}
+
+    def extra(self, key: tuple[object, ...], make: Callable[[], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+        """Another table of the plan (Good-Thomas maps, Rader / Bluestein kernels), cached
+        under the same budget as the twiddles."""
+        if key not in self._other:
+            self._other[key] = make()
+        return self._other[key]
 
     def __call__(self, n: int, k: int) -> np.ndarray:
         key = (n, k)
@@ -113,6 +125,7 @@ class Plan:
     def __init__(self, lib: ctypes.CDLL, spec: Spec | TwSpec, twiddles: Twiddles) -> None:
         self.lib = lib
         self._keep: list[np.ndarray] = []
+        self.handle = 0
         self.handle = self._build(spec, twiddles)
 
     def _build(self, spec: Spec | TwSpec, twiddles: Twiddles) -> int:
@@ -121,6 +134,20 @@ class Plan:
         elif isinstance(spec, Twiddle):
             handle = (self.lib.fl_buffered(self._build(spec.child, twiddles)) if spec.child is not None
                       else self.lib.fl_leaf(KIND[spec.kind], spec.size))
+        elif isinstance(spec, Pfa | Rader | Bluestein) and not _convolve.valid(spec):
+            raise ConfigError(f"{describe(spec)} is no plan: PFA needs coprime factors, Rader a prime p and "
+                              "DFT_{p-1}, Bluestein a convolution at least as long as the transform")
+        elif isinstance(spec, Pfa):
+            maps = self._tables(twiddles, ("pfa", spec.a.size, spec.b.size),
+                                lambda: _convolve.pfa_maps(spec.a.size, spec.b.size))
+            handle = self.lib.fl_pfa(self._build(spec.a, twiddles), self._build(spec.b, twiddles), *maps)
+        elif isinstance(spec, Rader):
+            tables = self._tables(twiddles, ("rader", spec.size), lambda: _convolve.rader_tables(spec.size))
+            handle = self.lib.fl_rader(self._build(spec.child, twiddles), spec.size, *tables)
+        elif isinstance(spec, Bluestein):
+            tables = self._tables(twiddles, ("blue", spec.size, spec.child.size),
+                                  lambda: _convolve.bluestein_tables(spec.size, spec.child.size))
+            handle = self.lib.fl_bluestein(self._build(spec.child, twiddles), spec.size, *tables)
         else:
             assert isinstance(spec, Split)
             table = twiddles(spec.size, spec.tw.size)
@@ -130,6 +157,12 @@ class Plan:
         if not handle:
             raise ConfigError(f"the DFT library has no codelet for {spec}")
         return int(handle)
+
+    def _tables(self, twiddles: Twiddles, key: tuple[object, ...],
+                make: Callable[[], tuple[np.ndarray, ...]]) -> list[int]:
+        arrays = twiddles.extra(key, make)
+        self._keep.extend(arrays)
+        return [int(a.ctypes.data) for a in arrays]
 
     def run_dft(self, x: np.ndarray, y: np.ndarray, stride: tuple[int, int], loop: tuple[int, int, int],
                 reps: int) -> float:

@@ -1,47 +1,94 @@
-"""The grammar of the C DFT library (paper 002 §4.3 on the library of §4.1, Fig. 6(b)/(c)).
+"""The grammar of the C DFT library (paper 002 §4.3 on the library of §4.1, Fig. 6(b)/(c)),
+for any size n (issue 26).
 
 Two mutually recursive nonterminals per size, as the library has two mutually recursive
 functions (``dft`` and ``tws`` in executor.c):
 
-    DFT_s -> n1_s | n1v_s                 a codelet, scalar or vectorised (s <= max_codelet)
-    DFT_s -> TW_k DFT_{s/k}               equation (1), 1 < k < s
+    DFT_s -> n1_s | n1v_s                 a codelet, scalar or vectorised (s has one)
+    DFT_s -> TW_k DFT_{s/k}               equation (1), mixed radix: any divisor 1 < k < s
+    DFT_s -> pfa DFT_a DFT_b              Good-Thomas, s = a·b, gcd(a, b) = 1, no twiddles
+    DFT_p -> rader DFT_{p-1}              Rader, p a prime without a codelet
+    DFT_p -> blue DFT_M                   Bluestein, M >= 2p-1 (a power of two, and the
+                                          smallest M whose factors all have codelets)
     DFT_n -> omp TW_k DFT_{n/k}           the top split over 2 OpenMP threads (start only)
-    TW_k  -> t1_k | t1v_k                 a twiddle codelet, scalar or vectorised (k <= max_codelet)
+    TW_k  -> t1_k | t1v_k                 a twiddle codelet, scalar or vectorised
     TW_k  -> buf DFT_k                    buffered: gather + scale into a buffer, then DFT_k
 
-so DFT_k appears in two contexts (as the readdressed inner stage, and behind a buffer
-writing at a stride), the choice of codelet is a rule, and the restructurings of §4.1
-(vector, buffer, threads) are rules too.
+so DFT_k appears in several contexts (the readdressed inner stage, behind a buffer, inside
+Rader's or Bluestein's convolution), the choice of codelet is a rule, and the
+restructurings of §4.1 (vector, buffer, threads) are rules too. The sizes are the closure
+of n under these rules; Bluestein's M is larger than p but smooth, so the grammar stays
+acyclic. Deviation from FFTW: Bluestein is offered for primes only (FFTW uses it for
+large prime factors, as here, and nowhere else).
 """
 
 from __future__ import annotations
 
 import math
 
-from searchlab.adapters.grammar._fft import Leaf, Spec, Split, Twiddle, TwSpec
+from searchlab.adapters.grammar._codegen import CODELET_PRIMES, codelet_sizes, smooth
+from searchlab.adapters.grammar._fft import Bluestein, Leaf, Pfa, Rader, Spec, Split, Twiddle, TwSpec
 from searchlab.adapters.grammar._grammar import Grammar, Production
 from searchlab.adapters.grammar._tree import Tree, symbol_of
 from searchlab.core.records import FailureMode
 from searchlab.errors import EvaluationError
 
 
+def divisors(s: int) -> list[int]:
+    """The divisors 1 < k < s, ascending."""
+    small = [k for k in range(2, math.isqrt(s) + 1) if s % k == 0]
+    return sorted(set(small + [s // k for k in small]))
+
+
+def bluestein_lengths(n: int, primes: tuple[int, ...]) -> list[int]:
+    """Convolution lengths M >= 2n-1: the next power of two, and the next M whose prime
+    factors all have codelets (often 20-40 % shorter)."""
+    least = 2 * n - 1
+    power = 1 << (least - 1).bit_length()
+    m = least
+    while not smooth(m, primes):
+        m += 1
+    return sorted({power, m})
+
+
+def _rules_for(s: int, codelets: set[int], primes: tuple[int, ...]) -> list[tuple[str, ...]]:
+    """Right-hand sides of DFT_s (the omp rule aside)."""
+    rhs: list[tuple[str, ...]] = []
+    if s in codelets:
+        rhs += [(f"n1_{s}",), (f"n1v_{s}",)]
+    ks = divisors(s)
+    rhs += [(f"TW_{k}", f"DFT_{s // k}") for k in ks]
+    rhs += [("pfa", f"DFT_{a}", f"DFT_{s // a}") for a in ks if math.gcd(a, s // a) == 1]
+    if not ks and s not in codelets:  # a prime without a codelet
+        rhs.append(("rader", f"DFT_{s - 1}"))
+        rhs += [("blue", f"DFT_{m}") for m in bluestein_lengths(s, primes)]
+    return rhs
+
+
 def dft_grammar(n: int, max_codelet: int, threads: int = 1) -> Grammar:
-    sizes = [2**j for j in range(1, int(math.log2(n)) + 1)]
-    leaves = [s for s in sizes if s <= max_codelet]
-    stages = [k for k in sizes if k <= n // 2]
-    terminals = [f"{kind}_{s}" for s in leaves for kind in ("n1", "n1v")]
-    terminals += [f"{kind}_{k}" for k in stages if k <= max_codelet for kind in ("t1", "t1v")]
-    rules = [Production((f"DFT_{s}",), (f"{kind}_{s}",)) for s in leaves for kind in ("n1", "n1v")]
-    rules += [Production((f"DFT_{s}",), (f"TW_{k}", f"DFT_{s // k}")) for s in sizes for k in sizes if 1 < k < s]
-    rules += [Production((f"TW_{k}",), (f"{kind}_{k}",)) for k in stages if k <= max_codelet for kind in ("t1", "t1v")]
-    rules += [Production((f"TW_{k}",), ("buf", f"DFT_{k}")) for k in stages]
-    if stages:
-        terminals.append("buf")
+    codelets = set(codelet_sizes(max_codelet))
+    primes = tuple(p for p in CODELET_PRIMES if p in codelets)
+    rules: dict[int, list[tuple[str, ...]]] = {}
+    todo = [n]
+    while todo:
+        s = todo.pop()
+        if s in rules:
+            continue
+        rules[s] = _rules_for(s, codelets, primes)
+        todo += [int(sym[4:]) for rhs in rules[s] for sym in rhs if sym.startswith("DFT_")]
+        todo += [int(sym[3:]) for rhs in rules[s] for sym in rhs if sym.startswith("TW_")]
+    stages = sorted({k for s in rules for k in divisors(s)})
+    productions = [Production((f"DFT_{s}",), rhs) for s in sorted(rules) for rhs in rules[s]]
+    for k in stages:
+        if k in codelets:
+            productions += [Production((f"TW_{k}",), (f"{kind}_{k}",)) for kind in ("t1", "t1v")]
+        productions.append(Production((f"TW_{k}",), ("buf", f"DFT_{k}")))
     if stages and threads > 1:
-        terminals.append("omp")
-        rules += [Production((f"DFT_{n}",), ("omp", f"TW_{k}", f"DFT_{n // k}")) for k in stages]
-    nonterminals = [f"DFT_{s}" for s in sizes] + [f"TW_{k}" for k in stages]
-    return Grammar(tuple(terminals), tuple(nonterminals), tuple(rules), f"DFT_{n}")
+        productions += [Production((f"DFT_{n}",), ("omp", f"TW_{k}", f"DFT_{n // k}")) for k in divisors(n)]
+    nonterminals = [f"DFT_{s}" for s in sorted(rules)] + [f"TW_{k}" for k in stages]
+    rhs_symbols = {sym for p in productions for sym in p.rhs}
+    terminals = sorted(sym for sym in rhs_symbols if not sym.startswith(("DFT_", "TW_")))
+    return Grammar(tuple(terminals), tuple(nonterminals), tuple(productions), f"DFT_{n}")
 
 
 def _size(symbol: str) -> int:
@@ -60,6 +107,12 @@ def ruletree(tree: Tree) -> Spec | TwSpec:
         return Twiddle(first.rsplit("_", 1)[0], _size(symbol))
     if len(kids) == 1:
         return Leaf(first.rsplit("_", 1)[0], _size(symbol))
+    if first == "pfa":
+        return Pfa(_dft(kids[1]), _dft(kids[2]))
+    if first == "rader":
+        return Rader(_size(symbol), _dft(kids[1]))
+    if first == "blue":
+        return Bluestein(_size(symbol), _dft(kids[1]))
     parallel = first == "omp"
     tw, dft = kids[1:] if parallel else kids
     stage = ruletree(tw)

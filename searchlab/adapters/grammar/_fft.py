@@ -9,8 +9,13 @@ its loop); a twiddle stage is a twiddle codelet (``t1``/``t1v``) or ``buf``: gat
 strided vector, scaled, into a buffer and run a DFT_k plan (the buffering restructuring of
 §4.1). ``parallel`` splits the top stage loops over 2 OpenMP threads.
 
+Any size (issue 26): a split may have any factor k (mixed radix); ``Pfa`` is the
+Good-Thomas prime-factor split of coprime factors; ``Rader`` turns a prime DFT_p into a
+cyclic convolution of length p-1, ``Bluestein`` any DFT_n into one of length M >= 2n-1.
+
 Readable form (``describe``): ``CT(16v, CT(buf(CT(8, 8)), 32v))``; a bare number is a
-codelet, ``v`` its vector variant, ``CTomp`` the threaded top split.
+codelet, ``v`` its vector variant, ``CTomp`` the threaded top split, ``PFA(8, 375)``,
+``Rader1009(CT(16, 63))``, ``Bluestein1009(CT(32, 64))``.
 """
 
 from __future__ import annotations
@@ -46,7 +51,37 @@ class Split:
         return self.tw.size * self.dft.size
 
 
-Spec = Union[Leaf, Split]
+@dataclass(frozen=True)
+class Pfa:
+    """Good-Thomas prime-factor split, n = a·b with gcd(a, b) = 1: no twiddles; the input
+    is read through the Ruritanian map, the output written through the CRT map; the b-point
+    DFTs run first (rows), the a-point DFTs second (columns)."""
+
+    a: Spec
+    b: Spec
+
+    @property
+    def size(self) -> int:
+        return self.a.size * self.b.size
+
+
+@dataclass(frozen=True)
+class Rader:
+    """DFT_p, p prime, as a cyclic convolution of length p-1 run by two DFT_{p-1} plans."""
+
+    size: int
+    child: Spec
+
+
+@dataclass(frozen=True)
+class Bluestein:
+    """DFT_n as a chirp convolution of length M >= 2n-1 run by two DFT_M plans."""
+
+    size: int
+    child: Spec
+
+
+Spec = Union[Leaf, Split, Pfa, Rader, Bluestein]
 TwSpec = Twiddle
 
 
@@ -57,6 +92,12 @@ def describe(spec: Spec | TwSpec) -> str:
         if spec.child is not None:
             return f"buf({describe(spec.child)})"
         return f"{spec.size}{'v' if spec.kind == 't1v' else ''}"
+    if isinstance(spec, Pfa):
+        return f"PFA({describe(spec.a)}, {describe(spec.b)})"
+    if isinstance(spec, Rader):
+        return f"Rader{spec.size}({describe(spec.child)})"
+    if isinstance(spec, Bluestein):
+        return f"Bluestein{spec.size}({describe(spec.child)})"
     return f"CT{'omp' if spec.parallel else ''}({describe(spec.tw)}, {describe(spec.dft)})"
 
 

@@ -174,7 +174,7 @@ class TreeGraph(DerivationGraph):
             nonlocal pos
             if pos >= len(tokens) or tokens[pos] in "(),":
                 raise InvalidConfigError(f"{key!r}: a symbol was expected at token {pos}")
-            symbol = tokens[pos]
+            symbol: str = tokens[pos]
             pos += 1
             if pos < len(tokens) and tokens[pos] == "(":
                 pos += 1

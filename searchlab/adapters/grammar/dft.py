@@ -37,7 +37,6 @@ import math
 import os
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,31 +48,16 @@ from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.core.records import Config, Direction, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
 
-__all__ = ["DftConfig", "DftProblem", "dft_grammar", "ruletree"]
+__all__ = ["PROTOCOL", "DftProblem", "dft_grammar", "ruletree"]
 
 
-@dataclass
-class DftConfig:
-    _target_: str = "searchlab.adapters.grammar.DftProblem"
-    size: int = 1024  # n, a power of two, 2 .. 2^22
-    max_codelet: int = 32  # largest generated codelet (every power of two up to it)
-    threads: int = 1  # 2: the top split may also run over 2 OpenMP threads (rule DFT_n -> omp ...; needs clock=wall)
-    clock: str = "cpu"  # cpu: the timing thread's CPU time (robust to a shared machine); wall: elapsed time
-    subproblem_context: str = "strided"  # DP's sub-problems: strided (in a parent's context) or standalone
-    min_runs: int = 5  # measurement protocol (searchlab.core.measure): runs of a batch each
-    max_runs: int = 30
-    min_time_s: float = 0.01
-    target_rel_ci: float = 0.02
-    warmup: int = 1
-    batch_s: float = 0.001  # each run times back-to-back executions lasting about this long, in C
-    pin: bool = True  # pin to one core while timing (the OpenMP helper to a second)
-    tolerance: float = 1e-10  # relative error against numpy.fft (complex128)
-    seed: int = 0  # input data
+# The protocol before issue 21 (the flat problem.min_runs ... problem.warmup options).
+PROTOCOL = MeasurementProtocol(min_runs=5, max_runs=30, min_time_s=0.01, target_rel_ci=0.02, warmup=1)
 
 
-def _power_of_two(value: int, name: str, top: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 2 or value & (value - 1) or value > top:
-        raise ConfigError(f"problem.{name}={value!r}: must be a power of two in [2, {top}]")
+def _integer(value: object, name: str, top: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= top:
+        raise ConfigError(f"problem.{name}={value!r}: must be an integer in [2, {top}]")
     return value
 
 
@@ -117,13 +101,21 @@ class DftProblem(Problem):
     capabilities = frozenset({"subproblems"})
     code_version = "2"
 
-    def __init__(self, size: int = 1024, max_codelet: int = 32, threads: int = 1, clock: str = "cpu",
-                 subproblem_context: str = "strided", min_runs: int = 5, max_runs: int = 30,
-                 min_time_s: float = 0.01, target_rel_ci: float = 0.02, warmup: int = 1, batch_s: float = 0.001,
-                 pin: bool = True, tolerance: float = 1e-10, seed: int = 0) -> None:
-        self.n = _power_of_two(size, "size", 2**22)
+    def __init__(self,
+                 size: int = 1024,  # n, any integer 2 .. 2^22 (mixed radix, Good-Thomas, Rader, Bluestein)
+                 max_codelet: int = 32,  # largest generated codelet (every 13-smooth size up to it), 2 .. 64
+                 threads: int = 1,  # 2: the top split may also run over 2 OpenMP threads (needs clock=wall)
+                 clock: str = "cpu",  # cpu: the timing thread's CPU time (robust to a shared machine); wall
+                 subproblem_context: str = "strided",  # DP's sub-problems: strided (in context) or standalone
+                 measure: MeasurementProtocol = PROTOCOL,  # the measurement protocol, runs of one C batch each
+                 batch_s: float = 0.001,  # each run times back-to-back executions lasting about this long, in C
+                 pin: bool = True,  # pin to one core while timing (the OpenMP helper to a second)
+                 tolerance: float = 1e-10,  # largest relative error against numpy.fft (complex128)
+                 seed: int = 0,  # the input data
+                 ) -> None:
+        self.n = _integer(size, "size", 2**22)
         check_memory(self.n, 1)
-        self.max_codelet = _power_of_two(max_codelet, "max_codelet", 64)
+        self.max_codelet = _integer(max_codelet, "max_codelet", 64)
         if subproblem_context not in ("strided", "standalone"):
             raise ConfigError(f"problem.subproblem_context={subproblem_context!r}: must be 'strided' or 'standalone'")
         if clock not in ("cpu", "wall"):
@@ -134,10 +126,8 @@ class DftProblem(Problem):
         if not (isinstance(threads, int) and threads >= 1 and batch_s >= 0 and 0 < tolerance < 1):
             raise ConfigError(f"problem: need threads >= 1, batch_s >= 0 and 0 < tolerance < 1; got threads={threads}, "
                               f"batch_s={batch_s}, tolerance={tolerance}")
-        self.protocol = MeasurementProtocol(min_runs, max_runs, min_time_s, target_rel_ci, warmup)
-        super().__init__(size=size, max_codelet=max_codelet, threads=threads, clock=clock, subproblem_context=subproblem_context,
-                         min_runs=min_runs, max_runs=max_runs, min_time_s=min_time_s, target_rel_ci=target_rel_ci,
-                         warmup=warmup, batch_s=batch_s, pin=pin, tolerance=tolerance, seed=seed)
+        self.protocol = measure
+        super().__init__()
         self.context, self.batch_s, self.pin, self.clock = subproblem_context, batch_s, pin, clock
         self.tolerance, self.seed = tolerance, seed
         self.graph = TreeGraph(dft_grammar(self.n, self.max_codelet, threads), subwords=True)
@@ -162,7 +152,7 @@ class DftProblem(Problem):
     def _extent(self, spec: _fft.Spec | _fft.TwSpec) -> int:
         """Points the context touches: n in the strided context, else the plan's own size."""
         size = spec.size
-        if size == self.n or self.context == "strided":
+        if size == self.n or (self.context == "strided" and self.n % size == 0):
             return self.n
         return 2 * size if isinstance(spec, _fft.Twiddle) else size
 

@@ -20,7 +20,7 @@
 #include <omp.h>
 #include <sched.h>
 
-enum { K_N1 = 0, K_N1V = 1, K_CT = 2, K_T1 = 10, K_T1V = 11, K_BUF = 12 };
+enum { K_N1 = 0, K_N1V = 1, K_CT = 2, K_PFA = 3, K_RADER = 4, K_BLUE = 5, K_T1 = 10, K_T1V = 11, K_BUF = 12 };
 
 typedef struct node node;
 struct node {
@@ -33,6 +33,11 @@ struct node {
     node *left, *right;    /* K_CT: TW_k, DFT_m; K_BUF: left = DFT_k */
     const double *tw;      /* K_CT: twiddles W[(i-1)*m + j] = w_n^{ij}, owned by Python */
     double *buf;           /* K_BUF: 2 threads x k complex */
+    long len;              /* K_PFA: n; K_RADER: p - 1; K_BLUE: M (the convolution length) */
+    const long *map_in, *map_out;  /* K_PFA: Ruritanian / CRT maps; K_RADER: g^r, g^-q (owned by Python) */
+    const double *table;   /* K_RADER: DFT(b)/(p-1); K_BLUE: DFT_M(b)/M (owned by Python) */
+    const double *chirp;   /* K_BLUE: exp(-i pi j^2 / n) */
+    double *work[2];       /* K_PFA / K_RADER / K_BLUE: per thread, 2 x len complex, allocated on first use */
 };
 
 static int cpu_for_thread[2] = {-1, -1};
@@ -93,12 +98,93 @@ static void ct_parallel(const node *p, const double *x, double *y, long is, long
     }
 }
 
+static double *work(const node *p, int t) {
+    node *q = (node *)p;
+    if (!q->work[t]) q->work[t] = aligned_alloc(64, (size_t)(4 * q->len * sizeof(double) + 63) / 64 * 64);
+    return q->work[t];
+}
+
+/* Good-Thomas: gather through the Ruritanian map, a rows of DFT_b, b columns of DFT_a,
+ * scatter through the CRT map. No twiddles. */
+static void pfa(const node *p, const double *x, double *y, long is, long os, int t) {
+    long n = p->n, a = p->left->n, b = p->right->n;
+    double *b0 = work(p, t), *b1 = b0 + 2 * n;
+    for (long i = 0; i < n; ++i) { const double *s = x + 2 * p->map_in[i] * is; b0[2 * i] = s[0]; b0[2 * i + 1] = s[1]; }
+    dft(p->right, b0, b1, 1, 1, a, b, b, t);
+    dft(p->left, b1, b0, b, b, b, 1, 1, t);
+    for (long i = 0; i < n; ++i) { double *d = y + 2 * p->map_out[i] * os; d[0] = b0[2 * i]; d[1] = b0[2 * i + 1]; }
+}
+
+/* c[j] <- conj(c[j] * w[j]): the pointwise product of a convolution, conjugated so that
+ * a forward DFT_len computes the inverse one (the 1/len is folded into w). */
+static void conj_product(double *c, const double *w, long len) {
+    for (long j = 0; j < len; ++j) {
+        double re = c[2 * j] * w[2 * j] - c[2 * j + 1] * w[2 * j + 1];
+        double im = c[2 * j] * w[2 * j + 1] + c[2 * j + 1] * w[2 * j];
+        c[2 * j] = re; c[2 * j + 1] = -im;
+    }
+}
+
+/* Rader: X_0 = sum x; X_{g^-q} = x_0 + (a * b)_q, a_r = x_{g^r}, b_m = w_p^{g^-m}. */
+static void rader(const node *p, const double *x, double *y, long is, long os, int t) {
+    long len = p->len;
+    double *b0 = work(p, t), *b1 = b0 + 2 * len;
+    double x0r = x[0], x0i = x[1];
+    for (long r = 0; r < len; ++r) { const double *s = x + 2 * p->map_in[r] * is; b0[2 * r] = s[0]; b0[2 * r + 1] = s[1]; }
+    dft(p->left, b0, b1, 1, 1, 1, 0, 0, t);
+    double sr = b1[0], si = b1[1];
+    conj_product(b1, p->table, len);
+    dft(p->left, b1, b0, 1, 1, 1, 0, 0, t);
+    y[0] = x0r + sr; y[1] = x0i + si;
+    for (long q = 0; q < len; ++q) { double *d = y + 2 * p->map_out[q] * os; d[0] = x0r + b0[2 * q]; d[1] = x0i - b0[2 * q + 1]; }
+}
+
+/* Bluestein: X_k = c_k sum_j (x_j c_j) conj(c_{k-j}), c_j = exp(-i pi j^2 / n), a
+ * convolution of length M >= 2n - 1. */
+static void bluestein(const node *p, const double *x, double *y, long is, long os, int t) {
+    long n = p->n, len = p->len;
+    double *b0 = work(p, t), *b1 = b0 + 2 * len;
+    const double *c = p->chirp;
+    for (long j = 0; j < n; ++j) {
+        const double *s = x + 2 * j * is;
+        b0[2 * j] = s[0] * c[2 * j] - s[1] * c[2 * j + 1];
+        b0[2 * j + 1] = s[0] * c[2 * j + 1] + s[1] * c[2 * j];
+    }
+    memset(b0 + 2 * n, 0, (size_t)(len - n) * 2 * sizeof(double));
+    dft(p->left, b0, b1, 1, 1, 1, 0, 0, t);
+    conj_product(b1, p->table, len);
+    dft(p->left, b1, b0, 1, 1, 1, 0, 0, t);
+    for (long k = 0; k < n; ++k) {  /* c_k * conj(b0_k) */
+        double re = b0[2 * k], im = -b0[2 * k + 1];
+        double *d = y + 2 * k * os;
+        d[0] = re * c[2 * k] - im * c[2 * k + 1];
+        d[1] = re * c[2 * k + 1] + im * c[2 * k];
+    }
+}
+
 static void dft(const node *p, const double *x, double *y, long is, long os, long v, long ivs, long ovs, int t) {
+    if (p->kind == K_PFA || p->kind == K_RADER || p->kind == K_BLUE) {
+        for (long l = 0; l < v; ++l) {
+            const double *xl = x + 2 * l * ivs;
+            double *yl = y + 2 * l * ovs;
+            if (p->kind == K_PFA) pfa(p, xl, yl, is, os, t);
+            else if (p->kind == K_RADER) rader(p, xl, yl, is, os, t);
+            else bluestein(p, xl, yl, is, os, t);
+        }
+        return;
+    }
     if (p->kind != K_CT) {
         p->n1(x, y, is, os, v, ivs, ovs);
         return;
     }
     long k = p->k, m = p->m;
+    if (v > 1 && ivs == 1 && !p->parallel && (p->right->kind == K_N1 || p->right->kind == K_N1V)) {
+        /* Loop interchange: the v transforms' inputs are neighbours (ivs = 1), so run the
+         * leaf over them (whole-vector loads) once per inner index, then the stages. */
+        for (long i = 0; i < k; ++i) p->right->n1(x + 2 * i * is, y + 2 * i * m * os, is * k, os, v, ivs, ovs);
+        for (long l = 0; l < v; ++l) tws(p->left, y + 2 * l * ovs, p->tw, m, m * os, m, os, t);
+        return;
+    }
     for (long l = 0; l < v; ++l) {
         const double *xl = x + 2 * l * ivs;
         double *yl = y + 2 * l * ovs;
@@ -132,11 +218,33 @@ node *fl_split(node *tw, node *right, const double *W, int parallel) {
     return p;
 }
 
+node *fl_pfa(node *a, node *b, const long *map_in, const long *map_out) {
+    node *p = calloc(1, sizeof *p);
+    p->kind = K_PFA; p->n = p->len = a->n * b->n; p->left = a; p->right = b;
+    p->map_in = map_in; p->map_out = map_out;
+    return p;
+}
+
+node *fl_rader(node *child, long prime, const long *map_in, const long *map_out, const double *table) {
+    node *p = calloc(1, sizeof *p);
+    p->kind = K_RADER; p->n = prime; p->len = child->n; p->left = child;
+    p->map_in = map_in; p->map_out = map_out; p->table = table;
+    return p;
+}
+
+node *fl_bluestein(node *child, long n, const double *chirp, const double *table) {
+    node *p = calloc(1, sizeof *p);
+    p->kind = K_BLUE; p->n = n; p->len = child->n; p->left = child; p->chirp = chirp; p->table = table;
+    return p;
+}
+
 void fl_destroy(node *p) {
     if (!p) return;
     fl_destroy(p->left);
     fl_destroy(p->right);
     free(p->buf);
+    free(p->work[0]);
+    free(p->work[1]);
     free(p);
 }
 

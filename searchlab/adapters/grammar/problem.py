@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from searchlab.adapters.grammar._grammar import Grammar, load_grammar
@@ -44,18 +45,9 @@ def _leaves(tree: Tree) -> tuple[str, ...]:
     return tuple(s for kid in tree[1] for s in _leaves(kid))
 
 
-def _default_objective() -> dict[str, Any]:
-    return {"_target_": "searchlab.adapters.grammar.objectives.hashed", "_partial_": True}
-
-
-@dataclass
-class GrammarProblemConfig:
-    _target_: str = "searchlab.adapters.grammar.GrammarProblem"
-    grammar: Any = "schedule.yaml"  # a YAML path (or a name in searchlab/adapters/grammar/examples), or a mapping
-    objective: Any = field(default_factory=_default_objective)  # {_target_: pkg.fn, _partial_: true, ...}
-    direction: str = "maximize"
-    subproblems: bool = False  # the objective also scores sub-words (enables searcher=dp)
-    max_forms: int = 20_000  # string mode explores the whole graph, up to this many forms
+# The default objective, built by Hydra as a partial (+problem.objective.KEY=VALUE adds arguments).
+DEFAULT_OBJECTIVE: Mapping[str, Any] = MappingProxyType({"_target_": "searchlab.adapters.grammar.objectives.hashed",
+                                                         "_partial_": True})
 
 
 def resolve_objective(objective: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -90,11 +82,15 @@ class GrammarProblem(Problem):
     name = "grammar"
     objective_name = "objective"
 
-    def __init__(self, grammar: Grammar | Mapping[str, Any] | str | Path = "schedule.yaml",
-                 objective: Any = None, direction: str = "maximize", subproblems: bool = False,
-                 max_forms: int = 20_000) -> None:
+    def __init__(self,
+                 grammar: Grammar | Mapping[str, Any] | str | Path = "schedule.yaml",  # YAML path (or example name), or a mapping
+                 objective: Any = DEFAULT_OBJECTIVE,  # a callable, a dotted name, or {_target_: pkg.fn, _partial_: true}
+                 direction: str = "maximize",  # maximize or minimize
+                 subproblems: bool = False,  # the objective also scores sub-words (enables searcher=dp)
+                 max_forms: int = 20_000,  # string mode explores the whole graph, up to this many forms
+                 ) -> None:
         self.grammar = load_grammar(grammar)
-        self.objective, described = resolve_objective(objective or _default_objective())
+        self.objective, described = resolve_objective(objective or DEFAULT_OBJECTIVE)
         try:
             self.direction = Direction(direction)  # type: ignore[misc]
         except ValueError:
