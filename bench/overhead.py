@@ -24,11 +24,11 @@ from typing import Any
 
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
+from searchlab.core.spaces import IntKnob, KnobSpace
 from searchlab.core.store import RunStore, package_versions
 from searchlab.run.execution import RayExecutor
 from searchlab.run.loop import Budget, SearchLoop
 from searchlab.searchers import RandomSearcher
-from searchlab.spaces import IntKnob, KnobSpace
 
 OUT = Path(__file__).parent / "results" / "overhead.json"
 

@@ -28,7 +28,7 @@ import hashlib
 import math
 
 from searchlab.core.records import Config
-from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
+from searchlab.core.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 
 CONSTRAINTS = (
     "block_x * block_y <= 1024",

@@ -20,7 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from searchlab.core.groups import REGISTERED
-from searchlab.errors import ConfigError
+from searchlab.core.problem import Problem
+from searchlab.errors import ConfigError, SearchlabError
 
 GROUPS = REGISTERED  # searchlab.core.groups: the one list of config groups
 
@@ -113,3 +114,37 @@ def recompose(group: str, stored: object, where: str) -> dict[str, Any]:
                           f"{str(exc).splitlines()[0]}") from None
     assert isinstance(plain, dict)
     return {str(k): v for k, v in plain.items()}
+
+
+def build_problem(source: Problem | Mapping[str, Any]) -> Problem:
+    """A problem from an object or a config mapping whose ``_target_`` is a registered problem.
+
+    Built by calling the registered class with the config's plain values, never through
+    Hydra's recursive ``instantiate``: a nested ``_target_`` is data here (the grammar
+    problem resolves its own objective), so no config can make us call another callable
+    (docs/security.md). A missing mandatory value (``???``) is named in one line.
+    """
+    if isinstance(source, Problem):
+        return source
+    from omegaconf import DictConfig, OmegaConf
+
+    node = source if isinstance(source, DictConfig) else OmegaConf.create(dict(source))
+    prefix = f"{node._get_full_key(None)}." if node._get_full_key(None) else ""
+    missing = sorted(str(k).removeprefix(prefix) for k in OmegaConf.missing_keys(node))
+    target = node.get("_target_")
+    if missing:
+        raise ConfigError(f"problem.{missing[0]}: no value given (problem {target!r} needs problem.{missing[0]}=...)")
+    cls = registered_class("problem", target, "problem")
+    data = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(data, dict)
+    kwargs = {str(k): v for k, v in data.items() if not str(k).startswith("_")}
+    try:
+        problem = cls(**kwargs)
+    except SearchlabError:
+        raise
+    except Exception as exc:  # an option the class does not take, or a value it cannot use
+        reason = " ".join(str(exc).split())[:500]  # one line, whatever the library's message looks like
+        raise ConfigError(f"problem {target!r} could not be built: {type(exc).__name__}: {reason}") from None
+    if not isinstance(problem, Problem):
+        raise ConfigError(f"problem target {target!r} is not a searchlab Problem")
+    return problem

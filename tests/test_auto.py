@@ -9,12 +9,12 @@ from searchlab.adapters.synthetic import SyntheticDag, SyntheticThresholds
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, FailureMode, Measurement
+from searchlab.core.spaces import IntKnob, KnobSpace
 from searchlab.errors import ConfigError
 from searchlab.run.loop import Budget
 from searchlab.searchers import AutoSearcher, RandomSearcher
 from searchlab.searchers._auto.knobs import _two_adic
 from searchlab.searchers._support.gp import GaussianProcess
-from searchlab.spaces import IntKnob, KnobSpace
 from tests.contract import SearcherContract
 
 

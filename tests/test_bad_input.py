@@ -157,7 +157,7 @@ CASES: dict[str, Case] = {
                                               f"problem.train=[{_file(t, 'x.txt', b'hi')}]"], "x.txt"),
     "settings seeds 0": lambda t: ([*SETTINGS, "problem.searcher=genetic", f"problem.train=[{_kt(t, TWO)}]",
                                     "problem.seeds=0"], "problem.seeds=0"),
-    # issue 25: prior= (searchlab.priors)
+    # issue 25: prior= (searchlab.run.priors)
     "prior missing file": lambda t: ([*KT_PROBLEM, "searcher=transfer", "prior=[nowhere.json.gz]"], "nowhere.json.gz"),
     "prior other parameters": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{_kt(t, {'1': {'x': 1, 'time': 1.0}})}]"],
                                          "lacks the problem's parameter"),

@@ -14,6 +14,7 @@ from searchlab.adapters.synthetic import SyntheticKnobs
 from searchlab.api import Outcome, optimize
 from searchlab.core.expr import Expression
 from searchlab.core.records import Config, Measurement
+from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
 from searchlab.run.loop import Budget
 from searchlab.searchers import (
@@ -26,7 +27,6 @@ from searchlab.searchers import (
 from searchlab.searchers._sequential.genetic import CROSSOVERS
 from searchlab.searchers._sequential.simulated_annealing import acceptance
 from searchlab.searchers._support.neighbours import Grid
-from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from tests.contract import SearcherContract
 
 

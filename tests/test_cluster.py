@@ -28,7 +28,7 @@ import pytest
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.core.records import Config, Measurement
-from searchlab.spaces import IntKnob, KnobSpace
+from searchlab.core.spaces import IntKnob, KnobSpace
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

@@ -13,11 +13,11 @@ from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, Synthetic
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement, Result
+from searchlab.core.spaces import ExplicitDAG
 from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import DpSearcher, McSearcher, Searcher, TagSearcher, UctSearcher
 from searchlab.searchers._bandit.tag import threshold_ascent
-from searchlab.spaces import ExplicitDAG
 from tests.contract import SearcherContract
 
 

@@ -9,9 +9,9 @@ import pytest
 from searchlab.adapters.knobs import KernelTunerCache
 from searchlab.api import optimize
 from searchlab.core.records import Config, Status
+from searchlab.core.spaces import DerivationGraph, IntKnob, KnobSpace, view_as
 from searchlab.run.loop import Budget
 from searchlab.searchers import McSearcher, TagSearcher, UctSearcher
-from searchlab.spaces import DerivationGraph, IntKnob, KnobSpace, view_as
 
 SMALL = Path(__file__).resolve().parents[1] / "tests" / "data" / "kt_convolution_A100_small.json.gz"
 

@@ -97,7 +97,7 @@ def test_a_zero_threshold_means_the_default_as_in_a_tuning_file() -> None:
     E_par value 0 (LUD's last loop step) gives no plateau of its own."""
     from searchlab.adapters.futhark._discover import positive
     from searchlab.adapters.futhark.program import FutharkServerProblem
-    from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
+    from searchlab.core.spaces import Threshold, ThresholdDataset, ThresholdTree
 
     assert positive({"a": (0, 256, 0, 1024), "b": (0,)}) == {"a": (256, 1024), "b": ()}
     problem = object.__new__(FutharkServerProblem)  # split() needs only the tree and the size names

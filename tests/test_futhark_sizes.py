@@ -25,9 +25,9 @@ from searchlab.adapters.futhark._report import read_tuning
 from searchlab.adapters.futhark._sizes import ThresholdSizeSpace, domain, size_params
 from searchlab.adapters.futhark.program import BENCH_LIKE
 from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Status
+from searchlab.core.spaces import Threshold, ThresholdDataset, ThresholdTree, plateau_knobs
 from searchlab.run.execution import SerialExecutor
 from searchlab.searchers import BinarySearcher, FutharkAutotuneSearcher, RandomSearcher, TagSearcher
-from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree, plateau_knobs
 from tests.futhark_support import HAVE_FUTHARK, VENV_BIN, served
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,11 +15,11 @@ from searchlab import registry
 from searchlab.adapters.table import Table, TableProblem, load_table, save_table
 from searchlab.core import groups
 from searchlab.core.records import Config, Direction, Measurement
+from searchlab.core.spaces import IntKnob, KnobSpace
 from searchlab.errors import ConfigError
 from searchlab.recompose import recompose
 from searchlab.run.execution import build_problem
 from searchlab.run.lifecycle import execute
-from searchlab.spaces import IntKnob, KnobSpace
 from searchlab.study._grid import _compose_run
 
 OLD_TABLE = "searchlab.tables.TableProblem"

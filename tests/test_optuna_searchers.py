@@ -11,6 +11,7 @@ from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs, Synthetic
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result, Status
+from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from searchlab.errors import IncompatibleError
 from searchlab.run.loop import Budget
 from searchlab.searchers import (
@@ -22,7 +23,6 @@ from searchlab.searchers import (
 )
 from searchlab.searchers._optuna.base import base as _optuna_base
 from searchlab.searchers._optuna.base import samplers as _optuna
-from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from tests.contract import PROBLEMS, TINY, SearcherContract
 
 

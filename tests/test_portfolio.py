@@ -118,7 +118,7 @@ def test_member_options_reach_the_member() -> None:
 
 
 def test_a_configuration_is_evaluated_once_even_when_two_members_propose_it() -> None:
-    from searchlab.spaces import KnobSpace, OrdinalKnob
+    from searchlab.core.spaces import KnobSpace, OrdinalKnob
 
     space = KnobSpace((OrdinalKnob("a", (1, 2, 3)),))
     searcher = PortfolioSearcher(space, members=["exhaustive", "random"], seed=0, share=False)

@@ -12,12 +12,12 @@ from searchlab.adapters.synthetic import SyntheticDag, SyntheticKnobs
 from searchlab.api import optimize
 from searchlab.core.records import Config, Direction, FailureMode, Measurement
 from searchlab.core.sensors import Normal, SensedKnobSpace, SensorModel, model_from_spec, prob_less
+from searchlab.core.spaces import IntKnob, KnobSpace
 from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.run.loop import Budget
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
 from searchlab.searchers._probabilistic.model import QUALITY, Evidence, Options, cutoff_region
 from searchlab.searchers._probabilistic.regression import Encoder, Geometry, _gabriel_mask, regress
-from searchlab.spaces import IntKnob, KnobSpace
 from tests.contract import SearcherContract
 
 EPS = 1e-7

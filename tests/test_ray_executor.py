@@ -18,11 +18,11 @@ import pytest
 from searchlab.api import optimize
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.core.records import Candidate, Config, Measurement, Status
+from searchlab.core.spaces import IntKnob, KnobSpace
 from searchlab.errors import ExecutorError
 from searchlab.run.execution import RayExecutor
 from searchlab.run.loop import Budget
 from searchlab.searchers import ExhaustiveSearcher
-from searchlab.spaces import IntKnob, KnobSpace
 
 pytestmark = pytest.mark.ray
 

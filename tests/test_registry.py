@@ -14,10 +14,10 @@ from omegaconf import OmegaConf
 
 from searchlab import registry
 from searchlab.core.problem import Problem
+from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
 from searchlab.searchers import OptunaGpSearcher, RandomSearcher, Searcher, searcher_config
 from searchlab.searchers._schema import option_defaults, schema_defaults
-from searchlab.spaces import KnobSpace, OrdinalKnob
 
 
 # -- a fake plugin, loaded through fabricated entry points -----------------------------------------

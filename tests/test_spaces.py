@@ -9,8 +9,7 @@ import pytest
 
 from searchlab.core.expr import Expression
 from searchlab.core.records import Config
-from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.spaces import (
+from searchlab.core.spaces import (
     DecisionDAG,
     DerivationGraph,
     ExplicitDAG,
@@ -24,6 +23,7 @@ from searchlab.spaces import (
     plateau_knobs,
     view_as,
 )
+from searchlab.errors import ConfigError, InvalidConfigError
 
 
 def test_expression_evaluates_and_rejects_code() -> None:

@@ -19,6 +19,7 @@ from searchlab.adapters.futhark._chains import Chain, Level, Step, chain_thresho
 from searchlab.api import optimize
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
+from searchlab.core.spaces import ThresholdDataset, ThresholdTree
 from searchlab.errors import ConfigError
 from searchlab.run.loop import Budget
 from searchlab.searchers import (
@@ -32,7 +33,6 @@ from searchlab.searchers import (
     SimpleSearcher,
 )
 from searchlab.searchers._threshold.common import THRESHOLD_MAX, TreeModel, parse_comparisons, tree_behaviours
-from searchlab.spaces import ThresholdDataset, ThresholdTree
 from tests import contract
 from tests.contract import SearcherContract
 

@@ -10,8 +10,9 @@ import pytest
 
 from searchlab.core.problem import Problem
 from searchlab.core.records import Candidate, Config, Measurement, Result
+from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.priors import Prior, PriorTable
+from searchlab.run.priors import Prior, PriorTable
 from searchlab.searchers import (
     Searcher,
     TransferGpSearcher,
@@ -21,7 +22,6 @@ from searchlab.searchers import (
     TransferWarmSearcher,
 )
 from searchlab.searchers._transfer.prune import bounding_box
-from searchlab.spaces import KnobSpace, OrdinalKnob
 from tests.contract import SearcherContract, _safe_evaluate
 
 ALL = (TransferSearcher, TransferTopKSearcher, TransferWarmSearcher, TransferPruneSearcher, TransferGpSearcher)

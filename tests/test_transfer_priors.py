@@ -14,12 +14,12 @@ import pytest
 from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
 from searchlab.adapters.table import Table, TableKnobSpace, save_table
 from searchlab.core.records import Config, Direction, Measurement
+from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import Record, t4_document
 from searchlab.interchange.table import Table, TableKnobSpace, save_table
-from searchlab.priors import give_prior, load_prior, read_prior
+from searchlab.run.priors import give_prior, load_prior, read_prior
 from searchlab.searchers import RandomSearcher, TransferTopKSearcher
-from searchlab.spaces import KnobSpace, OrdinalKnob
 
 KT_SMALL = Path(__file__).parent / "data" / "kt_convolution_A100_small.json.gz"
 ROOT = Path(__file__).resolve().parents[1]

@@ -49,7 +49,7 @@ class SearchlabConfig:
     cache: str | None = None  # a measurement cache (SQLite file)
     progress: str = "auto"  # auto | bar | log | off
     name: str | None = None  # a label stored with the run
-    prior: list[str] | None = None  # recorded tables/runs of this space on other devices (searchlab.priors)
+    prior: list[str] | None = None  # recorded tables/runs of this space on other devices (searchlab.run.priors)
     plot: bool = True  # best_so_far.png beside summary.json (~0.1-0.5 s; plot=false for large replay studies)
 
 

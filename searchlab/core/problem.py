@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from searchlab.core.records import Config, Direction, Measurement, Result
 from searchlab.core.schema import bound_arguments, coerce, options, plain, runtime_names
-from searchlab.spaces import Space
+from searchlab.core.spaces import Space
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -29,8 +29,8 @@ import numpy as np
 
 from searchlab.core.expr import Expression
 from searchlab.core.records import Direction, FailureMode, Measurement, Status
+from searchlab.core.spaces import KnobSpace
 from searchlab.errors import ConfigError
-from searchlab.spaces import KnobSpace
 
 OBJECTIVE = "objective"  # the pseudo-sensor holding Measurement.objective (successful tests only)
 DEFAULT_ORDER = ("constraint", "invalid", "compile", "resources", "launch", "runtime", "wrong_output", "timeout", "crash")

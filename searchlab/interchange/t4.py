@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status, _freeze
+from searchlab.core.spaces import OrdinalKnob
 from searchlab.errors import ConfigError
 from searchlab.interchange import T4_VERSION, load_document, validate
 from searchlab.interchange.table import Table, TableKnobSpace
-from searchlab.spaces import OrdinalKnob
 
 UNITS = {"seconds": 1.0, "s": 1.0, "milliseconds": 1e-3, "miliseconds": 1e-3, "ms": 1e-3,
          "microseconds": 1e-6, "us": 1e-6, "nanoseconds": 1e-9, "ns": 1e-9}

@@ -19,9 +19,9 @@ from typing import Any
 
 from searchlab.core.records import Config, Direction, Measurement, loss, measurement_from_dict, measurement_to_dict
 from searchlab.core.sensors import SensedKnobSpace
+from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob, Space
 from searchlab.errors import ConfigError
 from searchlab.interchange import read_json
-from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob, Space
 
 FORMAT = "searchlab-table/1"
 

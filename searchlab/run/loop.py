@@ -21,11 +21,11 @@ from enum import StrEnum
 from typing import Protocol
 
 from searchlab.core.records import Candidate, Config, Direction, Measurement, Result, Status, loss
+from searchlab.core.spaces import Space
 from searchlab.core.threads import limit_pools
 from searchlab.errors import ConfigError
 from searchlab.run.execution import Executor
 from searchlab.searchers import Searcher
-from searchlab.spaces import Space
 
 
 @dataclass(frozen=True)

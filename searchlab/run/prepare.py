@@ -186,8 +186,8 @@ def _plain(cfg: DictConfig) -> dict[str, Any]:
 
 
 def _give_prior(searcher: Searcher, paths: Any, problem: Problem, name: str) -> None:
-    """``prior=``: loaded, matched to the space and handed to the searcher once (searchlab.priors)."""
-    from searchlab.priors import give_prior, load_prior
+    """``prior=``: loaded, matched to the space and handed to the searcher once (searchlab.run.priors)."""
+    from searchlab.run.priors import give_prior, load_prior
 
     note = give_prior(searcher, load_prior(paths, problem.space, problem.direction), name)
     if note:

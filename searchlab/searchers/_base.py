@@ -7,7 +7,7 @@ and :meth:`Searcher._tell` (learn from one result). Results may arrive in any or
 a searcher may return fewer proposals than asked, or none while it waits for results.
 
 A searcher declares the space kinds it works on (in order of preference); other spaces are
-reached through a view (:func:`searchlab.spaces.view_as`) or refused with the reason.
+reached through a view (:func:`searchlab.core.spaces.view_as`) or refused with the reason.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any, ClassVar, TypeVar, Union
 import numpy as np
 
 from searchlab.core.records import Candidate, Config, Direction, Result, loss
+from searchlab.core.spaces import Space, View, view_as
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
-from searchlab.spaces import Space, View, view_as
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from searchlab.core.records import Candidate, Config, Direction, Result, Status
+from searchlab.core.spaces import DerivationGraph, Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
-from searchlab.spaces import DerivationGraph, Space
 
 
 @runtime_checkable

@@ -16,9 +16,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Config, Result
+from searchlab.core.spaces import Space, ThresholdTree
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
-from searchlab.spaces import Space, ThresholdTree
 
 
 class ExhaustiveSearcher(Searcher):

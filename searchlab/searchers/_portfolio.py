@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 
 from searchlab.core.records import Candidate, Config, Measurement, Result
+from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import Space
 
 log = logging.getLogger(__name__)
 DEFAULT_MEMBERS = ("optuna_tpe", "genetic", "greedy_ils", "dual_annealing", "random")

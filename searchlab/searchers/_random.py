@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.core.records import Config
+from searchlab.core.spaces import Space
 from searchlab.searchers._base import ProposalLike, Searcher, drain
 from searchlab.searchers._schema import searcher_config
-from searchlab.spaces import Space
 
 
 class RandomSearcher(Searcher):

@@ -11,7 +11,7 @@ it imports it from :mod:`._tables` directly, so the table problem does not depen
 study package (the package's lazy ``__getattr__`` reaches the whole study machinery).
 """
 
-from searchlab.study._tables import table_from_run
+from searchlab.adapters.table._from_run import table_from_run
 
 __all__ = ["collect_runs", "run_study", "table_from_run", "write_report"]
 

@@ -88,7 +88,7 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
     if not is_registered("problem", cfg["_target_"]):  # a record is data: nothing else is imported or built
         return None
     try:
-        from searchlab.run.execution import build_problem
+        from searchlab.recompose import build_problem
 
         if not issubclass(registered_class("problem", cfg["_target_"], f"{run.path}: problem"), TableProblem):
             return None

@@ -75,7 +75,7 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
     """Refuse (or, with skip_incompatible, leave out) problem/searcher pairs that cannot work."""
     from hydra.utils import get_class
 
-    from searchlab.run.execution import build_problem
+    from searchlab.recompose import build_problem
     from searchlab.searchers import Searcher
 
     problems: dict[str, Any] = {}

@@ -21,10 +21,10 @@ from searchlab.api import optimize
 from searchlab.core.expr import Expression
 from searchlab.core.problem import Problem
 from searchlab.core.records import Candidate, Config, Measurement, Result
+from searchlab.core.spaces import KnobSpace, OrdinalKnob, Threshold, ThresholdDataset, ThresholdTree
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
 from searchlab.run.loop import Budget, StopReason
 from searchlab.searchers import Searcher
-from searchlab.spaces import KnobSpace, OrdinalKnob, Threshold, ThresholdDataset, ThresholdTree
 
 
 class TinyKnobs(SyntheticKnobs):

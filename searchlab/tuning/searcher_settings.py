@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from searchlab.core.problem import FinalizeContext, Problem
 from searchlab.core.records import Config, Direction, FailureMode, Measurement
+from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.searchers._schema import option_defaults
 from searchlab.searchers._tunable import Tunable, tunable_ranges
-from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob
 from searchlab.tuning._train import SCORES, replay, train_table
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from searchlab.spaces import FUTHARK_DEFAULT_THRESHOLD, Threshold
+from searchlab.core.spaces import FUTHARK_DEFAULT_THRESHOLD, Threshold
 
 INTRA_DEFAULT = 32  # Futhark's intraMinInnerPar, the default of suff_intra_par thresholds
 ENTRY = "main"

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from searchlab.core.spaces import Threshold
 from searchlab.errors import ConfigError
-from searchlab.spaces import Threshold
 
 ALL_FALSE = 2_000_000_000  # futhark autotune's thresholdMax
 ALL_TRUE = 1  # futhark autotune's thresholdMin

@@ -26,8 +26,8 @@ from searchlab.adapters.futhark._runtime import Execution, Limits, Tag
 from searchlab.core.measure import MeasurementProtocol, Samples, measure
 from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.core.records import Config, FailureMode, Measurement
+from searchlab.core.spaces import ThresholdDataset, ThresholdTree
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.spaces import ThresholdDataset, ThresholdTree
 
 PRESETS = ("cpu", "gpu")
 # The imitations' protocol: a checked warm-up run, then 10 profiled runs (the former

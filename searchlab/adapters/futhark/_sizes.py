@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.core.records import Config
-from searchlab.spaces import KnobSpace, OrdinalKnob, ThresholdDataset, ThresholdTree, plateau_knobs
+from searchlab.core.spaces import KnobSpace, OrdinalKnob, ThresholdDataset, ThresholdTree, plateau_knobs
 
 # class -> its name in the server's -L start-up line "Default NAME: N"
 SIZE_CLASSES = {"thread_block_size": "block size", "grid_size": "grid size", "tile_size": "tile size",

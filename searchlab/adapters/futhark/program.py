@@ -40,8 +40,8 @@ from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futh
 from searchlab.core.measure import MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.core.records import Config, FailureMode, Measurement
+from searchlab.core.spaces import Threshold, ThresholdDataset, ThresholdTree
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
 
 # futhark bench's protocol made adaptive: one warm-up (besides the logged run), then at least 10
 # timed runs (futhark bench -r 10) until 0.05 s are measured and the median's 95 % interval is

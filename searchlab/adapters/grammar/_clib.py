@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from searchlab.adapters.grammar import _codegen, _convolve
+import searchlab.adapters.grammar._codegen as _codegen
+import searchlab.adapters.grammar._convolve as _convolve
 from searchlab.adapters.grammar._fft import Bluestein, Leaf, Pfa, Rader, Spec, Split, Twiddle, TwSpec, describe
 from searchlab.errors import ConfigError
 

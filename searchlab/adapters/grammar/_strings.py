@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from searchlab.adapters.grammar._grammar import Grammar
+from searchlab.core.spaces import Arc, DerivationGraph, Node
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.spaces import Arc, DerivationGraph, Node
 
 Form = tuple[str, ...]
 

@@ -23,8 +23,8 @@ from typing import Union
 import numpy as np
 
 from searchlab.adapters.grammar._grammar import Grammar, word_counts
+from searchlab.core.spaces import Arc, DerivationGraph, Node
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.spaces import Arc, DerivationGraph, Node
 
 Tree = Union[str, tuple[str, tuple["Tree", ...]]]
 Path = tuple[int, ...]

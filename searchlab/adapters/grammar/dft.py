@@ -40,7 +40,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from searchlab.adapters.grammar import _clib, _fft
+import searchlab.adapters.grammar._clib as _clib
+import searchlab.adapters.grammar._fft as _fft
 from searchlab.adapters.grammar._dftgrammar import dft_grammar, ruletree
 from searchlab.adapters.grammar._tree import TreeGraph
 from searchlab.core.measure import Batch, MeasurementProtocol, measure

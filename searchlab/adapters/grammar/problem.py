@@ -23,8 +23,8 @@ from searchlab.adapters.grammar._strings import StringGraph
 from searchlab.adapters.grammar._tree import Tree, TreeGraph, symbol_of
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Direction, Measurement
+from searchlab.core.spaces import DerivationGraph
 from searchlab.errors import ConfigError
-from searchlab.spaces import DerivationGraph
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,8 @@ from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.core.schema import EMPTY
 from searchlab.core.sensors import SensedKnobSpace, model_from_spec
+from searchlab.core.spaces import Knob
 from searchlab.errors import ConfigError
-from searchlab.spaces import Knob
 
 __all__ = ["Arch", "OpenCLKnobProblem", "apply_arch", "failed"]
 

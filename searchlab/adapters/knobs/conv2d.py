@@ -25,8 +25,8 @@ from searchlab.adapters.knobs._arch import paper_archs
 from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.core.records import Config
+from searchlab.core.spaces import IntKnob, Knob, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.spaces import IntKnob, Knob, OrdinalKnob
 
 
 def conv2d_reference(image: np.ndarray, filt: np.ndarray) -> np.ndarray:

@@ -21,8 +21,8 @@ from searchlab.adapters.knobs._arch import paper_archs
 from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.core.records import Config
+from searchlab.core.spaces import IntKnob, Knob
 from searchlab.errors import ConfigError
-from searchlab.spaces import IntKnob, Knob
 
 WG = 32  # work-items per work-group (fixed; the knobs are banks and accesses, as in §8.1)
 

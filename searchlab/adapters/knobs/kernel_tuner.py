@@ -39,10 +39,10 @@ from searchlab.adapters.table import TableProblem
 from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.core.schema import EMPTY
 from searchlab.core.sensors import SensedKnobSpace, model_from_spec
+from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
 from searchlab.interchange import read_json
 from searchlab.interchange.table import Table, TableKnobSpace
-from searchlab.spaces import KnobSpace, OrdinalKnob
 
 FAILURES = {
     "CompilationFailedConfig": FailureMode.COMPILE,

@@ -25,8 +25,8 @@ from searchlab.adapters.knobs._arch import paper_archs
 from searchlab.adapters.knobs._common import HostData
 from searchlab.adapters.knobs._opencl import OpenCLKnobProblem
 from searchlab.core.records import Config
+from searchlab.core.spaces import Knob, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.spaces import Knob, OrdinalKnob
 
 BLOCK_M = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 16, 20, 24, 30, 32, 40, 48)
 BLOCK_N = (1, 2, 4, 8, 12, 16, 20, 24, 30, 32, 40, 48, 60, 64, 80, 96, 120, 128, 240, 256)

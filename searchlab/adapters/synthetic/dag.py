@@ -18,8 +18,8 @@ import numpy as np
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Direction, Measurement
+from searchlab.core.spaces import Arc, DerivationGraph, Node
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.spaces import Arc, DerivationGraph, Node
 
 SlotNode = tuple[int, ...]  # value per slot, -1 while the slot is still a nonterminal
 

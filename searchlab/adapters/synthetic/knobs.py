@@ -15,8 +15,8 @@ from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.expr import Expression
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, FailureMode, Measurement
+from searchlab.core.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 
 
 class SyntheticKnobs(Problem):

@@ -16,7 +16,7 @@ from searchlab.adapters._values import ints
 from searchlab.adapters.synthetic._common import Delay, config_rng
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
-from searchlab.spaces import Threshold, ThresholdDataset, ThresholdTree
+from searchlab.core.spaces import Threshold, ThresholdDataset, ThresholdTree
 
 TRAIN_SIZES = (32, 256, 2048)
 VALIDATION_SIZES = (64, 1024)

@@ -28,9 +28,9 @@ import numpy as np
 from searchlab.core.measure import samples_are_objective  # the confirm phase needs it too
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, FailureMode, Measurement, Status
+from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
 from searchlab.interchange.table import Table, read_table_file
-from searchlab.spaces import Space
 
 
 def load_table(path: str | Path) -> Table:
@@ -39,7 +39,7 @@ def load_table(path: str | Path) -> Table:
     if not path.exists():
         raise ConfigError(f"table file {str(path)!r} does not exist")
     if path.is_dir() or path.name == "results.db":
-        from searchlab.study._tables import table_from_run  # runs become tables (exhaustive runs above all)
+        from searchlab.adapters.table._from_run import table_from_run  # runs become tables (exhaustive runs above all)
 
         return table_from_run(path if path.is_dir() else path.parent)  # type: ignore[no-any-return]
     return read_table_file(path)

@@ -35,9 +35,9 @@ from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
+from searchlab.core.spaces import KnobSpace, knob_from_spec
 from searchlab.errors import ConfigError
 from searchlab.interchange import load_document, resolve
-from searchlab.spaces import KnobSpace, knob_from_spec
 
 KEYS = {"knobs", "constraints", "build", "run", "env", "template", "objective", "timeout_s", "measure"}
 OBJECTIVE_KINDS = ("wall_time", "stdout", "json")

@@ -38,8 +38,8 @@ from searchlab.adapters.user._t1 import check_names, read_t1
 from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.core.schema import EMPTY, plain
+from searchlab.core.spaces import CategoricalKnob, Knob, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.spaces import CategoricalKnob, Knob, OrdinalKnob
 
 # The built-in knob problems' sensor model without the generated-code size and the compile-time
 # cap (a user kernel has no architecture caps unless it sets Searchlab.Limits / problem.limits).

@@ -14,44 +14,8 @@ from typing import Any
 
 from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.core.records import Config, FailureMode, Measurement, Status
-from searchlab.errors import ConfigError, EvaluationError
-
-
-def build_problem(source: Problem | Mapping[str, Any]) -> Problem:
-    """A problem from an object or a config mapping whose ``_target_`` is a registered problem.
-
-    Built by calling the registered class with the config's plain values, never through
-    Hydra's recursive ``instantiate``: a nested ``_target_`` is data here (the grammar
-    problem resolves its own objective), so no config can make us call another callable
-    (docs/security.md). A missing mandatory value (``???``) is named in one line.
-    """
-    if isinstance(source, Problem):
-        return source
-    from omegaconf import DictConfig, OmegaConf
-
-    from searchlab.errors import SearchlabError
-    from searchlab.recompose import registered_class
-
-    node = source if isinstance(source, DictConfig) else OmegaConf.create(dict(source))
-    prefix = f"{node._get_full_key(None)}." if node._get_full_key(None) else ""
-    missing = sorted(str(k).removeprefix(prefix) for k in OmegaConf.missing_keys(node))
-    target = node.get("_target_")
-    if missing:
-        raise ConfigError(f"problem.{missing[0]}: no value given (problem {target!r} needs problem.{missing[0]}=...)")
-    cls = registered_class("problem", target, "problem")
-    data = OmegaConf.to_container(node, resolve=True)
-    assert isinstance(data, dict)
-    kwargs = {str(k): v for k, v in data.items() if not str(k).startswith("_")}
-    try:
-        problem = cls(**kwargs)
-    except SearchlabError:
-        raise
-    except Exception as exc:  # an option the class does not take, or a value it cannot use
-        reason = " ".join(str(exc).split())[:500]  # one line, whatever the library's message looks like
-        raise ConfigError(f"problem {target!r} could not be built: {type(exc).__name__}: {reason}") from None
-    if not isinstance(problem, Problem):
-        raise ConfigError(f"problem target {target!r} is not a searchlab Problem")
-    return problem
+from searchlab.errors import EvaluationError
+from searchlab.recompose import build_problem  # re-exported: the worker builds its problem with it
 
 
 class _Timeout(BaseException):

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from searchlab.core.records import Config, Direction, Result, Status
+from searchlab.core.spaces import DerivationGraph, KnobSpace, Space, view_as
 from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
-from searchlab.spaces import DerivationGraph, KnobSpace, Space, view_as
 
 
 def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[Config]:

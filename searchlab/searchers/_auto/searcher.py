@@ -22,12 +22,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Config, Result
+from searchlab.core.spaces import KnobSpace, Space, ThresholdTree
 from searchlab.errors import ConfigError
 from searchlab.searchers._auto.knobs import KnobModel
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import KnobSpace, Space, ThresholdTree
 
 
 def _delegate_class(name: str, option: str) -> type[Searcher]:

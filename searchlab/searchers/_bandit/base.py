@@ -38,9 +38,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Result
+from searchlab.core.spaces import Arc, Node, Space
 from searchlab.searchers._bandit.walker import DagSearcher
 from searchlab.searchers._base import Proposal
-from searchlab.spaces import Arc, Node, Space
 
 
 class GraphBanditSearcher(DagSearcher):

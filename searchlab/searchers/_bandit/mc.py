@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from searchlab.core.records import Candidate, Result
+from searchlab.core.spaces import Space
 from searchlab.searchers._bandit.walker import DagSearcher
 from searchlab.searchers._base import Proposal
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import Space
 
 
 class McSearcher(DagSearcher):

@@ -18,11 +18,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from searchlab.core.spaces import Arc, Node, Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._bandit.base import GraphBanditSearcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import Arc, Node, Space
 
 
 class UctSearcher(GraphBanditSearcher):

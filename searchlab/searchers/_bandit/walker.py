@@ -12,9 +12,9 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
+from searchlab.core.spaces import Arc, DerivationGraph, Node, Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher, drain
-from searchlab.spaces import Arc, DerivationGraph, Node, Space
 
 
 class DagWalker:

@@ -49,10 +49,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from searchlab.core.records import Candidate, Config, Result
+from searchlab.core.spaces import DerivationGraph, KnobSpace, Space
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._optuna.encoding import DagEncoder, Encoder, KnobEncoder, Meta
 from searchlab.searchers._support.neighbours import Grid
-from searchlab.spaces import DerivationGraph, KnobSpace, Space
 
 CONSTRAINT = "failed"
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Union
 
 from searchlab.core.records import Config
-from searchlab.spaces import DerivationGraph, IntKnob, Knob, KnobSpace
+from searchlab.core.spaces import DerivationGraph, IntKnob, Knob, KnobSpace
 
 Meta = Mapping[str, Any]
 

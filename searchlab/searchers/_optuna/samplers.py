@@ -6,11 +6,11 @@ from __future__ import annotations
 from importlib.util import find_spec
 from typing import Any
 
+from searchlab.core.spaces import KnobSpace, Space
 from searchlab.searchers._optuna.base import OptunaSearcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._support.neighbours import Grid
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import KnobSpace, Space
 
 ACQF_SAMPLES = 1024  # Optuna 5.0's own values are 2048 and 10 (see OptunaGpSearcher)
 LOCAL_SEARCHES = 6

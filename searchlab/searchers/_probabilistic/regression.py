@@ -40,7 +40,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from searchlab.core.records import Config
-from searchlab.spaces import CategoricalKnob, IntKnob, KnobSpace
+from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace
 
 _CHUNK = 1_000_000  # elements per block in the Gabriel test (memory bound)
 

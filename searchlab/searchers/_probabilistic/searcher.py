@@ -53,13 +53,13 @@ import numpy as np
 
 from searchlab.core.records import Candidate, Config, Result, Status
 from searchlab.core.sensors import Normal, SensorModel, sensor_model_of
+from searchlab.core.spaces import KnobSpace
 from searchlab.errors import ConfigError
 from searchlab.searchers._base import ProposalLike, Searcher
 from searchlab.searchers._probabilistic.model import QUALITIES, Calibration, Evidence, Options, mean_nn_distance
 from searchlab.searchers._probabilistic.regression import Encoder
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import KnobSpace
 
 ENUMERATE_BELOW = 200_000  # spaces this small are listed once; larger ones are sampled
 

@@ -22,9 +22,9 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Config, Result
+from searchlab.core.spaces import KnobSpace, Space
 from searchlab.searchers._base import ProposalLike, Searcher
 from searchlab.searchers._support.neighbours import Grid
-from searchlab.spaces import KnobSpace, Space
 
 Algorithm = Generator[list[Config], list[float], None]
 

@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 
 from searchlab.core.records import Config
+from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential.base import Algorithm, SequentialSearcher
 from searchlab.searchers._support.neighbours import Grid
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import Space
 
 PENALTY = 1e20
 METHODS = ("COBYLA", "L-BFGS-B", "SLSQP", "CG", "Powell", "Nelder-Mead", "BFGS", "trust-constr")

@@ -27,12 +27,12 @@ from collections.abc import Callable
 import numpy as np
 
 from searchlab.core.records import Config
+from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential.base import Algorithm, SequentialSearcher
 from searchlab.searchers._support.neighbours import Index
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import Space
 
 Crossover = Callable[[Index, Index, np.random.Generator], tuple[Index, Index]]
 

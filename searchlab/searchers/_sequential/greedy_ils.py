@@ -30,12 +30,12 @@ from __future__ import annotations
 from collections.abc import Generator
 
 from searchlab.core.records import Config
+from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential.base import Algorithm, SequentialSearcher
 from searchlab.searchers._support.neighbours import check_method
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import Space
 
 
 class GreedyIlsSearcher(SequentialSearcher):

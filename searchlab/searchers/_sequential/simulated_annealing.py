@@ -37,11 +37,11 @@ from __future__ import annotations
 import math
 
 from searchlab.core.records import Config
+from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._sequential.base import Algorithm, SequentialSearcher
 from searchlab.searchers._tunable import Annotated, Tunable
-from searchlab.spaces import Space
 
 
 def acceptance(old: float, new: float, temperature: float) -> float:

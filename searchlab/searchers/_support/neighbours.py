@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from searchlab.core.records import Config, Value
+from searchlab.core.spaces import KnobSpace
 from searchlab.errors import ConfigError
-from searchlab.spaces import KnobSpace
 
 Index = tuple[int, ...]
 METHODS = ("hamming", "adjacent", "strictly_adjacent")

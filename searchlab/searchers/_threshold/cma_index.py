@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.spaces import ThresholdTree
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold.generator import Need
 from searchlab.searchers._threshold.simple import SimpleSearcher
-from searchlab.spaces import ThresholdTree
 
 
 class CmaIndexSearcher(SimpleSearcher):

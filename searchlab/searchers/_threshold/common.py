@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.core.records import Config, Direction, Result, Status
-from searchlab.spaces import ThresholdDataset, ThresholdTree
+from searchlab.core.spaces import ThresholdDataset, ThresholdTree
 
 THRESHOLD_MIN = 1  # futhark autotune's thresholdMin: "T set to 1"
 THRESHOLD_MAX = 2_000_000_000  # futhark autotune's thresholdMax: "T set to ∞"

@@ -23,10 +23,10 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from searchlab.core.records import Config, Result, Status, as_int
+from searchlab.core.spaces import FUTHARK_DEFAULT_THRESHOLD, ThresholdDataset, ThresholdTree
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold.common import THRESHOLD_MAX, THRESHOLD_MIN, parse_comparisons
 from searchlab.searchers._threshold.generator import GeneratorSearcher, Need
-from searchlab.spaces import FUTHARK_DEFAULT_THRESHOLD, ThresholdDataset, ThresholdTree
 
 Pair = tuple[float, int]  # (run time, threshold value), compared on the time only
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from searchlab.core.records import Config, Result
+from searchlab.core.spaces import ThresholdTree
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._threshold.common import Observations, TreeModel
-from searchlab.spaces import ThresholdTree
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,11 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from searchlab.core.records import Config, as_int
+from searchlab.core.spaces import ThresholdTree
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._threshold.common import THRESHOLD_MAX
 from searchlab.searchers._threshold.generator import GeneratorSearcher, Need
-from searchlab.spaces import ThresholdTree
 
 
 class SimpleSearcher(GeneratorSearcher):

@@ -2,7 +2,7 @@
 
 A transfer searcher receives the run's prior once, before its first proposal
 (:meth:`TransferSearcher.attach_prior`, called by the app's preparation: ``prior=[PATH,...]``,
-:mod:`searchlab.priors`). It proposes a *front* (configurations chosen from the prior) and
+:mod:`searchlab.run.priors`). It proposes a *front* (configurations chosen from the prior) and
 then asks an ordinary registered searcher, the *base* (``searcher.base=NAME``, built through
 the registry as ``portfolio`` builds its members), which learns every result -- the front's
 included -- so it continues knowing them (warm start). Without a prior, or on a space priors
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from searchlab.core.records import Candidate, Config, Measurement, Result
+from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
-from searchlab.spaces import Space
 
 NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
@@ -63,7 +63,7 @@ class TransferBase(Searcher):
         self._base_cls = base_class(base or self.default_base)
         self._base_options = dict(base_options or {})
         super().__init__(space, **kwargs)
-        self.prior: Any = None  # searchlab.priors.Prior once attached
+        self.prior: Any = None  # searchlab.run.priors.Prior once attached
         self.front: list[Config] = []  # prior-derived configurations still to propose, in order
         self._generation = 0
         self._inner = self._make_inner(self.problem_space)
@@ -80,7 +80,7 @@ class TransferBase(Searcher):
 
     # -- prior ------------------------------------------------------------------------
     def attach_prior(self, prior: Any) -> None:
-        """Called once by the run's preparation (searchlab.priors.give_prior), before any proposal."""
+        """Called once by the run's preparation (searchlab.run.priors.give_prior), before any proposal."""
         if self.n_seen or self.prior is not None:
             raise ConfigError(f"searcher {self.name!r}: a prior must be attached once, before the first proposal")
         self.prior = prior

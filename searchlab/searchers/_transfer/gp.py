@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.spaces import KnobSpace, Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._auto.searcher import AutoSearcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer.warm import TransferWarmSearcher
-from searchlab.spaces import KnobSpace, Space
 
 FLOOR = 0.01  # speeds below 1 % of the best (and failures) are one value: "bad there"
 

@@ -23,12 +23,12 @@ import math
 from typing import Any
 
 from searchlab.core.records import Config
+from searchlab.core.spaces import CategoricalKnob, KnobSpace, OrdinalKnob, Space
 from searchlab.errors import ConfigError
 from searchlab.interchange.table import TableKnobSpace
 from searchlab.searchers._base import ProposalLike
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer.common import TransferBase
-from searchlab.spaces import CategoricalKnob, KnobSpace, OrdinalKnob, Space
 
 
 def bounding_box(space: KnobSpace, tops: list[list[Config]]) -> dict[str, tuple[Any, ...]]:

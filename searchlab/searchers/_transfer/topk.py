@@ -1,7 +1,7 @@
 """``searcher=transfer_topk``: zero-shot transfer, the top-k of a cross-device ranking.
 
 Why: the simplest transfer baseline, and a strong one. Evaluate the configurations in the
-order of their mean normalised speed over the prior devices (searchlab.priors). It is
+order of their mean normalised speed over the prior devices (searchlab.run.priors). It is
 syne-tune's ``ZeroShotTransfer`` scheduler (Wistuba, Schilling & Schmidt-Thieme, *Sequential
 model-free hyperparameter tuning*, ICDM 2015, the greedy portfolio of configurations that are
 good across tasks) in its simplest form: syne-tune ranks by the average rank across tasks and
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from searchlab.core.spaces import Space
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer.common import TransferBase, checked_k
-from searchlab.spaces import Space
 
 
 class TransferTopKSearcher(TransferBase):

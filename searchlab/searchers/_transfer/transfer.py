@@ -2,7 +2,7 @@
 
 1. **Zero-shot start** (syne-tune's ``ZeroShotTransfer``; the top-k baseline): the first
    ``k`` proposals are the top of the cross-device ranking (mean normalised speed over the
-   prior devices, searchlab.priors). On a device like its priors this alone is near the
+   prior devices, searchlab.run.priors). On a device like its priors this alone is near the
    optimum within a handful of evaluations.
 2. **Model-based continuation** (``transfer_gp``): ``auto``'s GP with one input per prior
    device (its log normalised speed), warm-started with the front's results. The ARD length
@@ -32,10 +32,10 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from searchlab.core.records import Config
+from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer.gp import TransferGpSearcher
-from searchlab.spaces import Space
 
 
 class TransferSearcher(TransferGpSearcher):

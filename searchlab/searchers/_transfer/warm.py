@@ -4,7 +4,7 @@ Why: the classic way to transfer into model-based search (Feurer, Springenberg &
 *Initializing Bayesian hyperparameter optimization via meta-learning*, AAAI 2015, §3: the
 initial design is the best configurations of the most similar previous tasks). Here the
 initial design is the top ``k`` of the cross-device ranking (mean normalised speed,
-searchlab.priors), and the base searcher (``searcher.base``, default ``auto``) starts with
+searchlab.run.priors), and the base searcher (``searcher.base``, default ``auto``) starts with
 those results in its history -- for ``auto`` they replace the space-filling start whenever
 ``k >= searcher.base_options.initial``. Deviation: Feurer et al. pick the tasks by
 meta-feature distance; we have no meta-features of a GPU, so every prior device counts alike.
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from searchlab.core.spaces import Space
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._transfer.common import TransferBase, checked_k
-from searchlab.spaces import Space
 
 
 class TransferWarmSearcher(TransferBase):

@@ -11,8 +11,8 @@ import numpy as np
 
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
+from searchlab.core.spaces import IntKnob, KnobSpace
 from searchlab.errors import ConfigError
-from searchlab.spaces import IntKnob, KnobSpace
 
 
 class SphereKnobs(Problem):

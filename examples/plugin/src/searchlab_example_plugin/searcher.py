@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Config, Result
+from searchlab.core.spaces import KnobSpace
 from searchlab.searchers import Searcher
-from searchlab.spaces import KnobSpace
 
 
 class CoordinateDescentSearcher(Searcher):

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.core.records import Config, Direction, Status
+from searchlab.core.spaces import KnobSpace, Space
 from searchlab.errors import ConfigError
-from searchlab.spaces import KnobSpace, Space
 
 
 @dataclass(frozen=True)

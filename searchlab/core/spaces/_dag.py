@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from searchlab.core.records import Config
+from searchlab.core.spaces._base import Space
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.spaces._base import Space
 
 Node = Hashable
 Arc = tuple[str, Node]  # (rule label, child)

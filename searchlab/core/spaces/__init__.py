@@ -1,16 +1,16 @@
 """Search spaces: knob spaces, derivation DAGs, threshold trees, and views between them."""
 
-from searchlab.spaces._base import Space
-from searchlab.spaces._dag import Arc, DerivationGraph, ExplicitDAG, Node
-from searchlab.spaces._knobs import CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob, knob_from_spec
-from searchlab.spaces._thresholds import (
+from searchlab.core.spaces._base import Space
+from searchlab.core.spaces._dag import Arc, DerivationGraph, ExplicitDAG, Node
+from searchlab.core.spaces._knobs import CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob, knob_from_spec
+from searchlab.core.spaces._thresholds import (
     FUTHARK_DEFAULT_THRESHOLD,
     Threshold,
     ThresholdDataset,
     ThresholdTree,
     tree_from_spec,
 )
-from searchlab.spaces._views import DecisionDAG, View, plateau_knobs, view_as
+from searchlab.core.spaces._views import DecisionDAG, View, plateau_knobs, view_as
 
 __all__ = [
     "FUTHARK_DEFAULT_THRESHOLD",

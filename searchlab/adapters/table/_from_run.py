@@ -27,7 +27,7 @@ from searchlab.core.records import Config, Direction, Measurement, Status, as_in
 from searchlab.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
-    from searchlab.spaces import ThresholdTree
+    from searchlab.core.spaces import ThresholdTree
 
 _CACHE: dict[tuple[Any, ...], Any] = {}  # (db path, mtimes, sizes, coverage) -> Table
 
@@ -117,7 +117,7 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
     """
     from searchlab.core.store import DB_NAME, read_run
     from searchlab.interchange.table import Table
-    from searchlab.run.execution import build_problem
+    from searchlab.recompose import build_problem
 
     run_dir = Path(run_dir)
     if not 0.0 < min_coverage <= 1.0:
@@ -147,7 +147,7 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
             f"the space have no recorded measurement (e.g. {dict(example or {})}); need a coverage of "
             f"{min_coverage:g}: replay a finished exhaustive run of the whole space (searcher=exhaustive, and "
             f"searcher.tree_aware=false on threshold trees; this run stopped on {info.get('stop_reason')!r})")
-    from searchlab.spaces import ThresholdTree
+    from searchlab.core.spaces import ThresholdTree
 
     table_rows: Mapping[Config, Measurement] = PlateauRows(rows, space) if isinstance(space, ThresholdTree) else rows
     devices = sorted({str(d.get("name", "")) for d in info.get("devices") or [] if isinstance(d, dict)})

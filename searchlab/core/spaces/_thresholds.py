@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from searchlab.core.records import Config
+from searchlab.core.spaces._base import Space
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.spaces._base import Space
 
 FUTHARK_DEFAULT_THRESHOLD = 32768  # 2**15, Futhark's default for unset size thresholds
 

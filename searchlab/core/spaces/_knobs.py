@@ -17,8 +17,8 @@ import numpy as np
 
 from searchlab.core.expr import Expression
 from searchlab.core.records import Config, Value
+from searchlab.core.spaces._base import Space
 from searchlab.errors import ConfigError, InvalidConfigError
-from searchlab.spaces._base import Space
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from searchlab.core.records import Config, Value, as_int
+from searchlab.core.spaces._base import Space
+from searchlab.core.spaces._dag import Arc, DerivationGraph, Node
+from searchlab.core.spaces._knobs import KnobSpace, OrdinalKnob
+from searchlab.core.spaces._thresholds import ThresholdTree
 from searchlab.errors import InvalidConfigError
-from searchlab.spaces._base import Space
-from searchlab.spaces._dag import Arc, DerivationGraph, Node
-from searchlab.spaces._knobs import KnobSpace, OrdinalKnob
-from searchlab.spaces._thresholds import ThresholdTree
 
 
 class DecisionDAG(DerivationGraph):
