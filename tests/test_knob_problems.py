@@ -30,7 +30,6 @@ from searchlab.api import optimize
 from searchlab.core.problem import DeviceInfo
 from searchlab.core.records import Config, FailureMode, Status
 from searchlab.errors import ConfigError
-from searchlab.interchange.table import Table
 from searchlab.run.loop import Budget
 from searchlab.searchers import ProbabilisticSearcher
 

@@ -20,7 +20,6 @@ from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Direction, Measurement, Status
 from searchlab.core.sensors import Normal, prob_less, sensor_model_of
 from searchlab.errors import ConfigError, EvaluationError
-from searchlab.interchange.table import Table, save_table
 from searchlab.run.loop import Budget
 from searchlab.searchers import ProbabilisticSearcher, ProbabilisticTrivialSearcher
 from searchlab.searchers._probabilistic.model import Calibration, Evidence, Options, cutoff_region, scale_log_p, transform

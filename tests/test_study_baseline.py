@@ -19,7 +19,6 @@ import pytest
 from searchlab.adapters.table import Table, TableProblem, save_table
 from searchlab.core.records import Direction, FailureMode, Measurement, loss
 from searchlab.core.spaces import KnobSpace, OrdinalKnob
-from searchlab.interchange.table import Table, save_table
 from searchlab.study import _metrics as M
 from searchlab.study._aggregate import aggregate
 from searchlab.study._collect import collect_runs, read_run_data

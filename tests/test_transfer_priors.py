@@ -17,7 +17,6 @@ from searchlab.core.records import Config, Direction, Measurement
 from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import Record, t4_document
-from searchlab.interchange.table import Table, TableKnobSpace, save_table
 from searchlab.run.priors import give_prior, load_prior, read_prior
 from searchlab.searchers import RandomSearcher, TransferTopKSearcher
 

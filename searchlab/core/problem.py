@@ -84,11 +84,13 @@ class Problem(ABC):
     __schema_base__: ClassVar[bool] = True  # Problem's own parameters are not options (core.schema.options)
 
     name: ClassVar[str] = "problem"
-    direction: ClassVar[Direction] = Direction.MINIMIZE
-    objective_name: ClassVar[str] = "time_s"
     device_need: ClassVar[DeviceNeed] = DeviceNeed.NONE
-    deterministic: ClassVar[bool] = False
-    capabilities: ClassVar[frozenset[str]] = frozenset()
+    # Class defaults that an instance may set from its options (a table's direction and objective,
+    # a noisy synthetic's determinism, a grammar's capabilities): per-instance metadata, not ClassVars.
+    direction: Direction = Direction.MINIMIZE
+    objective_name: str = "time_s"
+    deterministic: bool = False
+    capabilities: frozenset[str] = frozenset()
     code_version: ClassVar[str] = "1"
     # former option -> its new spelling (``{"runs": "problem.measure.min_runs"}``): the CLI's error for
     # the old name says what to write instead (issue 21: a renamed option names its new spelling)

@@ -212,7 +212,7 @@ def coerce(cls: type, values: Mapping[str, Any], where: str, runtime: frozenset[
         given = {str(k): v for k, v in value.items()}
         # a partial mapping fills the rest from this option's own default (a problem's protocol), not the dataclass's
         default = option.default
-        out[option.name] = dataclasses.replace(default, **given) if isinstance(default, dc) else dc(**given)
+        out[option.name] = dataclasses.replace(typing.cast(Any, default), **given) if isinstance(default, dc) else dc(**given)
     return out
 
 

@@ -22,6 +22,7 @@ from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
 from searchlab.searchers._exhaustive import ExhaustiveConfig, ExhaustiveSearcher
+from searchlab.searchers._optuna.base import OptunaSearcher
 from searchlab.searchers._optuna.samplers import (
     OptunaCmaesConfig,
     OptunaCmaesSearcher,
@@ -31,7 +32,6 @@ from searchlab.searchers._optuna.samplers import (
     OptunaQmcSearcher,
     OptunaRandomConfig,
     OptunaRandomSearcher,
-    OptunaSearcher,
     OptunaTpeConfig,
     OptunaTpeSearcher,
 )

@@ -51,7 +51,7 @@ def _compose_run(overrides: list[str]) -> dict[str, Any]:
 
 def execute_cell(cell: Cell) -> dict[str, Any]:
     """Run (or resume, or keep) one cell; returns a one-line record of it."""
-    from searchlab.run.prepare import execute
+    from searchlab.run.lifecycle import execute
 
     if (cell.run_dir / "summary.json").is_file():
         summary = json.loads((cell.run_dir / "summary.json").read_text())

@@ -70,7 +70,7 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
 
     ``address``: join that cluster with token authentication (searchlab.run.execution._join).
     """
-    from searchlab.run.execution._ray import LOOPBACK, local_ray_environment
+    from searchlab.run.execution._ray_actor import LOOPBACK, local_ray_environment
 
     if not address:
         local_ray_environment()

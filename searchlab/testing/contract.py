@@ -99,7 +99,7 @@ class SearcherContract:
             pending = list(searcher.pending.values())
             if not pending:
                 continue
-            rng.shuffle(pending)  # type: ignore[arg-type]
+            rng.shuffle(pending)
             for candidate in pending[: max(1, len(pending) // 2)]:  # keep some in flight
                 searcher.tell(self._measure(problem, candidate))
                 told += 1

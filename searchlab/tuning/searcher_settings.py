@@ -125,7 +125,7 @@ class SearcherSettings(Problem):
                 SCORES[score](table, [[loss_of_best(table)] * int(budget)])
         super().__init__()
         self.searcher, self.seeds, self.budget, self.score = searcher, int(seeds), int(budget), score
-        self.objective_name = "score" if score == "fraction" else "kt_score"  # type: ignore[misc]
+        self.objective_name = "score" if score == "fraction" else "kt_score"
         self._space = KnobSpace(tuple(knob(n, t) for n, t in self.ranges.items()))
 
     @property

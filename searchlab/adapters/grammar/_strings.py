@@ -20,6 +20,12 @@ from searchlab.errors import ConfigError, InvalidConfigError
 Form = tuple[str, ...]
 
 
+def _form(node: object) -> Form:
+    """A node of this graph is a form (the DerivationGraph protocol's ``Node`` is any hashable)."""
+    assert isinstance(node, tuple)
+    return node
+
+
 class StringGraph(DerivationGraph):
     def __init__(self, grammar: Grammar, *, max_forms: int = 20_000) -> None:
         super().__init__()
@@ -33,7 +39,7 @@ class StringGraph(DerivationGraph):
             if not kids:
                 self._sinks[form] = frozenset([form]) if self.is_word(form) else frozenset()
             else:
-                self._sinks[form] = frozenset().union(*(self._sinks[c] for _, c in kids))  # type: ignore[index]
+                self._sinks[form] = frozenset().union(*(self._sinks[_form(c)] for _, c in kids))
         self._check()
 
     def _rewrites(self, form: Form) -> list[Arc]:
@@ -55,7 +61,7 @@ class StringGraph(DerivationGraph):
                 raise ConfigError(f"string-mode grammar has more than max_forms={max_forms} forms; "
                                   "use mode: tree (context-free rules) for large grammars")
             self._arcs[form] = self._rewrites(form)
-            stack.extend(c for _, c in self._arcs[form] if c not in self._arcs)  # type: ignore[misc]
+            stack.extend(_form(c) for _, c in self._arcs[form] if c not in self._arcs)
 
     def _topological(self) -> list[Form]:
         """Forms with parents before children; a cycle is a ConfigError naming it."""
@@ -71,7 +77,7 @@ class StringGraph(DerivationGraph):
                 kids = self._arcs[form]
                 if i < len(kids):
                     stack.append((form, i + 1))
-                    child: Form = kids[i][1]  # type: ignore[assignment]
+                    child = _form(kids[i][1])
                     if state.get(child) == 1:
                         path = [" ".join(f) for f, _ in stack] + [" ".join(child)]
                         raise ConfigError(f"grammar is cyclic: {' => '.join(path)}")
@@ -102,13 +108,13 @@ class StringGraph(DerivationGraph):
         return (self.grammar.start,)
 
     def children(self, node: Node) -> Sequence[Arc]:
-        return self._arcs.get(node, [])  # type: ignore[call-overload, no-any-return]
+        return self._arcs.get(_form(node), [])
 
     def is_word(self, node: Node) -> bool:
-        return not any(self.grammar.is_nonterminal(s) for s in node)  # type: ignore[attr-defined]
+        return not any(self.grammar.is_nonterminal(s) for s in _form(node))
 
     def key(self, node: Node) -> str:
-        return " ".join(node) or "ε"  # type: ignore[arg-type]
+        return " ".join(_form(node)) or "ε"
 
     def node(self, key: str) -> Form:
         form = tuple(s for s in key.split() if s != "ε")
@@ -117,21 +123,21 @@ class StringGraph(DerivationGraph):
         return form
 
     def count_sinks(self, node: Node | None = None) -> int:
-        return len(self._sinks[self.root if node is None else node])  # type: ignore[index]
+        return len(self._sinks[self.root if node is None else _form(node)])
 
     def iter_words(self, node: Node | None = None) -> Iterator[Node]:
-        return iter(sorted(self._sinks[self.root if node is None else node]))  # type: ignore[index]
+        return iter(sorted(self._sinks[self.root if node is None else _form(node)]))
 
     def uniform_word(self, rng: np.random.Generator, node: Node | None = None) -> tuple[list[str], Node]:
-        current: Form = self.root if node is None else node  # type: ignore[assignment]
+        current = self.root if node is None else _form(node)
         words = sorted(self._sinks[current])
         if not words:
             raise ConfigError(f"node {self.key(current)!r} derives no word")
         word = words[int(rng.integers(len(words)))]
         path: list[str] = []
         while current != word:
-            label, child = next((lbl, c) for lbl, c in self._arcs[current] if word in self._sinks[c])  # type: ignore[index]
-            current = child  # type: ignore[assignment]
+            label, child = next((lbl, _form(c)) for lbl, c in self._arcs[current] if word in self._sinks[_form(c)])
+            current = child
             path.append(label)
         return path, word
 

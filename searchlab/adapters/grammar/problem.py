@@ -92,14 +92,14 @@ class GrammarProblem(Problem):
         self.grammar = load_grammar(grammar)
         self.objective, described = resolve_objective(objective or DEFAULT_OBJECTIVE)
         try:
-            self.direction = Direction(direction)  # type: ignore[misc]
+            self.direction = Direction(direction)
         except ValueError:
             raise ConfigError(f"problem.direction={direction!r}: must be 'maximize' or 'minimize'") from None
         if subproblems and self.grammar.mode != "tree":
             raise ConfigError("problem.subproblems=true needs a tree-mode grammar (sub-words are subtrees)")
         grammar_desc = str(grammar) if isinstance(grammar, (str, Path)) else repr(self.grammar)
         super().__init__(grammar=grammar_desc, objective=described, direction=direction, subproblems=subproblems)
-        self.capabilities = frozenset({"subproblems"}) if subproblems else frozenset()  # type: ignore[misc]
+        self.capabilities = frozenset({"subproblems"}) if subproblems else frozenset()
         self.graph: DerivationGraph = (TreeGraph(self.grammar, subwords=subproblems) if self.grammar.mode == "tree"
                                        else StringGraph(self.grammar, max_forms=max_forms))
 

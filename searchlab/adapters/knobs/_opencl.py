@@ -59,7 +59,7 @@ class OpenCLKnobProblem(Problem):
     device_need = DeviceNeed.OPENCL
     objective_name = "time_s"
     capabilities = frozenset({"sensors"})
-    kernel_name: ClassVar[str] = "kern"
+    kernel_name: str = "kern"  # per instance where a spec names it (user kernels)
     ARCHS: ClassVar[Mapping[str, Arch]] = {}
     DEFAULT_MODEL: ClassVar[Mapping[str, Any]] = RESOURCE_MODEL  # the one copy (searchlab/adapters/knobs/_common.py)
     rtol: ClassVar[float] = 1e-4

@@ -22,7 +22,6 @@ from searchlab.core.records import Config, Measurement
 from searchlab.core.schema import EMPTY
 from searchlab.core.sensors import SensedKnobSpace
 from searchlab.errors import ConfigError
-from searchlab.interchange.table import Table
 
 
 def problem_classes() -> dict[str, type[OpenCLKnobProblem]]:

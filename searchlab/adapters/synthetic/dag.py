@@ -89,7 +89,7 @@ class SyntheticDag(Problem):
         super().__init__()
         self.graph = SlotGrammarGraph(arity)
         self.seed, self.tail, self.noise, self.delay = seed, tail, noise, Delay(delay_s)
-        self.deterministic = noise == 0  # type: ignore[misc]
+        self.deterministic = noise == 0
         rng = np.random.default_rng(seed)
         self._main = [rng.standard_normal(a) for a in self.graph.arity]
         k = len(self.graph.arity)

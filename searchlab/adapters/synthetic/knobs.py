@@ -37,7 +37,7 @@ class SyntheticKnobs(Problem):
         if noise < 0:
             raise ConfigError(f"problem.noise={noise}: must be >= 0")
         self.seed, self.noise, self.delay, self.local_mem_kb = seed, noise, Delay(delay_s), local_mem_kb
-        self.deterministic = noise == 0  # type: ignore[misc]
+        self.deterministic = noise == 0
         pow2 = tuple(2**i for i in range(7))
         self._space = KnobSpace(
             (OrdinalKnob("block_x", pow2), OrdinalKnob("block_y", pow2), OrdinalKnob("tile", (1, 2, 3, 4, 6, 8)),

@@ -48,7 +48,7 @@ class SyntheticThresholds(Problem):
         """
         super().__init__()
         self.seed, self.P, self.noise, self.delay = seed, parallelism, noise, Delay(delay_s)
-        self.deterministic = noise == 0  # type: ignore[misc]
+        self.deterministic = noise == 0
         self._space = ThresholdTree(
             (Threshold("suff_outer_par_0"),
              Threshold("suff_intra_par_1", parent="suff_outer_par_0", branch=True),

@@ -7,7 +7,8 @@ knob recording and T4 replays (searchlab.adapters.knobs, searchlab.adapters.user
 :class:`TableProblem`.
 """
 
-from searchlab.adapters.table.problem import TableProblem, draw_sample, load_table, samples_are_objective
+from searchlab.adapters.table.problem import TableProblem, draw_sample, load_table
+from searchlab.core.measure import samples_are_objective
 from searchlab.interchange.table import (
     FORMAT,
     Table,

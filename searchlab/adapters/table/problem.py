@@ -16,7 +16,6 @@ docs/measurement.md, "Noise in replays".
 from __future__ import annotations
 
 import hashlib
-import statistics
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -95,10 +94,10 @@ class TableProblem(Problem):
                 raise ConfigError(f"problem={self.name} needs problem.path=<table file>")
             table = load_table(path)
         self.table = table
-        self.direction = table.direction  # type: ignore[misc]
-        self.objective_name = table.objective_name  # type: ignore[misc]
+        self.direction = table.direction
+        self.objective_name = table.objective_name
         self.sample_noise, self.noise_seed = bool(sample_noise), int(noise_seed or 0)
-        self.deterministic = not self.sample_noise  # type: ignore[misc]
+        self.deterministic = not self.sample_noise
         self._draws: Counter[str] = Counter()
 
     @property

@@ -169,8 +169,8 @@ class Command(Problem):
         super().__init__()
         self.spec = read_command_spec(spec, timeout_s, measure)
         self.protocol_option = measure
-        self.direction = self.spec.objective.direction  # type: ignore[misc]
-        self.objective_name = self.spec.objective.name  # type: ignore[misc]
+        self.direction = self.spec.objective.direction
+        self.objective_name = self.spec.objective.name
         if workdir is not None and not Path(workdir).is_dir():
             raise ConfigError(f"problem.workdir={workdir!r}: not a directory")
         self._dir: Path | None = None

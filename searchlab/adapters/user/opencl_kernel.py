@@ -78,7 +78,7 @@ class OpenCLKernel(OpenCLKnobProblem):
         if not spec or spec == "???":
             raise ConfigError("problem=opencl_kernel needs problem.spec=<T1 spec, .json or .yaml>")
         self.spec = read_t1(spec)
-        self.kernel_name = self.spec.kernel_name  # type: ignore[misc]
+        self.kernel_name = self.spec.kernel_name
         self.kernel_text = self.spec.kernel_file.read_text()
         if len(self.spec.global_size) != len(self.spec.local_size):
             raise ConfigError(f"GlobalSize has {len(self.spec.global_size)} dimensions, LocalSize {len(self.spec.local_size)}")

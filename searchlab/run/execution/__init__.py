@@ -1,8 +1,9 @@
 """Executors: serial (in process) and Ray (one persistent actor per device)."""
 
+from searchlab.recompose import build_problem
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.run.execution._serial import SerialExecutor
-from searchlab.run.execution._worker import WorkerRuntime, build_problem
+from searchlab.run.execution._worker import WorkerRuntime
 
 __all__ = [
     "Executor",

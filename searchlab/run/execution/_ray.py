@@ -20,12 +20,12 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, cast
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
 from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
 from searchlab.errors import ConfigError, ExecutorError
+from searchlab.recompose import build_problem
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.run.execution._ray_actor import (
     LOOPBACK,
@@ -36,7 +36,6 @@ from searchlab.run.execution._ray_actor import (
     _Slot,
     local_ray_environment,
 )
-from searchlab.run.execution._worker import build_problem
 
 
 class RayExecutor(Executor):

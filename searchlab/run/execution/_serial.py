@@ -38,7 +38,7 @@ class SerialExecutor(Executor):
         self._affinity: set[int] = set()  # the caller's cores, while pinned
 
     def start(self, problem: ProblemSource) -> list[WorkerInfo]:
-        from searchlab.run.execution._worker import build_problem
+        from searchlab.recompose import build_problem
 
         built = build_problem(problem)
         device = DeviceInfo()
