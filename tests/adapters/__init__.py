@@ -1,0 +1,1 @@
+"""Tests of searchlab.adapters (tests/ mirrors the package layout)."""

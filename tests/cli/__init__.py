@@ -1,0 +1,1 @@
+"""Tests of searchlab.cli (tests/ mirrors the package layout)."""

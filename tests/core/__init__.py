@@ -1,0 +1,1 @@
+"""Tests of searchlab.core (tests/ mirrors the package layout)."""

@@ -1,0 +1,1 @@
+"""Tests of searchlab.registry (tests/ mirrors the package layout)."""

@@ -1,0 +1,1 @@
+"""Tests of searchlab.run (tests/ mirrors the package layout)."""

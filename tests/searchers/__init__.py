@@ -1,0 +1,1 @@
+"""Tests of searchlab.searchers (tests/ mirrors the package layout)."""

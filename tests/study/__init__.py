@@ -1,0 +1,1 @@
+"""Tests of searchlab.study (tests/ mirrors the package layout)."""

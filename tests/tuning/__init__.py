@@ -1,0 +1,1 @@
+"""Tests of searchlab.tuning (tests/ mirrors the package layout)."""
