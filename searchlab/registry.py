@@ -42,7 +42,7 @@ KINDS = REGISTERED
 # what the run supplies to a class, not options of its config
 RUNTIME = {"searcher": frozenset({"space", "direction", "seed"})}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# searchlab's own entry points (pyproject.toml; tests/test_registry.py keeps the two equal). They are
+# searchlab's own entry points (pyproject.toml; tests/registry/test_registry.py keeps the two equal). They are
 # always read from here, not from the installed metadata, which goes stale when a module moves
 # (an editable install is not re-installed on every checkout) or is absent (a source tree on PYTHONPATH).
 BUILTINS = {

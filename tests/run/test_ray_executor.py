@@ -182,7 +182,7 @@ def test_opencl_worker_uses_the_cpu_device_resource(ray_cluster: None) -> None:
 
 PINNED = """
 import os, sys, ray
-from tests import test_ray_executor as t
+from tests.run import test_ray_executor as t
 from searchlab.run.execution import RayExecutor
 from searchlab.core.records import Config
 ray.cloudpickle.register_pickle_by_value(t)

@@ -30,7 +30,7 @@ def local_ray_environment() -> None:
     (gcs_server, raylets, core workers) listen on every interface. With
     ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (Ray's single-machine mode; read by the driver
     and inherited by every Ray process) the node address stays 127.0.0.1 and all of them,
-    the runtime-env agent included, bind to it -- ``tests/test_ray_security.py`` lists the
+    the runtime-env agent included, bind to it -- ``tests/run/test_ray_security.py`` lists the
     sockets. ``RAY_AUTH_MODE=token`` is Ray's default for a new local cluster; setting it
     explicitly keeps it and silences the warning Ray prints when the mode is unset. A
     user's own settings of either variable win.
