@@ -99,12 +99,13 @@ def test_is_registered_target_is_the_gate_for_records() -> None:
 def test_plugin_entry_point_kinds_and_errors(fake_entry_points: dict[str, list[EntryPoint]],
                                              capsys: pytest.CaptureFixture[str]) -> None:
     group = fake_entry_points["searchlab.searchers"]
-    group += _eps("searchlab.searchers", cls="tests.registry.test_registry:PluginSearcher", bundle="tests.registry.test_registry:BUNDLE",
-                  broken="tests.no_such_module:X")
+    group += _eps("searchlab.searchers", cls="tests.registry.test_registry:PluginSearcher",
+                  bundle="tests.registry.test_registry:BUNDLE", broken="tests.no_such_module:X")
     found = registry.searchers()
     assert set(found) == {"cls", "bundled_one"}  # the broken plugin is skipped, with a warning
     assert "entry point searchlab.searchers:broken" in capsys.readouterr().err
-    assert found["cls"].target == "tests.registry.test_registry.PluginSearcher" and registry.is_registered_target(found["cls"].target)
+    assert found["cls"].target == "tests.registry.test_registry.PluginSearcher"
+    assert registry.is_registered_target(found["cls"].target)
     assert schema_defaults(found["cls"].schema) == {"width": 3, "labels": ["a"], "tries": 200}
 
     group.append(EntryPoint("bundled_one", "tests.registry.test_registry:DriftedConfig", "searchlab.searchers"))
