@@ -3,6 +3,10 @@
 A study may split its problems into training and test problems (``study.split``):
 
 - ``split: {train: [LABEL, ...], test: [LABEL, ...]}``: one fold, explicit lists of problem labels;
+- ``split: {folds: [{train: [...], test: [...]}, ...]}``: several explicit folds (a k-fold cross-validation
+  chosen by hand, e.g. two folds of two devices each, which costs half the tuning of leave-one-out on four);
+  no problem may be a test problem of two folds, so each problem's default row runs once and a tuned
+  searcher's rows pool over the folds as one method (searchlab.study._tuned);
 - ``split: {leave_one_out: kernel | device}``: one fold per kernel (device) read from each problem's
   table; the fold's test problems are that kernel's (device's), its training problems all others.
 
@@ -89,16 +93,15 @@ def folds(split: Mapping[str, Any] | None, paths: Mapping[str, str | None]) -> l
     if not split:
         return [Fold("all", (), tuple(labels))]
     split = dict(split)
-    unknown = set(split) - {"train", "test", "leave_one_out"}
-    if unknown or ("leave_one_out" in split) == ("test" in split or "train" in split):
-        raise ConfigError(f"study.split={split}: give either train and test (lists of problem labels) or "
-                          f"leave_one_out: {' | '.join(KEYS)}")
+    unknown = set(split) - {"train", "test", "leave_one_out", "folds"}
+    kinds = ("leave_one_out" in split) + ("test" in split or "train" in split) + ("folds" in split)
+    if unknown or kinds != 1:
+        raise ConfigError(f"study.split={split}: give either train and test (lists of problem labels), "
+                          f"folds: [{{train: [...], test: [...]}}, ...] or leave_one_out: {' | '.join(KEYS)}")
+    if "folds" in split:
+        return _explicit_folds(split["folds"], labels)
     if "leave_one_out" not in split:
-        train, test = _labels(split.get("train"), "train", labels), _labels(split.get("test"), "test", labels)
-        both = sorted(set(train) & set(test))
-        if both:
-            raise ConfigError(f"study.split: {both} are both train and test problems: a test problem must be unseen")
-        return [Fold("split", train, test)]
+        return [_fold("split", split, labels, "study.split")]
     key = split["leave_one_out"]
     if key not in KEYS:
         raise ConfigError(f"study.split.leave_one_out={key!r}: must be one of {list(KEYS)}")
@@ -113,6 +116,35 @@ def folds(split: Mapping[str, Any] | None, paths: Mapping[str, str | None]) -> l
                           "leave-one-out needs at least two")
     return [Fold(f"{key}={value}", tuple(lb for lb in labels if lb not in group), tuple(group))
             for value, group in groups.items()]
+
+
+def _fold(name: str, spec: Mapping[str, Any], labels: Sequence[str], where: str) -> Fold:
+    unknown = sorted(set(spec) - {"train", "test", "name"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; a fold takes train, test and name")
+    train, test = _labels(spec.get("train"), "train", labels), _labels(spec.get("test"), "test", labels)
+    both = sorted(set(train) & set(test))
+    if both:
+        raise ConfigError(f"{where}: {both} are both train and test problems: a test problem must be unseen")
+    return Fold(str(spec.get("name") or name), train, test)
+
+
+def _explicit_folds(value: Any, labels: Sequence[str]) -> list[Fold]:
+    """``split.folds``: each a {train, test[, name]} mapping; test sets disjoint, names unique."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value \
+            or not all(isinstance(f, Mapping) for f in value):
+        raise ConfigError(f"study.split.folds={value!r}: give a non-empty list of {{train: [...], test: [...]}}")
+    out = [_fold(f"fold{i + 1}", spec, labels, f"study.split.folds[{i}]") for i, spec in enumerate(value)]
+    seen: dict[str, str] = {}
+    for fold in out:
+        twice = sorted(t for t in fold.test if t in seen)
+        if twice:
+            raise ConfigError(f"study.split.folds: {twice} are test problems of two folds ({seen[twice[0]]} and "
+                              f"{fold.name}); each problem may be tested in one fold only")
+        seen.update({t: fold.name for t in fold.test})
+    if len({f.name for f in out}) != len(out):
+        raise ConfigError(f"study.split.folds: fold names {[f.name for f in out]} repeat")
+    return out
 
 
 def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
