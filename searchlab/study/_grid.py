@@ -168,10 +168,17 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
     from searchlab.study._replay import run_cells
 
     study_dir = Path(out or cfg.out or default_study_dir(cfg.name)).resolve()
+    created = not study_dir.exists()
     study_dir.mkdir(parents=True, exist_ok=True)
     (study_dir / "study.yaml").write_text(OmegaConf.to_yaml(cfg))
     started = time.time()
-    cells, notes = make_cells(cfg, study_dir)
+    try:
+        cells, notes = make_cells(cfg, study_dir)
+    except ConfigError:
+        if created and [p.name for p in study_dir.iterdir()] == ["study.yaml"]:  # bad input makes no study directory
+            (study_dir / "study.yaml").unlink()
+            study_dir.rmdir()
+        raise
     records = run_cells(cells, cfg)
     grid_s = time.time() - started
     runs, more = collect_runs([study_dir / "runs", *cfg.extra_runs, *extra_paths], allow_mixed=bool(cfg.allow_mixed))
