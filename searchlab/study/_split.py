@@ -11,8 +11,8 @@ A study may split its problems into training and test problems (``study.split``)
   table; the fold's test problems are that kernel's (device's), its training problems all others.
 
 Anything chosen from data is chosen on a fold's training problems only: a searcher given as
-``{overrides: [searcher=NAME, ...], tune: {searcher: META, evaluations: E, seeds: S, budget: B}}``
-(``budget`` defaults to the study's ``budget.evaluations``) has its Tunable settings tuned per fold
+``{overrides: [searcher=NAME, ...], tune: {searcher: META, evaluations: E, seeds: S, budget: B, options: [...]}}``
+(``budget`` defaults to the study's ``budget.evaluations``; ``options``, to every tunable setting) has its Tunable settings tuned per fold
 by an ordinary ``problem=searcher_settings`` run on the fold's training tables
 (``<study>/tuning/<searcher label>/<fold>``, resumed or kept like any run), and runs on the fold's
 test problems with the tuned settings. Only test problems are run in the grid, so the report (its
@@ -35,7 +35,7 @@ from searchlab.errors import ConfigError
 
 KEYS = ("kernel", "device")
 TABLE_PROBLEMS = ("table", "kernel_tuner_cache", "t4")
-TUNE_KEYS = {"searcher", "evaluations", "seeds", "budget", "score", "seed"}
+TUNE_KEYS = {"searcher", "evaluations", "seeds", "budget", "score", "seed", "options"}
 
 
 @dataclass(frozen=True)
@@ -160,8 +160,11 @@ def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
     if not isinstance(tune, Mapping) or set(tune) - TUNE_KEYS:
         raise ConfigError(f"study.searchers.{label}.tune: a mapping with keys from {sorted(TUNE_KEYS)}")
     # budget None: the study's own budget.evaluations (filled in by the grid)
-    return spec["overrides"], {"searcher": "optuna_tpe", "evaluations": 30, "seeds": 5, "budget": None,
-                               "score": "fraction", "seed": 0, **dict(tune)}
+    out = {"searcher": "optuna_tpe", "evaluations": 30, "seeds": 5, "budget": None, "score": "fraction", "seed": 0,
+           "options": [], **dict(tune)}
+    if isinstance(out["options"], str) or not all(isinstance(o, str) for o in out["options"]):
+        raise ConfigError(f"study.searchers.{label}.tune.options={out['options']!r}: give a list of setting names")
+    return spec["overrides"], out
 
 
 def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[str], run_dir: Path) -> list[str]:
@@ -176,6 +179,7 @@ def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[
         cfg = _compose_run(["problem=searcher_settings", f"problem.searcher={searcher}",
                             f"problem.train=[{','.join(train)}]", f"problem.seeds={options['seeds']}",
                             f"problem.budget={options['budget']}", f"problem.score={options['score']}",
+                            f"problem.options=[{','.join(options.get('options') or [])}]",
                             f"searcher={options['searcher']}", f"budget.evaluations={options['evaluations']}",
                             f"seed={options['seed']}", "executor=serial", "progress=off"])
         if (run_dir / "results.db").exists():

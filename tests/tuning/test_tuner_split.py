@@ -101,6 +101,9 @@ def test_tune_spec_defaults() -> None:
     overrides, options = tune_spec("s", {"overrides": ["searcher=genetic"], "tune": {"evaluations": 7}})
     assert overrides == ["searcher=genetic"] and options is not None
     assert (options["searcher"], options["evaluations"], options["seeds"]) == ("optuna_tpe", 7, 5)
+    assert options["options"] == []
+    with pytest.raises(ConfigError, match="tune.options='popsize': give a list"):
+        tune_spec("s", {"overrides": ["searcher=genetic"], "tune": {"options": "popsize"}})
 
 
 def test_the_grid_runs_only_test_problems(tmp_path: Path) -> None:
