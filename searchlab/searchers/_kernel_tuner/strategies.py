@@ -31,7 +31,7 @@ FLAGS = (True, False)
 
 def _require(name: str, ok: bool, rule: str) -> None:
     if not ok:
-        raise ConfigError(f"searcher option {name}: {rule}")
+        raise ConfigError(f"searcher.{name}: {rule}")
 
 
 def _positive(**values: float) -> None:
