@@ -7,7 +7,6 @@ known-infeasible proposal, no thread left behind, seeds, restarts, and the setti
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import json
 import os
@@ -94,6 +93,13 @@ def _bridge_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "searchlab-kernel-tuner"]
 
 
+@pytest.fixture()
+def new_threads() -> Any:
+    """Bridge threads started during the test and still alive (others' leftovers are not this test's)."""
+    before = set(_bridge_threads())
+    return lambda: [t for t in _bridge_threads() if t not in before]
+
+
 def _replay(name: str, budget: int, seed: int = 0, **options: Any) -> tuple[Outcome, Any, KernelTunerCache]:
     problem = KernelTunerCache(path=str(SMALL))
     searcher = registry.searcher_class(name)(problem.space, direction=problem.direction, seed=seed, **options)
@@ -101,13 +107,14 @@ def _replay(name: str, budget: int, seed: int = 0, **options: Any) -> tuple[Outc
 
 
 @pytest.mark.parametrize("name", REQUIRED)
-def test_a_replay_counts_exactly_the_budget_proposes_nothing_infeasible_and_leaves_no_thread(name: str) -> None:
+def test_a_replay_counts_exactly_the_budget_proposes_nothing_infeasible_and_leaves_no_thread(
+        name: str, new_threads: Any) -> None:
     outcome, searcher, problem = _replay(name, 60)
     proposals = [r.candidate.proposal for r in outcome.results]
     assert len(outcome.results) == 60 == len(set(proposals))  # each one a new evaluation
     assert all(problem.space.check(r.config) is None for r in outcome.results)
     assert not any(r.measurement.status is Status.INFEASIBLE for r in outcome.results)
-    assert searcher.done and not _bridge_threads()  # joined when the budget was spent, no gc needed
+    assert searcher.done and not new_threads()  # joined when the budget was spent, no gc needed
 
 
 @pytest.mark.parametrize("name", REQUIRED)
@@ -127,16 +134,16 @@ def test_the_strategy_s_draws_leave_searchlab_s_global_random_states_alone() -> 
     assert after == (random.random(), float(np.random.random()))
 
 
-def test_the_budget_ends_the_strategy_before_it_ends_itself() -> None:
+def test_the_budget_ends_the_strategy_before_it_ends_itself(new_threads: Any) -> None:
     outcome, searcher, _ = _replay("kt_genetic_algorithm", 30)  # 90 generations of 26 would go on
-    assert len(outcome.results) == 30 and searcher.starts == 1 and not _bridge_threads()
+    assert len(outcome.results) == 30 and searcher.starts == 1 and not new_threads()
 
 
-def test_a_strategy_that_ends_before_the_budget_is_restarted_with_a_fresh_seed() -> None:
+def test_a_strategy_that_ends_before_the_budget_is_restarted_with_a_fresh_seed(new_threads: Any) -> None:
     outcome, searcher, _ = _replay("kt_genetic_algorithm", 40, popsize=4, maxiter=2)
     proposals = [r.candidate.proposal for r in outcome.results]
     assert searcher.starts >= 3 and len(proposals) == 40 == len(set(proposals))
-    assert not _bridge_threads()
+    assert not new_threads()
 
 
 def test_repeats_are_answered_from_the_results_and_never_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,30 +170,27 @@ def test_repeats_are_answered_from_the_results_and_never_measured_again(monkeypa
     assert sum(handed) == len(outcome.results) == 50  # ... that are not measured or counted again
 
 
-def test_closing_mid_run_ends_the_thread_and_so_does_discarding_the_searcher() -> None:
+def test_closing_mid_run_ends_the_thread_and_so_does_discarding_the_searcher(new_threads: Any) -> None:
     problem = KernelTunerCache(path=str(SMALL))
     for stop in ("close", "discard"):
         searcher = KtPsoSearcher(problem.space, seed=0)
         batch = searcher.ask(5)
         searcher.tell(SearcherContract._measure(problem, batch[0]))
-        assert len(_bridge_threads()) == 1  # blocked, waiting for the other results
+        assert len(new_threads()) == 1  # blocked, waiting for the other results
         if stop == "close":
             searcher.close()
         else:
-            del searcher, batch
-            gc.collect()
-        for thread in _bridge_threads():
-            thread.join(5)
-        assert not _bridge_threads(), stop
+            del searcher, batch  # no reference cycle holds it: no gc.collect() needed
+        assert not new_threads(), stop
 
 
-def test_an_interrupted_run_stops_asking_and_close_ends_its_thread() -> None:
+def test_an_interrupted_run_stops_asking_and_close_ends_its_thread(new_threads: Any) -> None:
     problem = KernelTunerCache(path=str(SMALL))
     searcher = KtGreedyIlsSearcher(problem.space, seed=0)
     outcome = optimize(problem, searcher, Budget(evaluations=100, target=1e9))  # stops at the first result
-    assert len(outcome.results) == 1 and len(_bridge_threads()) == 1
+    assert len(outcome.results) == 1 and len(new_threads()) == 1
     searcher.close()
-    assert not _bridge_threads()
+    assert not new_threads()
 
 
 def test_max_fevals_is_the_run_s_budget_not_an_option() -> None:

@@ -28,13 +28,15 @@ ask side and waits (:mod:`.runner`). The driver is :class:`SequentialSearcher`'s
   strategies (their ``runner.run`` batch, so several workers can measure it), one configuration
   for the sequential ones (annealing, greedy ILS, dual annealing).
 - **Seeds.** Each strategy run's global ``random``/``numpy.random`` states are seeded from the
-  searcher's seed and swapped in only while the strategy runs, so a seeded searcher repeats its
-  trajectory. Not reproducible: nothing known in Kernel Tuner 1.5 (SciPy's dual annealing, called
-  without a seed, draws from the global numpy state, which is seeded here).
+  searcher's seed and swapped in only while the strategy runs, and SciPy's unseeded
+  ``LatinHypercube`` (diff_evo's first population) gets a seed from them (:mod:`.seeding`), so a
+  seeded searcher repeats its trajectory (tested for every ``kt_*`` searcher). Kernel Tuner's
+  own simulation runs are not reproducible this way: ``tune_kernel(seed=...)`` reaches only pymoo.
 
-Deviation from Kernel Tuner's simulation mode: its strategies see ``time`` of a failed
-configuration as ``sys.float_info.max`` there and here alike; here the loss is searchlab's
-(``time`` or minus a maximised objective).
+Deviations from Kernel Tuner's simulation mode: the strategy minimises searchlab's loss (``time``,
+or minus a maximised objective); a strategy that ends early is restarted instead of leaving the
+rest of the budget unspent; diff_evo and firefly get a smaller population on spaces too small for
+theirs, where Kernel Tuner 1.5 fails (:mod:`.strategies`).
 """
 
 from __future__ import annotations
@@ -84,12 +86,7 @@ class KernelTunerSearcher(SequentialSearcher):
         bridge = self._bridge = Bridge(self.strategy, self._searchspace, self.grid, self._losses,
                                        self.options_for(self._searchspace.size), max_fevals, seed)
         bridge.start()
-        try:
-            while (batch := bridge.next_batch()) is not None:
-                yield batch
-                bridge.resume()
-        finally:
-            bridge.stop()
+        return _drive(bridge)  # holds the bridge, not the searcher: discarding the searcher stops the thread
 
     def options_for(self, members: int) -> dict[str, Any]:
         """The ``strategy_options`` of a run on a space of ``members`` feasible members (a hook
@@ -117,3 +114,14 @@ class KernelTunerSearcher(SequentialSearcher):
         if self._bridge is not None:
             self._bridge.stop()
             self._bridge = None
+
+
+def _drive(bridge: Bridge) -> Algorithm:
+    """The strategy's batches as the coroutine :class:`SequentialSearcher` drives; closing it
+    (or dropping it) stops the thread."""
+    try:
+        while (batch := bridge.next_batch()) is not None:
+            yield batch
+            bridge.resume()
+    finally:
+        bridge.stop()
