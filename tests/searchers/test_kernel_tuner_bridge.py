@@ -124,6 +124,45 @@ def test_same_seed_same_trajectory_other_seed_another(name: str) -> None:
     assert runs[0] != runs[2]
 
 
+def _kernel_tuner_own_run(strategy: str, budget: int, global_seed: int, tmp: Path) -> list[tuple[Any, ...]]:
+    """The distinct configurations Kernel Tuner 1.5's own simulation run visits, in order (its
+    ``tune_kernel`` on the table, restricted to the recorded configurations as bench/peers_kt.py does)."""
+    import gzip
+    import warnings
+
+    from constraint import FunctionConstraint
+    from kernel_tuner import util
+    from kernel_tuner.interface import tune_kernel
+
+    path = tmp / "cache.json"
+    path.write_text(gzip.open(SMALL, "rt").read())
+    cache = util.read_cache(str(path), open_cache=False)
+    names = cache["tune_params_keys"]
+    recorded = {tuple(e[n] for n in names) for e in cache["cache"].values()}
+    random.seed(global_seed)
+    np.random.seed(global_seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results, _ = tune_kernel(**util.infer_args_from_cache(cache), cache=str(path), simulation_mode=True,
+                                 restrictions=[FunctionConstraint(lambda *v: v in recorded)], strategy=strategy,
+                                 strategy_options={"max_fevals": budget}, quiet=True)
+    return list(dict.fromkeys(tuple(r[n] for n in names) for r in results))
+
+
+@pytest.mark.parametrize("strategy", ["genetic_algorithm", "pso", "simulated_annealing", "dual_annealing",
+                                      "greedy_ils", "firefly_algorithm", "random_sample"])
+def test_the_bridge_proposes_what_kernel_tuner_s_own_run_visits(strategy: str, tmp_path: Path) -> None:
+    """Same global random states, same space: the same configurations in the same order, up to the
+    budget or to where Kernel Tuner's run ends (the bridge then restarts). Not diff_evo: Kernel
+    Tuner's own run draws its first population from an unseeded Latin hypercube."""
+    seed = 4
+    first = int(np.random.default_rng(seed).integers(2**32))  # the bridge's first run's seed
+    theirs = _kernel_tuner_own_run(strategy, 40, first, tmp_path)
+    outcome, _, problem = _replay(f"kt_{strategy}", 40, seed)
+    ours = [tuple(r.config[n] for n in problem.space.names) for r in outcome.results]
+    assert len(theirs) >= 10 and ours[:len(theirs)] == theirs
+
+
 def test_the_strategy_s_draws_leave_searchlab_s_global_random_states_alone() -> None:
     random.seed(11)
     np.random.seed(11)

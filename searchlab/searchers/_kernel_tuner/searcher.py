@@ -91,7 +91,7 @@ class KernelTunerSearcher(SequentialSearcher):
     def options_for(self, members: int) -> dict[str, Any]:
         """The ``strategy_options`` of a run on a space of ``members`` feasible members (a hook
         for strategies that would fail on a small space)."""
-        return dict(self.strategy_options)
+        return {k: v for k, v in self.strategy_options.items() if v is not None}  # None: Kernel Tuner's default
 
     def _tell(self, candidate: Candidate, result: Result) -> None:
         super()._tell(candidate, result)

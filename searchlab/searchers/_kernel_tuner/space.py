@@ -8,9 +8,8 @@ from exactly the members our known constraints admit: a constraint-aware strateg
 proposes a known-infeasible configuration, and one that snaps to an invalid point gets
 ``InvalidConfig`` without a measurement. Why not hand over our own enumeration (``from_cache``):
 the order of the member list matters to the strategies (neighbours at equal distance are taken
-in list order, random samples are drawn by index), and with the solver's order the bridge
-replays Kernel Tuner's own runs; with ours, ``kt_pso`` fell behind Kernel Tuner's pso by 0.057
-[0.017, 0.099] of the optimum @220 on the four convolution tables (bench/kt_bridge.py).
+in list order, random samples are drawn by index); with the solver's order, a bridged strategy
+given the same global random states proposes exactly what Kernel Tuner's own run proposes.
 ``max_threads`` is Kernel Tuner's simulation device's (1e9): no block-size restriction is added.
 
 Kernel Tuner holds the whole list in memory, so spaces above :data:`MAX_MEMBERS` are refused.
