@@ -71,6 +71,34 @@ def bridge_runs(job: tuple[str, str, int, int]) -> list[list[float]]:
     return curves
 
 
+def exact(job: tuple[str, str, int, int]) -> dict[str, Any]:
+    """Kernel Tuner's own simulation run, its global random states seeded as the bridge seeds its
+    first strategy run, against the bridge: do both visit the same configurations in the same order
+    (up to the budget, or to where Kernel Tuner's run ends and the bridge restarts)?"""
+    import random
+
+    from peers_kt import kt_results
+
+    from searchlab import registry
+    from searchlab.adapters.knobs import KernelTunerCache
+    from searchlab.api import optimize
+    from searchlab.core import threads
+    from searchlab.run.loop import Budget
+
+    table, strategy, seed, budget = job
+    threads.limit_pools(1)
+    first = int(np.random.default_rng(seed).integers(2**32))  # KernelTunerSearcher._run's first seed
+    random.seed(first)
+    np.random.seed(first)
+    results, names = kt_results(table, strategy, 0, budget, "hidden")
+    theirs = list(dict.fromkeys(tuple(r[n] for n in names) for r in results))
+    problem = KernelTunerCache(path=table, recorded_failures="hidden")
+    searcher = registry.searcher_class(f"kt_{strategy}")(problem.space, direction=problem.direction, seed=seed)
+    ours = [tuple(r.config[n] for n in names) for r in optimize(problem, searcher, Budget(evaluations=budget)).results]
+    return {"table": Path(table).name, "strategy": strategy, "seed": seed, "kernel_tuner_distinct": len(theirs),
+            "identical": ours[:len(theirs)] == theirs}
+
+
 def fractions(curves_by_table: dict[str, list[list[float]]], budget: int) -> dict[str, list[list[float]]]:
     """Per table, per run: fraction of the table's optimum at each checkpoint."""
     out = {}
@@ -114,7 +142,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--strategies", default=",".join(STRATEGIES))
     parser.add_argument("--out", default="kt_bridge")
+    parser.add_argument("--exact-seeds", type=int, default=0,
+                        help="also replay Kernel Tuner's own runs seeded like the bridge (seeds 0..N-1) and compare")
+    parser.add_argument("--only-exact", action="store_true", help="run only the exact comparison (kt_bridge_exact.json)")
     args = parser.parse_args()
+    if args.exact_seeds:
+        run_exact(args)
+        if args.only_exact:
+            return
     strategies = [s for s in args.strategies.split(",") if s]
     stored = json.loads(STORED.read_text())["results"]
     start = time.time()
@@ -149,6 +184,20 @@ def main() -> None:
                  f"{row[f'@{k}']['difference_ci95'][1]:+.3f}]" for k in checkpoints]
         print(name, " | ".join(cells))
     print(f"wrote {out}")
+
+
+def run_exact(args: argparse.Namespace) -> None:
+    """Every strategy but diff_evo (its own run draws an unseeded Latin hypercube) on every table."""
+    jobs = [(str(t), s, seed, args.budget) for s in args.strategies.split(",") if s and s != "diff_evo"
+            for t in TABLES for seed in range(args.exact_seeds)]
+    with ProcessPoolExecutor(args.workers) as pool:
+        rows = list(pool.map(exact, jobs, chunksize=1))
+    summary = {s: f"{sum(r['identical'] for r in rows if r['strategy'] == s)}/{sum(r['strategy'] == s for r in rows)}"
+               for s in dict.fromkeys(r["strategy"] for r in rows)}
+    out = ROOT / "bench" / "results" / f"{args.out}_exact.json"
+    out.write_text(json.dumps({"meta": {"seeds": args.exact_seeds, "budget": args.budget, "counting": "hidden"},
+                               "identical": summary, "runs": rows}, indent=1))
+    print("identical trajectories:", summary)
 
 
 if __name__ == "__main__":
