@@ -3,6 +3,7 @@
 - :mod:`.space`: Kernel Tuner's ``Searchspace`` from a knob space (feasible members only);
 - :mod:`.runner`: the runner the strategy calls, answered by searchlab;
 - :mod:`.bridge`: one strategy run in a background thread;
+- :mod:`.seeding`: the strategy's global random states, seeded and kept apart from searchlab's;
 - :mod:`.searcher`: the ask/tell base (counting, budget, restarts, seeds, closing);
 - :mod:`.strategies`: one registered searcher per strategy, its ``strategy_options`` as options.
 
