@@ -48,22 +48,25 @@ class GlobalRandom:
 
 
 
+_INSTALLED: list[str] = []  # the thread name it was installed for (once per process)
+
+
 def seed_latin_hypercube(thread_name: str) -> None:
     """Give ``scipy.stats.qmc.LatinHypercube`` a seed from the global numpy state when it is made
-    without one in a thread named ``thread_name`` (installed once per process)."""
+    without one in a thread named ``thread_name`` (installed once per process: a subclass of
+    SciPy's, so ``isinstance`` and subclassing elsewhere are unchanged)."""
     from scipy.stats import qmc
 
-    original = qmc.LatinHypercube
-    if getattr(original, "_searchlab_seeded", False):
+    if _INSTALLED:
         return
+    _INSTALLED.append(thread_name)
+    original = qmc.LatinHypercube
 
-    class SeededLatinHypercube(original):  # type: ignore[misc,valid-type]
-        _searchlab_seeded = True
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if threading.current_thread().name == thread_name and kwargs.get("rng") is None \
+                and kwargs.get("seed") is None:
+            kwargs["rng"] = np.random.default_rng(np.random.randint(2**32, dtype=np.uint64))
+        original.__init__(self, *args, **kwargs)
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            if threading.current_thread().name == thread_name and kwargs.get("rng") is None \
-                    and kwargs.get("seed") is None:
-                kwargs["rng"] = np.random.default_rng(np.random.randint(2**32, dtype=np.uint64))
-            super().__init__(*args, **kwargs)
-
-    qmc.LatinHypercube = SeededLatinHypercube
+    seeded = type("LatinHypercube", (original,), {"__init__": __init__, "__module__": original.__module__})
+    setattr(qmc, "LatinHypercube", seeded)  # noqa: B010 - a module attribute replaced on purpose
