@@ -3,7 +3,8 @@
 Layout (as Optuna nests its sampler families): standalone searchers are modules
 (``_random``, ``_exhaustive``, ``_dp``, ``_portfolio``); a family with its own model or driver
 is a subpackage (``_auto/``, ``_bandit/``, ``_optuna/``, ``_probabilistic/``, ``_sequential/``,
-``_threshold/``, ``_transfer/``); code shared across families is in ``_support/``; ``_base``,
+``_threshold/``, ``_transfer/``, ``_kernel_tuner/``: Kernel Tuner's strategies); code shared across
+families is in ``_support/``; ``_base``,
 ``_schema`` and ``_tunable`` are the contract every searcher builds on. Stored configs name
 the public path ``searchlab.searchers.NAME`` (see ``_schema.public_target``), never a module.
 Searchers import the core layer and :mod:`searchlab.registry`, nothing above.
@@ -22,6 +23,19 @@ from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
 from searchlab.searchers._exhaustive import ExhaustiveConfig, ExhaustiveSearcher
+from searchlab.searchers._kernel_tuner import SCHEMAS as KERNEL_TUNER_SCHEMAS
+from searchlab.searchers._kernel_tuner import (
+    KtBasinhoppingSearcher,
+    KtDiffEvoSearcher,
+    KtDualAnnealingSearcher,
+    KtFireflyAlgorithmSearcher,
+    KtGeneticAlgorithmSearcher,
+    KtGreedyIlsSearcher,
+    KtGreedyMlsSearcher,
+    KtPsoSearcher,
+    KtRandomSampleSearcher,
+    KtSimulatedAnnealingSearcher,
+)
 from searchlab.searchers._optuna.base import OptunaSearcher
 from searchlab.searchers._optuna.samplers import (
     OptunaCmaesConfig,
@@ -92,6 +106,7 @@ SCHEMAS: dict[str, type] = {
     "transfer_warm": TransferWarmConfig,
     "transfer_prune": TransferPruneConfig,
     "transfer_gp": TransferGpConfig,
+    **KERNEL_TUNER_SCHEMAS,  # kt_<strategy>: Kernel Tuner's strategies in searchlab's loop (the bench extra)
 }
 
 __all__ = [
@@ -107,6 +122,16 @@ __all__ = [
     "GeneticSearcher",
     "GreedyIlsSearcher",
     "InstrumentedSearcher",
+    "KtBasinhoppingSearcher",
+    "KtDiffEvoSearcher",
+    "KtDualAnnealingSearcher",
+    "KtFireflyAlgorithmSearcher",
+    "KtGeneticAlgorithmSearcher",
+    "KtGreedyIlsSearcher",
+    "KtGreedyMlsSearcher",
+    "KtPsoSearcher",
+    "KtRandomSampleSearcher",
+    "KtSimulatedAnnealingSearcher",
     "McSearcher",
     "OptunaCmaesSearcher",
     "OptunaGpSearcher",

@@ -157,6 +157,11 @@ CASES: dict[str, Case] = {
                                               f"problem.train=[{_file(t, 'x.txt', b'hi')}]"], "x.txt"),
     "settings seeds 0": lambda t: ([*SETTINGS, "problem.searcher=genetic", f"problem.train=[{_kt(t, TWO)}]",
                                     "problem.seeds=0"], "problem.seeds=0"),
+    # issue 23, item 5: Kernel Tuner's strategies as searchers (searchlab/searchers/_kernel_tuner)
+    "kt strategy bad method": lambda t: (["problem=synthetic_knobs", "searcher=kt_genetic_algorithm",
+                                          "searcher.method=three_point"], "searcher.method='three_point'"),
+    "kt strategy popsize 0": lambda t: (["problem=synthetic_knobs", "searcher=kt_pso", "searcher.popsize=0"],
+                                        "searcher.popsize=0"),
     # issue 25: prior= (searchlab.run.priors)
     "prior missing file": lambda t: ([*KT_PROBLEM, "searcher=transfer", "prior=[nowhere.json.gz]"], "nowhere.json.gz"),
     "prior other parameters": lambda t: ([*KT_PROBLEM, "searcher=transfer", f"prior=[{_kt(t, {'1': {'x': 1, 'time': 1.0}})}]"],
