@@ -215,7 +215,10 @@ class SearchLoop:
 
     def run(self) -> StopReason:
         limit_pools(self.executor.proposer_cores())  # the searcher's share of cores (docs/threads.md)
-        reason, self.interrupt = drive(self.executor, self)
+        try:
+            reason, self.interrupt = drive(self.executor, self)
+        finally:
+            self.searcher.close()  # whatever ended the search: a strategy's thread must not outlive it
         return reason
 
 

@@ -80,6 +80,14 @@ class Searcher(ABC):
         self._best: Result | None = None
         self.evaluation_budget: int | None = None  # told by the loop (set_budget); None: unbounded or unknown
 
+    def close(self) -> None:
+        """Release what the searcher holds besides memory (a strategy's thread, a pool); a no-op here.
+
+        Called by :class:`searchlab.run.loop.SearchLoop` when the search ends, whatever ended it (budget,
+        wall time, target, Ctrl-C), so a searcher that drives a foreign search from a thread
+        (searchlab.searchers._kernel_tuner) does not leave it blocked until garbage collection. Must be
+        safe to call more than once."""
+
     def set_budget(self, evaluations: int | None) -> None:
         """The run's evaluation budget (``budget.evaluations``), told once by the search loop
         before the first ask, as the run's direction and seed are given at construction.
