@@ -46,6 +46,9 @@ class StudyConfig:
     # {train: [LABEL...], test: [LABEL...]} | {leave_one_out: kernel | device}: only test problems are run and
     # reported; searchers given with `tune:` are tuned on each fold's training problems (searchlab/study/_split.py)
     split: dict[str, Any] = field(default_factory=dict)
+    # replay mode: false: the cells are replayed in batches into one study store (<out>/replays.db);
+    # true: each cell is a whole run into runs/<problem>/<searcher>/seed_<S> (results.db, summary.json, plot)
+    run_dirs: bool = False
 
 
 def register() -> None:

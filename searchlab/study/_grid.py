@@ -164,7 +164,7 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
     """Run the grid of a composed study config, then write its report; returns what was written."""
     from omegaconf import OmegaConf
 
-    from searchlab.study._collect import collect_runs
+    from searchlab.study._collect import collect_runs, study_sources
     from searchlab.study._replay import run_cells
 
     study_dir = Path(out or cfg.out or default_study_dir(cfg.name)).resolve()
@@ -174,7 +174,7 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
     cells, notes = make_cells(cfg, study_dir)
     records = run_cells(cells, cfg)
     grid_s = time.time() - started
-    runs, more = collect_runs([study_dir / "runs", *cfg.extra_runs, *extra_paths], allow_mixed=bool(cfg.allow_mixed))
+    runs, more = collect_runs([*study_sources(study_dir), *cfg.extra_runs, *extra_paths], allow_mixed=bool(cfg.allow_mixed))
     meta = {"name": cfg.name, "mode": cfg.mode, "cells": len(cells), "kept (already done)": sum(
         r.get("kept", False) for r in records), "grid wall time (s)": round(grid_s, 2),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
