@@ -86,7 +86,7 @@ def _study(out: Path, seeds: int, evaluations: int, address: str) -> Any:
     from searchlab.study._config import compose_study
 
     cfg = compose_study("synthetic_replay", [f"seeds={seeds}", f"budget.evaluations={evaluations}",
-                                             f"ray_address={address}", f"out={out}"])
+                                             f"ray_address={address}", f"out={out}", "run_dirs=true"])
     cfg.problems = {"dag": {"overrides": ["problem=synthetic_dag", DELAY]}}
     cfg.searchers = {"random": "random"}
     return cfg
@@ -216,7 +216,7 @@ def test_driver_killed_then_rerun_into_the_same_out_resumes(nodes: Nodes, tmp_pa
     study = tmp_path / "s"
     overrides = ["study=synthetic_replay", "seeds=4", "budget.evaluations=20", f"ray_address={nodes.address}",
                  "~problems.synthetic_knobs", f"+problems.dag=['problem=synthetic_dag','{DELAY}']", "~searchers.tag",
-                 "~searchers.mc", "~searchers.uct"]
+                 "~searchers.mc", "~searchers.uct", "run_dirs=true"]
     proc = subprocess.Popen([sys.executable, "-m", "searchlab.study", *overrides, "--out", str(study)], cwd=tmp_path,
                             env={**os.environ, **nodes.env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 180
