@@ -136,6 +136,28 @@ def test_replay_study_spreads_over_both_nodes_and_counts_work_per_node(nodes: No
     assert result["meta"]["runs"] == 4
 
 
+def test_batched_replay_study_spreads_over_both_nodes_into_one_store(nodes: Nodes, tmp_path: Path) -> None:
+    import ray
+
+    from searchlab.study._grid import run_study
+
+    cfg = _study(tmp_path / "s", 8, 12, nodes.address)
+    cfg.run_dirs = False  # the default: batches of cells per task, one store written by the driver
+    try:
+        run_study(cfg)
+    finally:
+        ray.shutdown()
+    with sqlite3.connect(tmp_path / "s" / "replays.db") as conn:
+        cells = dict(conn.execute("SELECT key, node FROM cells").fetchall())
+        counts = conn.execute("SELECT cell, COUNT(*), COUNT(DISTINCT idx) FROM evaluations GROUP BY cell").fetchall()
+    assert sorted(cells) == [f"dag/random/seed_{s}" for s in range(8)] and not (tmp_path / "s" / "runs").exists()
+    assert all(n == d == 12 for _, n, d in counts) and len(counts) == 8  # every evaluation once
+    assert set(cells.values()) == {nodes.head, nodes.worker.node_id}
+    report = (tmp_path / "s" / "summary.md").read_text()
+    section = report[report.index("## Work per node"):]
+    assert nodes.head in section and nodes.worker.node_id in section
+
+
 def test_live_sweep_spreads_device_actors_over_both_nodes(nodes: Nodes, tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "searchlab", "-m", "problem=synthetic_dag", DELAY, "searcher=random",
                           "seed=0,1", "budget.evaluations=8", "executor=ray", f"executor.address={nodes.address}",
