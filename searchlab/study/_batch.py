@@ -68,6 +68,17 @@ class CellRun:
     evaluations: tuple[Evaluation, ...]
 
 
+def prototypes(cells: Sequence[Cell]) -> dict[str, Problem]:
+    """The tables this process has parsed for ``cells`` (by :func:`fresh_problem`'s key): the
+    driver sends them to its Ray tasks once (the object store), so no worker parses them again."""
+    keys = {_proto_key(c.cfg["problem"]) for c in cells}
+    return {k: p for k, p in _PROTOTYPES.items() if k in keys}
+
+
+def _proto_key(node: Mapping[str, Any]) -> str:
+    return json.dumps({k: v for k, v in node.items() if k != "noise_seed"}, sort_keys=True, default=str) + _stamp(node)
+
+
 def cell_key(cell: Cell) -> str:
     return f"{cell.problem}/{cell.searcher}/seed_{cell.seed}"
 
@@ -89,7 +100,7 @@ def fresh_problem(node: Mapping[str, Any], seed: int) -> tuple[Problem, dict[str
     seeded = cls.run_options(dict(node), seed) if issubclass(cls, Problem) else dict(node)
     if not (isinstance(cls, type) and issubclass(cls, TableProblem)):
         return build_problem(seeded), seeded
-    key = json.dumps({k: v for k, v in node.items() if k != "noise_seed"}, sort_keys=True, default=str) + _stamp(node)
+    key = _proto_key(node)
     proto = _PROTOTYPES.get(key)
     if proto is None:
         proto = _PROTOTYPES[key] = build_problem({**seeded, "noise_seed": 0})
@@ -146,8 +157,10 @@ def _optimum(problem: Problem) -> float | None:
         return None
 
 
-def replay_batch(cells: Sequence[Cell], cwd: str) -> list[CellRun]:
-    """A Ray task: replay ``cells`` one after another in this worker; return their records."""
+def replay_batch(cells: Sequence[Cell], cwd: str, known: Mapping[str, Problem] | None = None) -> list[CellRun]:
+    """A Ray task: replay ``cells`` one after another in this worker; return their records.
+
+    ``known``: tables the driver parsed already (:func:`prototypes`), used instead of parsing."""
     from searchlab.core.store import package_versions
     from searchlab.core.threads import limit_pools
     from searchlab.run.execution._base import current_node
@@ -155,5 +168,7 @@ def replay_batch(cells: Sequence[Cell], cwd: str) -> list[CellRun]:
     limit_pools()  # this task's num_cpus, whatever the worker inherited (docs/threads.md)
     if os.path.isdir(cwd):  # relative paths in problem configs mean what they meant to the driver
         os.chdir(cwd)
+    for key, problem in (known or {}).items():
+        _PROTOTYPES.setdefault(key, problem)
     versions, node = package_versions(), current_node()
     return [replay_cell(cell, versions, node) for cell in cells]

@@ -9,8 +9,11 @@ task's records into ``<study>/replays.db`` in one transaction as it arrives
 (searchlab.study._store), so a killed or interrupted study keeps every cell finished before, and
 a study run again into the same directory does only the cells the store lacks.
 
-Without a cluster to join and with ``workers: 1``, the batches run in this process: a one-core
-study pays no Ray start (a few seconds) for nothing it could use.
+Without a cluster to join, and with ``workers: 1`` or a small grid (``workers: null`` and at most
+:data:`IN_PROCESS_LOOKUPS` look-ups), the batches run in this process: such a study would pay
+Ray's start (a few seconds) for less work than that. The tables the driver parsed while checking
+the grid are put into Ray's object store once and handed to every task, so a worker does not
+parse them again.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from searchlab.study._batch import CellRun, cell_key, replay_batch
+from searchlab.study._batch import CellRun, cell_key, prototypes, replay_batch
 from searchlab.study._cells import Cell
 from searchlab.study._store import STORE_NAME, StudyStore
 from searchlab.study._tasks import RETRIES, _cores, _gather, _progress, _start_ray
 
 TASKS_PER_CORE = 4
 MAX_BATCH = 64
+IN_PROCESS_LOOKUPS = 20_000  # ~3 s of replays on one core (bench/replay_throughput.py): about Ray's start
 
 
 def batches(cells: Sequence[Cell], cores: int) -> list[list[Cell]]:
@@ -80,7 +84,7 @@ def run_batched(cells: Sequence[Cell], cfg: Any, study_dir: Path) -> list[dict[s
             _progress(len(records), len(todo), records[-1], before)
             return len(runs)
 
-        if not cfg.ray_address and cfg.workers == 1:
+        if _in_process(todo, cfg):
             for batch in batches(todo, 1):
                 accept(batch, replay_batch(batch, os.getcwd()))
         else:
@@ -88,6 +92,17 @@ def run_batched(cells: Sequence[Cell], cfg: Any, study_dir: Path) -> list[dict[s
         return kept + records
     finally:
         store.close()
+
+
+def _in_process(cells: Sequence[Cell], cfg: Any) -> bool:
+    """No cluster to join, and one worker asked for, or (``workers: null``) a grid of at most
+    IN_PROCESS_LOOKUPS look-ups: less work than starting Ray takes (a few seconds)."""
+    if cfg.ray_address:
+        return False
+    if cfg.workers is not None:
+        return bool(cfg.workers == 1)
+    lookups = sum((c.cfg.get("budget") or {}).get("evaluations") or math.inf for c in cells)
+    return bool(lookups <= IN_PROCESS_LOOKUPS)
 
 
 def _on_ray(cells: Sequence[Cell], cfg: Any, accept: Any) -> None:
@@ -98,8 +113,9 @@ def _on_ray(cells: Sequence[Cell], cfg: Any, accept: Any) -> None:
     try:
         resources: Any = ray.cluster_resources  # untyped in Ray: the CPUs of every node, a joined cluster's too
         cores = int(resources().get("CPU", 0)) or cfg.workers or _cores()
-        remote = ray.remote(num_cpus=1, max_retries=RETRIES, scheduling_strategy="SPREAD")(replay_batch)
-        pending = {remote.remote(batch, os.getcwd()): batch for batch in batches(cells, cores)}
+        remote: Any = ray.remote(num_cpus=1, max_retries=RETRIES, scheduling_strategy="SPREAD")(replay_batch)
+        known = ray.put(prototypes(cells))  # the tables the driver parsed, put once for every task
+        pending = {remote.remote(batch, os.getcwd(), known): batch for batch in batches(cells, cores)}
         _gather(pending, joined, ray.get_runtime_context().gcs_address, len(cells), accept,
                 lambda batch: f"{len(batch)} cells from {cell_key(batch[0])}")
     finally:

@@ -75,8 +75,8 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
     """Refuse (or, with skip_incompatible, leave out) problem/searcher pairs that cannot work."""
     from hydra.utils import get_class
 
-    from searchlab.recompose import build_problem
     from searchlab.searchers import Searcher
+    from searchlab.study._batch import fresh_problem
 
     problems: dict[str, Any] = {}
     reasons: dict[tuple[str, str], str] = {}
@@ -85,7 +85,7 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
         if key in reasons:
             continue
         if cell.problem not in problems:
-            problems[cell.problem] = build_problem(cell.cfg["problem"])
+            problems[cell.problem] = fresh_problem(cell.cfg["problem"], cell.seed)[0]  # a table parsed once
         problem = problems[cell.problem]
         cls = get_class(cell.cfg["searcher"]["_target_"])
         if not (isinstance(cls, type) and issubclass(cls, Searcher)):
