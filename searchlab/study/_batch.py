@@ -31,6 +31,7 @@ from searchlab.core.problem import Problem
 from searchlab.study._cells import Cell
 
 _PROTOTYPES: dict[str, Problem] = {}  # per process: a replayed table's problem, built once per config and file
+_OPTIMA: dict[int, tuple[Any, float | None]] = {}  # id(table) -> (table, its optimum), per process
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def replay_cell(cell: Cell, versions: Mapping[str, str], node: str) -> CellRun:
     cfg["problem"] = seeded
     searcher = make_searcher(cfg["searcher"], problem, int(cfg["seed"]), cell.searcher)
     _give_prior(searcher, cfg.get("prior"), problem, cell.searcher)
-    executor = _build("executor", cfg["executor"], "executor")
+    executor = _build("executor", _no_alarm(cfg["executor"], problem), "executor")
     cache = SQLiteCache(str(cfg["cache"])) if cfg.get("cache") else None
     try:
         workers = executor.start(problem)
@@ -150,11 +151,26 @@ def _evaluation(result: Any) -> Evaluation:
                       m.failure_mode.value, float(m.charged), bool(m.is_subproblem))
 
 
+def _no_alarm(node: Mapping[str, Any], problem: Problem) -> dict[str, Any]:
+    """A table look-up cannot hang: no per-evaluation timer (two signal calls per evaluation) for
+    a replayed table; the stored config keeps the executor's options as composed."""
+    from searchlab.adapters.table import TableProblem
+
+    return {**node, "timeout_s": None} if isinstance(problem, TableProblem) else dict(node)
+
+
 def _optimum(problem: Problem) -> float | None:
+    """The problem's known optimum; a replayed table's is found once per table and process."""
+    table = getattr(problem, "table", None)
+    if table is not None and id(table) in _OPTIMA and _OPTIMA[id(table)][0] is table:
+        return _OPTIMA[id(table)][1]
     try:
-        return problem.known_optimum
+        value = problem.known_optimum
     except Exception:
-        return None
+        value = None
+    if table is not None:
+        _OPTIMA[id(table)] = (table, value)
+    return value
 
 
 def replay_batch(cells: Sequence[Cell], cwd: str, known: Mapping[str, Problem] | None = None) -> list[CellRun]:
