@@ -70,6 +70,7 @@ class StudyData:
     notes: list[str]
     validation: dict[str, list[dict[str, Any]]]
     comparisons: list[Comparison] = field(default_factory=list)
+    tuned: list[Any] = field(default_factory=list)  # searchlab.study._tuned.TunedRow: default versus tuned
 
 
 def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:

@@ -66,6 +66,7 @@ def run_batched(cells: Sequence[Cell], cfg: Any, study_dir: Path) -> list[dict[s
     path = study_dir / STORE_NAME
     if not cells:
         return []
+    _check(cells)  # before the store is made: bad input writes nothing
     store = StudyStore(path)
     try:
         done = store.done()
@@ -74,7 +75,6 @@ def run_batched(cells: Sequence[Cell], cfg: Any, study_dir: Path) -> list[dict[s
         todo = [c for c in cells if cell_key(c) not in done]
         if not todo:
             return kept
-        _check(todo)
         records: list[dict[str, Any]] = []
 
         def accept(_: Any, runs: list[CellRun]) -> int:

@@ -168,26 +168,49 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
     from searchlab.study._replay import run_cells
 
     study_dir = Path(out or cfg.out or default_study_dir(cfg.name)).resolve()
+    created = not study_dir.exists()
     study_dir.mkdir(parents=True, exist_ok=True)
     (study_dir / "study.yaml").write_text(OmegaConf.to_yaml(cfg))
     started = time.time()
-    cells, notes = make_cells(cfg, study_dir)
+    try:
+        cells, notes = make_cells(cfg, study_dir)
+    except ConfigError:
+        if created and [p.name for p in study_dir.iterdir()] == ["study.yaml"]:  # bad input makes no study directory
+            (study_dir / "study.yaml").unlink()
+            study_dir.rmdir()
+        raise
     records = run_cells(cells, cfg)
     grid_s = time.time() - started
-    runs, more = collect_runs([*study_sources(study_dir), *cfg.extra_runs, *extra_paths], allow_mixed=bool(cfg.allow_mixed))
+    runs, more = collect_runs([*study_sources(study_dir), *cfg.extra_runs, *extra_paths],
+                              allow_mixed=bool(cfg.allow_mixed))
+    runs, pairs, tuned_notes = _pool_tuned(cfg, runs)
     meta = {"name": cfg.name, "mode": cfg.mode, "cells": len(cells), "kept (already done)": sum(
         r.get("kept", False) for r in records), "grid wall time (s)": round(grid_s, 2),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "directory": str(study_dir), "config_yaml": OmegaConf.to_yaml(cfg)}
-    return report(runs, [*notes, *more], study_dir, meta, cfg.reference)
+    return report(runs, [*notes, *more, *tuned_notes], study_dir, meta, cfg.reference, pairs)
 
 
-def report(runs: list[Any], notes: list[str], out_dir: Path, meta: dict[str, Any], reference: str) -> dict[str, Any]:
+def _pool_tuned(cfg: Any, runs: list[Any]) -> tuple[list[Any], dict[str, str], list[str]]:
+    """Tuned searchers' runs pooled over the folds, and each tuned label's default (searchlab.study._tuned)."""
+    from searchlab.study._split import tune_spec
+    from searchlab.study._tuned import defaults_of, pool
+
+    specs = {str(label): tune_spec(str(label), _plain(spec)) for label, spec in cfg.searchers.items()}
+    pairs, notes = defaults_of(specs)
+    return pool(runs, [label for label, (_, tune) in specs.items() if tune is not None]), pairs, notes
+
+
+def report(runs: list[Any], notes: list[str], out_dir: Path, meta: dict[str, Any], reference: str,
+           tuned: dict[str, str] | None = None) -> dict[str, Any]:
+    """Aggregate and write the report; ``tuned``: tuned label -> default label (a default-versus-tuned table)."""
     from searchlab.study._aggregate import aggregate
     from searchlab.study._report import write_report
+    from searchlab.study._tuned import tuned_table
 
     started = time.time()
     data = aggregate(runs, notes, reference)
+    data.tuned = tuned_table(data, tuned or {})
     meta = dict(meta, runs=len(runs), problems=len({r.problem for r in runs}),
                 searchers=len({r.searcher for r in runs}), reference=reference,
                 created=time.strftime("%Y-%m-%d %H:%M:%S"))

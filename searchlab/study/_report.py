@@ -22,6 +22,7 @@ import numpy as np
 import searchlab.study._metrics as M
 import searchlab.study._nodes as N
 import searchlab.study._report_pairs as P
+import searchlab.study._tuned as T
 from searchlab.study._aggregate import StudyData
 from searchlab.study._headline import headlines
 from searchlab.study._stats import BAND_LEVEL
@@ -160,6 +161,7 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
              f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
     parts.append("<section id='verdict'><h2>Verdict</h2>" + "".join(
         f"<p class='headline' data-problem='{html.escape(h.problem)}'>{html.escape(h.text)}</p>" for h in headlines(data))
+        + (f"<p class='headline tuned'>{html.escape(line)}</p>" if (line := T.verdict_line(data.tuned)) else "")
         + "</section>")
     parts.append(_html_table([{k: v for k, v in meta.items() if not isinstance(v, (dict, list)) and k != "config_yaml"}],
                              "meta"))
@@ -167,6 +169,7 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
         parts.append("<h2>Notes</h2><ul class='notes'>" +
                      "".join(f"<li>{html.escape(n)}</li>" for n in applicable_notes(data)) + "</ul>")
     parts.append("<h2>References (the optimum each problem is normalised to)</h2>" + _html_table(_references(data)))
+    parts.append(T.html_section(data.tuned))
     problems = list(dict.fromkeys(r["problem"] for r in data.rows))
     for problem in problems:
         parts.append(f"<h2 id='problem-{html.escape(problem)}'>{html.escape(problem)}</h2>")
@@ -205,11 +208,13 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
 
 def render_markdown(data: StudyData, meta: Mapping[str, Any]) -> str:
     lines = [f"# searchlab study: {meta.get('name', 'study')}", "", "## Verdict", ""]
-    lines += [f"- {h.text}" for h in headlines(data)] + [""]
+    lines += [f"- {h.text}" for h in headlines(data)]
+    lines += [f"- {line}" for line in [T.verdict_line(data.tuned)] if line] + [""]
     lines += [f"- {k}: {v}" for k, v in meta.items() if not isinstance(v, (dict, list)) and k != "config_yaml"]
     if applicable_notes(data):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in applicable_notes(data)]
-    lines += ["", "## References", "", _md_table(_references(data))]
+    lines += ["", "## References", "", _md_table(_references(data)), ""]
+    lines += T.markdown(data.tuned)
     for problem in dict.fromkeys(r["problem"] for r in data.rows):
         lines += [f"## {problem}", "", _md_table(display_rows(data.rows, problem))]
     lines += P.markdown(data.comparisons)
@@ -252,11 +257,12 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
     figures = make_figures(data.curves)
     paths = {"html": out / "report.html", "markdown": out / "summary.md", "csv": out / "metrics.csv",
              "parquet": out / "metrics.parquet", "evaluations": out / "evaluations.parquet",
-             "json": out / "study.json", "pairwise": out / "pairwise.csv"}
+             "json": out / "study.json", "pairwise": out / "pairwise.csv", "tuned": out / "tuned.csv"}
     metrics = pd.DataFrame(data.rows)
     metrics.to_csv(paths["csv"], index=False)
     metrics.to_parquet(paths["parquet"], index=False)
     P.frame(data.comparisons).to_csv(paths["pairwise"], index=False)
+    pd.DataFrame([r.as_row() for r in data.tuned]).to_csv(paths["tuned"], index=False)
     evaluations_frame(data).to_parquet(paths["evaluations"], index=False)
     paths["html"].write_text(render_html(data, figures, meta))
     paths["markdown"].write_text(render_markdown(data, meta))

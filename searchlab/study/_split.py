@@ -3,12 +3,16 @@
 A study may split its problems into training and test problems (``study.split``):
 
 - ``split: {train: [LABEL, ...], test: [LABEL, ...]}``: one fold, explicit lists of problem labels;
+- ``split: {folds: [{train: [...], test: [...]}, ...]}``: several explicit folds (a k-fold cross-validation
+  chosen by hand, e.g. two folds of two devices each, which costs half the tuning of leave-one-out on four);
+  no problem may be a test problem of two folds, so each problem's default row runs once and a tuned
+  searcher's rows pool over the folds as one method (searchlab.study._tuned);
 - ``split: {leave_one_out: kernel | device}``: one fold per kernel (device) read from each problem's
   table; the fold's test problems are that kernel's (device's), its training problems all others.
 
 Anything chosen from data is chosen on a fold's training problems only: a searcher given as
-``{overrides: [searcher=NAME, ...], tune: {searcher: META, evaluations: E, seeds: S, budget: B}}``
-(``budget`` defaults to the study's ``budget.evaluations``) has its Tunable settings tuned per fold
+``{overrides: [searcher=NAME, ...], tune: {searcher: META, evaluations: E, seeds: S, budget: B, options: [...]}}``
+(``budget`` defaults to the study's ``budget.evaluations``; ``options``, to every tunable setting) has its Tunable settings tuned per fold
 by an ordinary ``problem=searcher_settings`` run on the fold's training tables
 (``<study>/tuning/<searcher label>/<fold>``, resumed or kept like any run), and runs on the fold's
 test problems with the tuned settings. Only test problems are run in the grid, so the report (its
@@ -31,7 +35,7 @@ from searchlab.errors import ConfigError
 
 KEYS = ("kernel", "device")
 TABLE_PROBLEMS = ("table", "kernel_tuner_cache", "t4")
-TUNE_KEYS = {"searcher", "evaluations", "seeds", "budget", "score", "seed"}
+TUNE_KEYS = {"searcher", "evaluations", "seeds", "budget", "score", "seed", "options"}
 
 
 @dataclass(frozen=True)
@@ -89,16 +93,15 @@ def folds(split: Mapping[str, Any] | None, paths: Mapping[str, str | None]) -> l
     if not split:
         return [Fold("all", (), tuple(labels))]
     split = dict(split)
-    unknown = set(split) - {"train", "test", "leave_one_out"}
-    if unknown or ("leave_one_out" in split) == ("test" in split or "train" in split):
-        raise ConfigError(f"study.split={split}: give either train and test (lists of problem labels) or "
-                          f"leave_one_out: {' | '.join(KEYS)}")
+    unknown = set(split) - {"train", "test", "leave_one_out", "folds"}
+    kinds = ("leave_one_out" in split) + ("test" in split or "train" in split) + ("folds" in split)
+    if unknown or kinds != 1:
+        raise ConfigError(f"study.split={split}: give either train and test (lists of problem labels), "
+                          f"folds: [{{train: [...], test: [...]}}, ...] or leave_one_out: {' | '.join(KEYS)}")
+    if "folds" in split:
+        return _explicit_folds(split["folds"], labels)
     if "leave_one_out" not in split:
-        train, test = _labels(split.get("train"), "train", labels), _labels(split.get("test"), "test", labels)
-        both = sorted(set(train) & set(test))
-        if both:
-            raise ConfigError(f"study.split: {both} are both train and test problems: a test problem must be unseen")
-        return [Fold("split", train, test)]
+        return [_fold("split", split, labels, "study.split")]
     key = split["leave_one_out"]
     if key not in KEYS:
         raise ConfigError(f"study.split.leave_one_out={key!r}: must be one of {list(KEYS)}")
@@ -115,6 +118,35 @@ def folds(split: Mapping[str, Any] | None, paths: Mapping[str, str | None]) -> l
             for value, group in groups.items()]
 
 
+def _fold(name: str, spec: Mapping[str, Any], labels: Sequence[str], where: str) -> Fold:
+    unknown = sorted(set(spec) - {"train", "test", "name"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; a fold takes train, test and name")
+    train, test = _labels(spec.get("train"), "train", labels), _labels(spec.get("test"), "test", labels)
+    both = sorted(set(train) & set(test))
+    if both:
+        raise ConfigError(f"{where}: {both} are both train and test problems: a test problem must be unseen")
+    return Fold(str(spec.get("name") or name), train, test)
+
+
+def _explicit_folds(value: Any, labels: Sequence[str]) -> list[Fold]:
+    """``split.folds``: each a {train, test[, name]} mapping; test sets disjoint, names unique."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value \
+            or not all(isinstance(f, Mapping) for f in value):
+        raise ConfigError(f"study.split.folds={value!r}: give a non-empty list of {{train: [...], test: [...]}}")
+    out = [_fold(f"fold{i + 1}", spec, labels, f"study.split.folds[{i}]") for i, spec in enumerate(value)]
+    seen: dict[str, str] = {}
+    for fold in out:
+        twice = sorted(t for t in fold.test if t in seen)
+        if twice:
+            raise ConfigError(f"study.split.folds: {twice} are test problems of two folds ({seen[twice[0]]} and "
+                              f"{fold.name}); each problem may be tested in one fold only")
+        seen.update({t: fold.name for t in fold.test})
+    if len({f.name for f in out}) != len(out):
+        raise ConfigError(f"study.split.folds: fold names {[f.name for f in out]} repeat")
+    return out
+
+
 def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
     """(the searcher's overrides spec, its tuning options or None) from a study searcher entry."""
     if not isinstance(spec, Mapping):
@@ -128,8 +160,11 @@ def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
     if not isinstance(tune, Mapping) or set(tune) - TUNE_KEYS:
         raise ConfigError(f"study.searchers.{label}.tune: a mapping with keys from {sorted(TUNE_KEYS)}")
     # budget None: the study's own budget.evaluations (filled in by the grid)
-    return spec["overrides"], {"searcher": "optuna_tpe", "evaluations": 30, "seeds": 5, "budget": None,
-                               "score": "fraction", "seed": 0, **dict(tune)}
+    out = {"searcher": "optuna_tpe", "evaluations": 30, "seeds": 5, "budget": None, "score": "fraction", "seed": 0,
+           "options": [], **dict(tune)}
+    if isinstance(out["options"], str) or not all(isinstance(o, str) for o in out["options"]):
+        raise ConfigError(f"study.searchers.{label}.tune.options={out['options']!r}: give a list of setting names")
+    return spec["overrides"], out
 
 
 def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[str], run_dir: Path) -> list[str]:
@@ -144,6 +179,7 @@ def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[
         cfg = _compose_run(["problem=searcher_settings", f"problem.searcher={searcher}",
                             f"problem.train=[{','.join(train)}]", f"problem.seeds={options['seeds']}",
                             f"problem.budget={options['budget']}", f"problem.score={options['score']}",
+                            f"problem.options=[{','.join(options.get('options') or [])}]",
                             f"searcher={options['searcher']}", f"budget.evaluations={options['evaluations']}",
                             f"seed={options['seed']}", "executor=serial", "progress=off"])
         if (run_dir / "results.db").exists():

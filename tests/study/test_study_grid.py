@@ -79,3 +79,12 @@ def test_cli_errors_are_one_line_with_status_2(tmp_path: Path) -> None:
     assert out.returncode == 2 and "need study=NAME" in out.stderr
     out = _cli(tmp_path, "searchlab.study", "study=nope")
     assert out.returncode == 2 and "no conf/study/nope.yaml" in out.stderr
+
+
+def test_a_bad_fold_is_one_line_with_status_2_and_no_study_made(tmp_path: Path) -> None:
+    out = _cli(tmp_path, "searchlab.study", "study=tuned_peers", f"out={tmp_path / 's'}",
+               "split.folds=[{train: [A100], test: [A4000]}, {train: [W6600], test: [A4000]}]")
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "['A4000'] are test problems of two folds" in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "s").exists()

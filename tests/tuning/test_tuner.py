@@ -58,7 +58,8 @@ def test_genetic_ranges_follow_tuning_the_tuner() -> None:
 
 
 @pytest.mark.parametrize("name", ["simulated_annealing", "genetic", "dual_annealing", "greedy_ils", "tag", "mc", "uct",
-                                  "auto", "probabilistic", "optuna_tpe", "portfolio"])
+                                  "auto", "probabilistic", "optuna_tpe", "portfolio", "optuna_qmc", "optuna_gp",
+                                  "optuna_cmaes", "probabilistic_trivial"])
 def test_each_annotated_searcher_has_its_default_inside_its_ranges(name: str) -> None:
     cls = registry.searcher_class(name)
     ranges, defaults = tunable_ranges(cls), option_defaults(cls)

@@ -23,13 +23,26 @@ def test_explicit_lists() -> None:
     assert folds({"train": ["a", "b"], "test": "c"}, LABELS) == [Fold("split", ("a", "b"), ("c",))]
 
 
+def test_explicit_folds_each_test_their_own_problems() -> None:
+    got = folds({"folds": [{"train": ["a", "b"], "test": ["c"]}, {"train": ["c"], "test": ["a", "b"], "name": "back"}]},
+                LABELS)
+    assert got == [Fold("fold1", ("a", "b"), ("c",)), Fold("back", ("c",), ("a", "b"))]
+
+
 @pytest.mark.parametrize("split, needle", [
     ({"train": ["a"], "test": ["a", "b"]}, "both train and test"),
     ({"train": ["a"], "test": ["z"]}, "'z'"),
     ({"train": ["a"]}, "study.split.test"),
     ({"test": ["a"], "leave_one_out": "device"}, "either train and test"),
     ({"leave_one_out": "colour"}, "leave_one_out='colour'"),
-    ({"folds": 3}, "either train and test"),
+    ({"folds": 3}, "study.split.folds=3: give a non-empty list"),
+    ({"folds": []}, "non-empty list"),
+    ({"folds": [{"train": ["a"], "test": ["b"]}], "test": ["c"]}, "either train and test"),
+    ({"folds": [{"train": ["a"], "test": ["b"], "colour": 1}]}, r"folds\[0\]: unknown key\(s\) \['colour'\]"),
+    ({"folds": [{"train": ["a"], "test": ["a"]}]}, r"folds\[0\]: \['a'\] are both train and test"),
+    ({"folds": [{"train": ["a"], "test": ["b"]}, {"train": ["c"], "test": ["b"]}]}, "test problems of two folds"),
+    ({"folds": [{"train": ["a"], "test": ["b"], "name": "x"}, {"train": ["a"], "test": ["c"], "name": "x"}]},
+     "names .* repeat"),
     ({"leave_one_out": "device"}, "replays no table"),
 ])
 def test_bad_splits_are_refused(split: dict[str, Any], needle: str) -> None:
@@ -88,6 +101,9 @@ def test_tune_spec_defaults() -> None:
     overrides, options = tune_spec("s", {"overrides": ["searcher=genetic"], "tune": {"evaluations": 7}})
     assert overrides == ["searcher=genetic"] and options is not None
     assert (options["searcher"], options["evaluations"], options["seeds"]) == ("optuna_tpe", 7, 5)
+    assert options["options"] == []
+    with pytest.raises(ConfigError, match="tune.options='popsize': give a list"):
+        tune_spec("s", {"overrides": ["searcher=genetic"], "tune": {"options": "popsize"}})
 
 
 def test_the_grid_runs_only_test_problems(tmp_path: Path) -> None:

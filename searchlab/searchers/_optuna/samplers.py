@@ -79,8 +79,10 @@ class OptunaGpSearcher(OptunaSearcher):
     sampler_label = "GPSampler"
     models_conditionals = False
 
-    def __init__(self, space: Space, *, n_startup_trials: int = 10, deterministic_objective: bool = False,
-                 acqf_samples: int = ACQF_SAMPLES, local_searches: int = LOCAL_SEARCHES, max_retries: int = 4,
+    def __init__(self, space: Space, *, n_startup_trials: Annotated[int, Tunable(2, 40, log=True)] = 10,
+                 deterministic_objective: bool = False,
+                 acqf_samples: Annotated[int, Tunable(128, 4096, log=True)] = ACQF_SAMPLES,
+                 local_searches: Annotated[int, Tunable(2, 16, log=True)] = LOCAL_SEARCHES, max_retries: int = 4,
                  repair: bool = True, **kwargs: Any) -> None:
         from searchlab.errors import ConfigError
 
@@ -121,7 +123,8 @@ class OptunaQmcSearcher(OptunaSearcher):
     sampler_label = "QMCSampler"
     models_conditionals = False
 
-    def __init__(self, space: Space, *, qmc_type: str = "sobol", scramble: bool = True, **kwargs: Any) -> None:
+    def __init__(self, space: Space, *, qmc_type: Annotated[str, Tunable(choices=("sobol", "halton"))] = "sobol",
+                 scramble: Annotated[bool, Tunable(choices=(True, False))] = True, **kwargs: Any) -> None:
         from searchlab.errors import ConfigError
 
         if qmc_type not in ("sobol", "halton"):

@@ -113,7 +113,7 @@ class DualAnnealingSearcher(SequentialSearcher):
     def __init__(self, space: Space, *, method: Annotated[str, Tunable(choices=METHODS[:6])] = "COBYLA",
                  maxiter: int = 1000, maxfun: int | None = None,
                  initial_temp: Annotated[float, Tunable(10.0, 5e4, log=True)] = 5230.0,
-                 visit: Annotated[float, Tunable(1.5, 3.0)] = 2.62,
+                 visit: Annotated[float, Tunable(1.5, 2.95)] = 2.62,  # 3.0 divides by zero in SciPy (3 - visit)
                  accept: Annotated[float, Tunable(-1000.0, -5.0)] = -5.0, **kwargs: object) -> None:
         if method not in METHODS:
             raise ConfigError(f"searcher.method={method!r}: must be one of {list(METHODS)}")
