@@ -114,17 +114,21 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             tag = f"{name}-{rep}"
             rows["one_core"].append(study(name, args.seeds, args.budget, 1, work / f"{tag}-w1"))
             rows["kt"].append(kernel_tuner(strategy, args.seeds, args.budget, path, names))
-            rows["two_cores"].append(study(name, args.seeds, args.budget, 2, work / f"{tag}-w2"))
-            rows["two_cores_big"].append(study(name, args.big_seeds, args.budget, 2, work / f"{tag}-w2big"))
+            if not args.one_core:
+                rows["two_cores"].append(study(name, args.seeds, args.budget, 2, work / f"{tag}-w2"))
+                rows["two_cores_big"].append(study(name, args.big_seeds, args.budget, 2, work / f"{tag}-w2big"))
+            else:  # the marginal rate from a bigger 1-core study
+                rows["two_cores_big"].append(study(name, args.big_seeds, args.budget, 1, work / f"{tag}-w1big"))
             print(name, rep, json.dumps({k: v[-1] for k, v in rows.items()}), flush=True)
         kt_rate = rate(rows["kt"])
         result = {"kt_strategy": strategy, "kt_lookups_per_s": round(kt_rate, 1), "runs": rows}
-        for side in ("one_core", "two_cores"):
+        for side in ("one_core",) if args.one_core else ("one_core", "two_cores"):
             for key in ("wall_s", "grid_s"):
                 label = f"{side}_{'command' if key == 'wall_s' else 'grid'}"
                 result[f"{label}_lookups_per_core_s"] = round(rate(rows[side], key), 1)
                 result[f"{label}_ratio_ci95"] = ratio_interval(rows[side], rows["kt"], key)
-        result["marginal_lookups_per_core_s"] = round(marginal(rows["two_cores"], rows["two_cores_big"]), 1)
+        small = rows["one_core"] if args.one_core else rows["two_cores"]
+        result["marginal_lookups_per_core_s"] = round(marginal(small, rows["two_cores_big"]), 1)
         result["marginal_ratio"] = round(result["marginal_lookups_per_core_s"] / kt_rate, 2)
         out[name] = result
         print(name, json.dumps({k: v for k, v in result.items() if k != "runs"}), flush=True)
@@ -137,6 +141,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--big-seeds", type=int, default=100)
     parser.add_argument("--budget", type=int, default=220)
+    parser.add_argument("--one-core", action="store_true",
+                        help="only 1-core studies (no Ray); the marginal rate from a --big-seeds 1-core study")
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "replay_throughput.json"))
     args = parser.parse_args()
     import kernel_tuner
@@ -146,7 +152,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="replay-throughput-") as tmp:
         results = run(args, Path(tmp))
     payload = {"table": TABLE.name, "budget": args.budget, "seeds": args.seeds, "big_seeds": args.big_seeds,
-               "reps": args.reps, "kernel_tuner": getattr(kernel_tuner, "__version__", "?"), "host": platform.node(),
+               "reps": args.reps, "one_core_only": args.one_core, "kernel_tuner": getattr(kernel_tuner, "__version__", "?"), "host": platform.node(),
                "cpus": os.cpu_count(), "load_avg_before": load_before, "load_avg_at_end": os.getloadavg(),
                "duration_s": round(time.time() - started, 1), "results": results}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
