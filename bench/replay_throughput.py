@@ -152,7 +152,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="replay-throughput-") as tmp:
         results = run(args, Path(tmp))
     payload = {"table": TABLE.name, "budget": args.budget, "seeds": args.seeds, "big_seeds": args.big_seeds,
-               "reps": args.reps, "one_core_only": args.one_core, "kernel_tuner": getattr(kernel_tuner, "__version__", "?"), "host": platform.node(),
+               "reps": args.reps,
+               "one_core_only": args.one_core, "kernel_tuner": getattr(kernel_tuner, "__version__", "?"), "host": platform.node(),
                "cpus": os.cpu_count(), "load_avg_before": load_before, "load_avg_at_end": os.getloadavg(),
                "duration_s": round(time.time() - started, 1), "results": results}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
