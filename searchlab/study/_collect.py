@@ -209,7 +209,7 @@ def collect_runs(paths: Iterable[str | Path], *, allow_mixed: bool = False) -> t
     if not dirs and not stores:
         raise ConfigError(f"study: no results.db found under {[str(p) for p in paths]}")
     runs, notes = [], []
-    found = [read_run_data(d) for d in dirs] + [run for store in stores for run in read_store(store)]
+    found = [read_run_data(d) for d in dirs] + [run for store in stores for run in read_store(store, RunData)]
     for data in found:
         run_dir = data.path
         if data.evaluations == 0:

@@ -124,10 +124,9 @@ def _losses(rows: Sequence[tuple[Any, ...]], direction: Direction) -> np.ndarray
     return out
 
 
-def read_store(path: Path) -> list[Any]:
-    """Every cell of ``path`` as the study's RunData (searchlab.study._collect)."""
-    from searchlab.study._collect import RunData
-
+def read_store(path: Path, run_data: Any) -> list[Any]:
+    """Every cell of ``path`` as the study's ``run_data`` class (searchlab.study._collect.RunData,
+    passed in: the reader imports this module, not the other way round)."""
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
     except sqlite3.Error as exc:
@@ -139,7 +138,7 @@ def read_store(path: Path) -> list[Any]:
             info = dict(zip(_CELL_COLUMNS, row))
             evals = conn.execute("SELECT objective, recorded, status, failure_mode, charged, subproblem FROM evaluations"
                                  " WHERE cell=? ORDER BY idx", (info["key"],)).fetchall()
-            runs.append(_run_data(RunData, path, info, evals))
+            runs.append(_run_data(run_data, path, info, evals))
         return runs
     except (sqlite3.DatabaseError, ValueError, KeyError) as exc:
         raise ConfigError(f"study: {str(path)!r} is not a readable study store ({exc})") from None
