@@ -61,16 +61,32 @@ def _freeze(value: Any) -> Value:
     raise TypeError(f"configuration value {value!r} is not a number, string, bool or list")
 
 
-class Config(Mapping[str, Value]):
-    """An immutable, hashable configuration (knob name -> value) with a canonical key."""
+_PLAIN = frozenset({int, float, str, bool, type(None)})  # already frozen: taken as is
 
-    __slots__ = ("_items", "_key", "_map")
+
+class Config(Mapping[str, Value]):
+    """An immutable, hashable configuration (knob name -> value) with a canonical key.
+
+    Searchers make many of these per proposal (neighbourhoods, populations), so the canonical
+    key is computed when first asked for and the hash once (issue 23, item 3)."""
+
+    __slots__ = ("_hash", "_items", "_key", "_map")
 
     def __init__(self, items: Mapping[str, Any] | None = None, /, **kwargs: Any) -> None:
         merged = dict(items or {}, **kwargs)
-        self._items = tuple(sorted((str(k), _freeze(v)) for k, v in merged.items()))
+        self._items: tuple[tuple[str, Value], ...] = tuple(sorted(
+            (k if type(k) is str else str(k), v if type(v) in _PLAIN else _freeze(v)) for k, v in merged.items()))
         self._map = dict(self._items)
-        self._key = json.dumps(self._items, separators=(",", ":"))
+        self._key: str | None = None
+        self._hash = hash(self._items)
+
+    @classmethod
+    def from_sorted(cls, items: tuple[tuple[str, Value], ...]) -> Config:
+        """A configuration from items already in canonical form -- names (str) in sorted order,
+        values frozen (what :meth:`items` of another Config gives); not checked."""
+        config = cls.__new__(cls)
+        config._items, config._map, config._key, config._hash = items, dict(items), None, hash(items)
+        return config
 
     @classmethod
     def from_json(cls, text: str) -> Config:
@@ -86,7 +102,10 @@ class Config(Mapping[str, Value]):
         return len(self._items)
 
     def __hash__(self) -> int:
-        return hash(self._items)
+        return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _config_of, (self._items,)  # the hash is per process (string hashing): recomputed there
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Config):
@@ -99,10 +118,16 @@ class Config(Mapping[str, Value]):
     @property
     def key(self) -> str:
         """Canonical JSON, equal for equal configurations (cache and store key)."""
+        if self._key is None:
+            self._key = json.dumps(self._items, separators=(",", ":"))
         return self._key
 
     def to_json(self) -> str:
         return json.dumps(self._map, sort_keys=True)
+
+
+def _config_of(items: tuple[tuple[str, Value], ...]) -> Config:
+    return Config.from_sorted(items)
 
 
 def _ro(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:

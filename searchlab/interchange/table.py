@@ -115,7 +115,8 @@ class TableKnobSpace(SensedKnobSpace):
     def __post_init__(self) -> None:
         super().__post_init__()
         names = self.names
-        prefixes = {tuple(m[n] for n in names[:d]) for m in self.members for d in range(len(names) + 1)}
+        rows = [tuple(m[n] for n in names) for m in self.members]  # each member's values once, then its prefixes
+        prefixes = {row[:d] for row in rows for d in range(len(names) + 1)}
         object.__setattr__(self, "_prefixes", frozenset(prefixes))
 
     def check(self, config: Config) -> str | None:

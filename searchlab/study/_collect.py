@@ -57,6 +57,7 @@ class RunData:
     report: Mapping[str, Any] = field(default_factory=dict)  # summary.json's run-end report
     wall_time_s: float | None = None
     infeasible: int = 0  # known-infeasible proposals recorded (not on the evaluations axis)
+    nodes: Mapping[str, int] | None = None  # evaluations per Ray node (a study store's); None: read from path
 
     @property
     def evaluations(self) -> int:
@@ -71,12 +72,17 @@ class RunData:
 
 
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
-    """Run directories (holding results.db) under each path, searched recursively."""
+    """Run directories (holding results.db) under each path, searched recursively (a study
+    store, ``replays.db``, is accepted as a path and read by :func:`collect_runs`)."""
+    from searchlab.study._store import STORE_NAME
+
     found: dict[Path, None] = {}
     for raw in paths:
         path = Path(raw)
         if path.is_file() and path.name == "results.db":
             found[path.parent.resolve()] = None
+        elif path.is_file() and path.name == STORE_NAME:
+            continue
         elif path.is_dir():
             for db in sorted(path.rglob("results.db")):
                 found[db.parent.resolve()] = None
@@ -186,14 +192,26 @@ def check_fingerprints(runs: Sequence[RunData], allow_mixed: bool) -> list[str]:
     return notes
 
 
+def study_sources(study_dir: Path) -> list[Path]:
+    """What a study directory's own runs are read from: ``runs/`` and the study store, where present."""
+    from searchlab.study._store import STORE_NAME
+
+    return [p for p in (study_dir / "runs", study_dir / STORE_NAME) if p.exists()] or [study_dir / "runs"]
+
+
 def collect_runs(paths: Iterable[str | Path], *, allow_mixed: bool = False) -> tuple[list[RunData], list[str]]:
-    """Every run under ``paths`` (relabelled, fingerprint-checked) and notes for the report."""
-    dirs = find_run_dirs(paths)
-    if not dirs:
+    """Every run under ``paths`` -- run directories and study stores (``replays.db``, whose cells
+    are runs too) -- relabelled, fingerprint-checked, and notes for the report."""
+    from searchlab.study._store import find_stores, read_store
+
+    paths = list(paths)
+    dirs, stores = find_run_dirs(paths), find_stores(paths)
+    if not dirs and not stores:
         raise ConfigError(f"study: no results.db found under {[str(p) for p in paths]}")
     runs, notes = [], []
-    for run_dir in dirs:
-        data = read_run_data(run_dir)
+    found = [read_run_data(d) for d in dirs] + [run for store in stores for run in read_store(store, RunData)]
+    for data in found:
+        run_dir = data.path
         if data.evaluations == 0:
             notes.append(f"skipped {run_dir}: no evaluation recorded")
             continue

@@ -46,6 +46,9 @@ class StudyConfig:
     # {train: [LABEL...], test: [LABEL...]} | {leave_one_out: kernel | device}: only test problems are run and
     # reported; searchers given with `tune:` are tuned on each fold's training problems (searchlab/study/_split.py)
     split: dict[str, Any] = field(default_factory=dict)
+    # replay mode: false: the cells are replayed in batches into one study store (<out>/replays.db);
+    # true: each cell is a whole run into runs/<problem>/<searcher>/seed_<S> (results.db, summary.json, plot)
+    run_dirs: Any = False  # true | false, checked by compose_study (a bool field would take 2 as true)
 
 
 def register() -> None:
@@ -75,6 +78,8 @@ def compose_study(name: str, overrides: list[str]) -> Any:
         raise ConfigError(f"study={name}: {exc}".splitlines()[0]) from None
     if cfg.mode not in MODES:
         raise ConfigError(f"study.mode={cfg.mode!r}: must be one of {list(MODES)}")
+    if not isinstance(cfg.run_dirs, bool):
+        raise ConfigError(f"study.run_dirs={cfg.run_dirs!r}: must be true or false")
     return cfg
 
 

@@ -75,8 +75,8 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
     """Refuse (or, with skip_incompatible, leave out) problem/searcher pairs that cannot work."""
     from hydra.utils import get_class
 
-    from searchlab.recompose import build_problem
     from searchlab.searchers import Searcher
+    from searchlab.study._batch import fresh_problem
 
     problems: dict[str, Any] = {}
     reasons: dict[tuple[str, str], str] = {}
@@ -85,7 +85,7 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
         if key in reasons:
             continue
         if cell.problem not in problems:
-            problems[cell.problem] = build_problem(cell.cfg["problem"])
+            problems[cell.problem] = fresh_problem(cell.cfg["problem"], cell.seed)[0]  # a table parsed once
         problem = problems[cell.problem]
         cls = get_class(cell.cfg["searcher"]["_target_"])
         if not (isinstance(cls, type) and issubclass(cls, Searcher)):
@@ -164,7 +164,7 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
     """Run the grid of a composed study config, then write its report; returns what was written."""
     from omegaconf import OmegaConf
 
-    from searchlab.study._collect import collect_runs
+    from searchlab.study._collect import collect_runs, study_sources
     from searchlab.study._replay import run_cells
 
     study_dir = Path(out or cfg.out or default_study_dir(cfg.name)).resolve()
@@ -181,7 +181,8 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
         raise
     records = run_cells(cells, cfg)
     grid_s = time.time() - started
-    runs, more = collect_runs([study_dir / "runs", *cfg.extra_runs, *extra_paths], allow_mixed=bool(cfg.allow_mixed))
+    runs, more = collect_runs([*study_sources(study_dir), *cfg.extra_runs, *extra_paths],
+                              allow_mixed=bool(cfg.allow_mixed))
     runs, pairs, tuned_notes = _pool_tuned(cfg, runs)
     meta = {"name": cfg.name, "mode": cfg.mode, "cells": len(cells), "kept (already done)": sum(
         r.get("kept", False) for r in records), "grid wall time (s)": round(grid_s, 2),

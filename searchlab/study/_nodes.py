@@ -19,7 +19,8 @@ def node_rows(runs: Sequence[Any]) -> list[dict[str, Any]]:
     evaluations: dict[str, int] = {}
     runs_on: dict[str, int] = {}
     for run in runs:
-        for node, count in node_counts(run.path).items():
+        counts = run.nodes if getattr(run, "nodes", None) is not None else node_counts(run.path)
+        for node, count in counts.items():
             key = node or UNKNOWN
             evaluations[key] = evaluations.get(key, 0) + count
             runs_on[key] = runs_on.get(key, 0) + 1

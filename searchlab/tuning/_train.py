@@ -103,6 +103,24 @@ def replay(searcher: str, settings: Mapping[str, Any], path: str, seed: int, bud
     return [float(v) for v in extend(best_so_far(np.array(losses, dtype=float)), budget)]
 
 
+def replay_many(searcher: str, settings: Mapping[str, Any], jobs: Sequence[tuple[str, int]],
+                budget: int) -> list[list[float]]:
+    """:func:`replay` for each (table, seed) of ``jobs`` in this process: one Ray task runs a chunk of
+    them (:func:`chunks`), so a task's cost is paid once per chunk, not once per replay."""
+    from searchlab.core.threads import limit_pools
+
+    limit_pools()  # a Ray task's num_cpus, whatever the worker inherited (docs/threads.md)
+    return [replay(searcher, settings, path, seed, budget) for path, seed in jobs]
+
+
+def chunks(jobs: Sequence[tuple[str, int]], cores: int, per_core: int = 2) -> list[list[tuple[str, int]]]:
+    """``jobs`` in table order cut into about ``per_core`` chunks per core: every core busy, and a
+    chunk's replays mostly of one table (which the worker has parsed once)."""
+    ordered = sorted(jobs)
+    size = max(1, math.ceil(len(ordered) / (per_core * max(1, cores))))
+    return [ordered[i:i + size] for i in range(0, len(ordered), size)]
+
+
 def fraction_score(table: Table, curves: Sequence[Sequence[float]]) -> float:
     """Mean over runs of the mean fraction of the optimum over the budget's evaluations (1 = optimum from the start)."""
     from searchlab.study._metrics import fraction_of_peak

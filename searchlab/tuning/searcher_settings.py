@@ -14,7 +14,8 @@ so any searcher can search it and records, resume, caches, progress and plots co
   over seeds of the mean fraction of the optimum over the budget's evaluations; then the mean over
   tables. ``problem.score=methodology``: Kernel Tuner's methodology score per table
   (searchlab.study._methodology), averaged over tables as that package averages search spaces.
-- Each evaluation's inner replays (table x seed) are Ray tasks when Ray is running in this process
+- Each evaluation's inner replays (table x seed) are Ray tasks, in chunks of several replays per task
+  (``_train.chunks``), when Ray is running in this process
   (the run's executor is ``ray``: evaluations run in Ray actors, which fan their replays out over
   the cluster, a joined one included); otherwise they run one after another in process.
 - Settings the searcher's constructor refuses (e.g. ``T_min >= T``) are ``FAILED(invalid)``.
@@ -39,12 +40,10 @@ from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKn
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.searchers._schema import option_defaults
 from searchlab.searchers._tunable import Tunable, tunable_ranges
-from searchlab.tuning._train import SCORES, replay, train_table
+from searchlab.tuning._train import SCORES, chunks, replay, replay_many, train_table
 
 if TYPE_CHECKING:
     from searchlab.searchers import Searcher
-
-
 
 
 def knob(name: str, t: Tunable) -> IntKnob | OrdinalKnob | CategoricalKnob:
@@ -67,13 +66,6 @@ def _ray_running() -> bool:
 
     ray = sys.modules.get("ray")
     return ray is not None and ray.is_initialized()
-
-
-def _remote_replay(*args: Any) -> list[float]:
-    from searchlab.core.threads import limit_pools
-
-    limit_pools()
-    return replay(*args)
 
 
 class SearcherSettings(Problem):
@@ -168,12 +160,17 @@ class SearcherSettings(Problem):
             raise EvaluationError(FailureMode.INVALID, f"{self.searcher} refuses {dict(settings)}: {exc}") from None
 
     def _run_ray(self, settings: Mapping[str, Any], jobs: list[tuple[str, int]]) -> list[list[float]]:
+        """The replays in chunks, one Ray task per chunk (``_train.chunks``: about two per CPU of
+        the cluster), results put back in ``jobs``' order."""
         import ray
 
-        remote = ray.remote(num_cpus=1, max_retries=0)(_remote_replay)
-        refs = [remote.remote(self.searcher, dict(settings), p, s, self.budget) for p, s in jobs]
+        resources: Any = ray.cluster_resources  # untyped in Ray
+        parts = chunks(jobs, int(resources().get("CPU", 1)))
+        remote = ray.remote(num_cpus=1, max_retries=0)(replay_many)
+        refs = [remote.remote(self.searcher, dict(settings), part, self.budget) for part in parts]
         try:
-            return list(ray.get(refs))
+            curves = {job: curve for part, got in zip(parts, ray.get(refs)) for job, curve in zip(part, got)}
+            return [curves[job] for job in jobs]
         except ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None) or exc
             if isinstance(cause, ConfigError):

@@ -303,3 +303,15 @@ def test_expressions_are_bounded_at_evaluation() -> None:
     with pytest.raises(ConfigError, match="characters"):
         Expression("s * n != ''")({"s": "xy", "n": 10**9})
     assert Expression("a ** b")({"a": 2, "b": 64}) == 2**64
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "null", "[true]"])
+def test_a_bad_study_run_dirs_is_one_line_exit_2_and_nothing_written(value: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from searchlab.study.__main__ import main
+
+    status = main(["study=kt_replay", f"run_dirs={value}", "--out", str(tmp_path / "study")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1 and "study.run_dirs=" in err[0] and "true or false" in err[0], err
+    assert not (tmp_path / "study").exists()
+

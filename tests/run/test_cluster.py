@@ -86,7 +86,7 @@ def _study(out: Path, seeds: int, evaluations: int, address: str) -> Any:
     from searchlab.study._config import compose_study
 
     cfg = compose_study("synthetic_replay", [f"seeds={seeds}", f"budget.evaluations={evaluations}",
-                                             f"ray_address={address}", f"out={out}"])
+                                             f"ray_address={address}", f"out={out}", "run_dirs=true"])
     cfg.problems = {"dag": {"overrides": ["problem=synthetic_dag", DELAY]}}
     cfg.searchers = {"random": "random"}
     return cfg
@@ -134,6 +134,28 @@ def test_replay_study_spreads_over_both_nodes_and_counts_work_per_node(nodes: No
     section = report[report.index("## Work per node"):]
     assert nodes.head in section and nodes.worker.node_id in section
     assert result["meta"]["runs"] == 4
+
+
+def test_batched_replay_study_spreads_over_both_nodes_into_one_store(nodes: Nodes, tmp_path: Path) -> None:
+    import ray
+
+    from searchlab.study._grid import run_study
+
+    cfg = _study(tmp_path / "s", 8, 12, nodes.address)
+    cfg.run_dirs = False  # the default: batches of cells per task, one store written by the driver
+    try:
+        run_study(cfg)
+    finally:
+        ray.shutdown()
+    with sqlite3.connect(tmp_path / "s" / "replays.db") as conn:
+        cells = dict(conn.execute("SELECT key, node FROM cells").fetchall())
+        counts = conn.execute("SELECT cell, COUNT(*), COUNT(DISTINCT idx) FROM evaluations GROUP BY cell").fetchall()
+    assert sorted(cells) == [f"dag/random/seed_{s}" for s in range(8)] and not (tmp_path / "s" / "runs").exists()
+    assert all(n == d == 12 for _, n, d in counts) and len(counts) == 8  # every evaluation once
+    assert set(cells.values()) == {nodes.head, nodes.worker.node_id}
+    report = (tmp_path / "s" / "summary.md").read_text()
+    section = report[report.index("## Work per node"):]
+    assert nodes.head in section and nodes.worker.node_id in section
 
 
 def test_live_sweep_spreads_device_actors_over_both_nodes(nodes: Nodes, tmp_path: Path) -> None:
@@ -216,7 +238,7 @@ def test_driver_killed_then_rerun_into_the_same_out_resumes(nodes: Nodes, tmp_pa
     study = tmp_path / "s"
     overrides = ["study=synthetic_replay", "seeds=4", "budget.evaluations=20", f"ray_address={nodes.address}",
                  "~problems.synthetic_knobs", f"+problems.dag=['problem=synthetic_dag','{DELAY}']", "~searchers.tag",
-                 "~searchers.mc", "~searchers.uct"]
+                 "~searchers.mc", "~searchers.uct", "run_dirs=true"]
     proc = subprocess.Popen([sys.executable, "-m", "searchlab.study", *overrides, "--out", str(study)], cwd=tmp_path,
                             env={**os.environ, **nodes.env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 180

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -40,14 +42,18 @@ def test_replay_study_on_an_exhaustive_table(tmp_path: Path) -> None:
     assert rows["random"]["score_baseline"] == "exact, from the table"
     assert result["paths"]["html"].is_file() and len(pd.read_csv(result["paths"]["csv"])) == 2
     # a replay sees exactly what the live problem would have measured: same seed, same objectives
-    info, replayed = read_run(tmp_path / "study" / "runs" / "dag" / "random" / "seed_1")
-    assert info["problem"] == "dag" and info["config"]["problem"]["_target_"] == "searchlab.adapters.table.TableProblem"
+    with sqlite3.connect(tmp_path / "study" / "replays.db") as conn:  # the study store (run_dirs: false)
+        problem, config = conn.execute("SELECT problem, config FROM cells WHERE key='dag/random/seed_1'").fetchone()
+        replayed = [r[0] for r in conn.execute("SELECT objective FROM evaluations WHERE cell='dag/random/seed_1' "
+                                               "ORDER BY idx")]
+    assert problem == "dag" and json.loads(config)["problem"]["_target_"] == "searchlab.adapters.table.TableProblem"
+    assert not (tmp_path / "study" / "runs").exists()
     from searchlab.run.lifecycle import execute
 
     live = _compose_run(["problem=synthetic_dag", "searcher=random", "executor=serial", "seed=1",
                          "budget.evaluations=12", "progress=off"])
     execute(live, tmp_path / "live", quiet=True)
-    assert [r.objective for r in read_run(tmp_path / "live")[1]] == [r.objective for r in replayed]
+    assert [r.objective for r in read_run(tmp_path / "live")[1]] == replayed
     # re-running into the same directory keeps what is done (no Ray needed)
     again = run_study(cfg, [], str(tmp_path / "study"))
     assert again["meta"]["kept (already done)"] == 4

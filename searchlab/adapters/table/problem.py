@@ -15,6 +15,7 @@ docs/measurement.md, "Noise in replays".
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections import Counter
 from collections.abc import Mapping
@@ -103,6 +104,14 @@ class TableProblem(Problem):
     @property
     def space(self) -> Space:
         return self.table.space
+
+    def reseeded(self, noise_seed: int) -> TableProblem:
+        """This replay with another ``noise_seed`` and no draws yet: a study's next seed reuses the
+        table already parsed (issue 23, item 3) instead of reading the file again."""
+        other = copy.copy(self)
+        other.noise_seed, other._draws = int(noise_seed or 0), Counter()
+        other.params = {**self.params, "noise_seed": noise_seed} if "noise_seed" in self.params else dict(self.params)
+        return other
 
     def evaluate(self, config: Config) -> Measurement:
         row = self.table.rows.get(config)

@@ -92,10 +92,12 @@ class GeneticSearcher(SequentialSearcher):
 
     def _population(self) -> list[Config]:
         population: list[Config] = []
+        members: set[Config] = set()  # membership by hash, not by a scan of the list
         for _ in range(100 * self.popsize):
             config = self.start_point()
-            if config not in population:
+            if config not in members:
                 population.append(config)
+                members.add(config)
             if len(population) == self.popsize:
                 break
         return population
@@ -110,17 +112,19 @@ class GeneticSearcher(SequentialSearcher):
 
     def _breed(self, ranked: list[Config]) -> list[Config]:
         population: list[Config] = []
+        members: set[Config] = set()  # membership by hash, not by a scan of the list
         for _ in range(100 * self.popsize):
             a, b = self._parents(ranked)
             for genes in self.crossover(self.grid.encode(a), self.grid.encode(b), self.rng):
                 child = self.grid.decode(genes)
                 if int(self.rng.random() * self.mutation_chance) == 0:
                     child = self.grid.mutate(child, self.rng)
-                if child not in population and self.grid.feasible(child):
+                if child not in members and self.grid.feasible(child):
                     population.append(child)
+                    members.add(child)
                 if len(population) == self.popsize:
                     return population
-        return population + [c for c in self._population() if c not in population][: self.popsize - len(population)]
+        return population + [c for c in self._population() if c not in members][: self.popsize - len(population)]
 
     def _run(self) -> Algorithm:
         population = self._population()

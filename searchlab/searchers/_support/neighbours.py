@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -50,6 +52,10 @@ class Grid:
         self.sizes = tuple(len(v) for v in self.values)
         self._position = [{v: i for i, v in enumerate(values)} for values in self.values]
         self._n_feasible: int | None = None
+        # decode builds configurations straight in Config's canonical form (names sorted, values frozen):
+        # neighbourhoods and populations decode many per proposal (issue 23, item 3)
+        self._order = tuple(sorted(range(len(self.names)), key=lambda d: self.names[d]))
+        self._frozen = tuple(tuple(Config({"v": v})["v"] for v in values) for values in self.values)
 
     @property
     def dims(self) -> int:
@@ -60,7 +66,8 @@ class Grid:
         return tuple(pos[config[name]] for pos, name in zip(self._position, self.names))
 
     def decode(self, index: Sequence[int]) -> Config:
-        return Config({n: vals[int(i)] for n, vals, i in zip(self.names, self.values, index)})
+        names, frozen = self.names, self._frozen
+        return Config.from_sorted(tuple((names[d], frozen[d][int(index[d])]) for d in self._order))
 
     def feasible(self, config: Config) -> bool:
         return self.space.check(config) is None
@@ -79,9 +86,12 @@ class Grid:
         return config
 
     def n_feasible(self, limit: int = 100_000) -> int | None:
-        """Members satisfying the known constraints (None when the space is too large to count)."""
+        """Members satisfying the known constraints (None when the space is too large to count).
+
+        Counted once per space and process (a study replays one table's space many times); a
+        space that lists its members (a replayed table's) is counted over them, not over its grid."""
         if self._n_feasible is None and self.space.size() <= limit:
-            self._n_feasible = sum(1 for _ in self.space.enumerate())
+            self._n_feasible = _count_feasible(self.space, self)
         return self._n_feasible
 
     # -- neighbourhoods ----------------------------------------------------------------
@@ -91,26 +101,37 @@ class Grid:
             return [j for j in range(self.sizes[d]) if j != i]
         return [j for j in (i - 1, i + 1) if 0 <= j < self.sizes[d]]
 
+    @property
+    def _points(self) -> frozenset[Index] | None:
+        """The feasible members as index points, where the space lists its members (a replayed
+        table): feasibility of a neighbour is then a set look-up, and only the neighbour chosen is
+        built as a Config. Made once per space and process (a study replays one space many times)."""
+        return _feasible_points(self.space, self)
+
+    def feasible_point(self, point: Index) -> bool:
+        points = self._points
+        return point in points if points is not None else self.feasible(self.decode(point))
+
+    def _along_points(self, index: Index, d: int, method: str) -> list[Index]:
+        steps = self._steps(d, index[d], "hamming" if method == "hamming" else "adjacent")
+        return [p for j in steps if self.feasible_point(p := (*index[:d], j, *index[d + 1:]))]
+
     def along(self, config: Config, d: int, method: str) -> list[Config]:
         """Feasible neighbours that differ from ``config`` in knob ``d`` only (hill climbing)."""
-        index = list(self.encode(config))
-        out = []
-        for j in self._steps(d, index[d], "hamming" if method == "hamming" else "adjacent"):
-            candidate = self.decode([*index[:d], j, *index[d + 1:]])
-            if self.feasible(candidate):
-                out.append(candidate)
-        return out
+        return [self.decode(p) for p in self._along_points(self.encode(config), d, method)]
 
-    def neighbours(self, config: Config, method: str) -> list[Config]:
-        """Every feasible neighbour (a Chebyshev ball too large to enumerate is sampled)."""
-        if method != "strictly_adjacent":
-            return [c for d in range(self.dims) for c in self.along(config, d, method)]
+    def _neighbour_points(self, config: Config, method: str) -> list[Index]:
         index = self.encode(config)
+        if method != "strictly_adjacent":
+            return [p for d in range(self.dims) for p in self._along_points(index, d, method)]
         axes = [[i, *self._steps(d, i, "adjacent")] for d, i in enumerate(index)]
         if math.prod(len(a) for a in axes) > _ENUMERATE_LIMIT:
             raise ValueError("too large to enumerate; use random_neighbour")
-        out = [self.decode(p) for p in itertools.product(*axes) if p != index]
-        return [c for c in out if self.feasible(c)]
+        return [p for p in itertools.product(*axes) if p != index and self.feasible_point(p)]
+
+    def neighbours(self, config: Config, method: str) -> list[Config]:
+        """Every feasible neighbour (a Chebyshev ball too large to enumerate is sampled)."""
+        return [self.decode(p) for p in self._neighbour_points(config, method)]
 
     def random_neighbour(self, config: Config, method: str, rng: np.random.Generator, tries: int = 64) -> Config | None:
         """A uniformly random feasible neighbour, or None when there is none.
@@ -122,18 +143,18 @@ class Grid:
             if found is not None:
                 return found
         try:
-            pool = self.neighbours(config, method)
+            pool = self._neighbour_points(config, method)
         except ValueError:
             return None
-        return pool[int(rng.integers(len(pool)))] if pool else None
+        return self.decode(pool[int(rng.integers(len(pool)))]) if pool else None
 
     def _sample_ball(self, config: Config, rng: np.random.Generator, tries: int) -> Config | None:
         index = self.encode(config)
         axes = [[i, *self._steps(d, i, "adjacent")] for d, i in enumerate(index)]
         for _ in range(tries):
             point = tuple(a[int(rng.integers(len(a)))] for a in axes)
-            if point != index and self.feasible(candidate := self.decode(point)):
-                return candidate
+            if point != index and self.feasible_point(point):
+                return self.decode(point)
         return None
 
     def mutate(self, config: Config, rng: np.random.Generator) -> Config:
@@ -168,3 +189,39 @@ class Grid:
                 return hits[int(rng.integers(len(hits)))]
             frontier = ring
         return None
+
+
+_FACTS: dict[int, tuple[weakref.ref[KnobSpace], dict[str, Any]]] = {}  # id(space) -> (the space, what was counted)
+
+
+def _facts(space: KnobSpace) -> dict[str, Any]:
+    cached = _FACTS.get(id(space))
+    if cached is not None and cached[0]() is space:
+        return cached[1]
+    facts: dict[str, Any] = {}
+    _FACTS[id(space)] = (weakref.ref(space), facts)
+    return facts
+
+
+def _feasible_points(space: KnobSpace, grid: Grid) -> frozenset[Index] | None:
+    facts = _facts(space)
+    if "points" not in facts:
+        members = getattr(space, "members", None)
+        facts["points"] = frozenset(grid.encode(m) for m in members if _on_grid(grid, m) and space.check(m) is None) \
+            if isinstance(members, (set, frozenset)) and members else None
+    points: frozenset[Index] | None = facts["points"]
+    return points
+
+
+def _count_feasible(space: KnobSpace, grid: Grid) -> int:
+    facts = _facts(space)
+    if "count" not in facts:
+        points = _feasible_points(space, grid)
+        facts["count"] = len(points) if points is not None else sum(1 for _ in space.enumerate())
+    count: int = facts["count"]
+    return count
+
+
+def _on_grid(grid: Grid, config: Config) -> bool:
+    """``config`` sets exactly the grid's knobs, each to one of its values (as enumerate makes them)."""
+    return len(config) == grid.dims and all(n in config and config[n] in pos for n, pos in zip(grid.names, grid._position))

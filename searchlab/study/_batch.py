@@ -1,0 +1,190 @@
+"""Replay many cells of a study in one process: the batched path of ``mode: replay`` (issue 23, item 3).
+
+Why: a cell run through the whole run lifecycle (a run directory, a ``results.db``, a summary,
+the driver copying its rows) costs about 1.5 s, where the search itself takes milliseconds. Here a
+Ray task gets a batch of cells (:func:`replay_batch`) and replays each in process:
+
+- the problem is built once per process and configuration (:func:`fresh_problem`): a replayed
+  table is parsed once per worker, and each seed gets a copy with its own noise seed
+  (``TableProblem.reseeded``); other problems are built per cell, as a run builds them;
+- the searcher is built from the cell's composed config exactly as :func:`searchlab.run.prepare.prepare`
+  builds it (same seed, same options, same prior), and driven by :func:`searchlab.api.optimize` with
+  the serial executor and no store, so its trajectory is the one a run directory would record;
+- the task writes nothing: it returns :class:`CellRun` records (frozen, plain values) and the
+  driver alone writes them into the study's store (searchlab.study._store), so a retried task
+  (issue 24) duplicates nothing.
+
+What a run directory holds besides these records (a confirm phase, ``finalize``'s report, a plot)
+is not made on this path; ``run_dirs: true`` makes it (docs/study.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from searchlab.core.problem import Problem
+from searchlab.study._cells import Cell
+
+_PROTOTYPES: dict[str, Problem] = {}  # per process: a replayed table's problem, built once per config and file
+_OPTIMA: dict[int, tuple[Any, float | None]] = {}  # id(table) -> (table, its optimum), per process
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One recorded evaluation of a replay, as the study reads it."""
+
+    config: str  # the configuration's canonical JSON (Config.key)
+    objective: float | None  # what the searcher was shown (a drawn sample under sample_noise)
+    recorded: float | None  # the table's recorded objective (what the study scores), when it differs
+    status: str
+    failure_mode: str
+    charged: float
+    subproblem: bool = False
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """One finished replay: the run's facts and its evaluations in told order."""
+
+    key: str  # problem/searcher/seed_N: one cell of the grid, once in the store
+    problem: str
+    searcher: str
+    seed: int
+    fingerprint: str
+    direction: str
+    objective_name: str
+    known_optimum: float | None
+    config: Mapping[str, Any]  # the composed run config, the problem's seeded options included
+    versions: Mapping[str, str]
+    devices: tuple[Mapping[str, Any], ...]
+    node: str  # Ray's node id of the process that replayed it ("" outside Ray)
+    stop_reason: str
+    status: str
+    wall_time_s: float
+    evaluations: tuple[Evaluation, ...]
+
+
+def prototypes(cells: Sequence[Cell]) -> dict[str, Problem]:
+    """The tables this process has parsed for ``cells`` (by :func:`fresh_problem`'s key): the
+    driver sends them to its Ray tasks once (the object store), so no worker parses them again."""
+    keys = {_proto_key(c.cfg["problem"]) for c in cells}
+    return {k: p for k, p in _PROTOTYPES.items() if k in keys}
+
+
+def _proto_key(node: Mapping[str, Any]) -> str:
+    return json.dumps({k: v for k, v in node.items() if k != "noise_seed"}, sort_keys=True, default=str) + _stamp(node)
+
+
+def cell_key(cell: Cell) -> str:
+    return f"{cell.problem}/{cell.searcher}/seed_{cell.seed}"
+
+
+def _stamp(options: Mapping[str, Any]) -> str:
+    path = options.get("path")
+    if isinstance(path, str) and os.path.isfile(path):
+        st = os.stat(path)
+        return f"{st.st_size}:{st.st_mtime_ns}"
+    return ""
+
+
+def fresh_problem(node: Mapping[str, Any], seed: int) -> tuple[Problem, dict[str, Any]]:
+    """The problem a run of ``seed`` builds from ``node`` (its config), and those seeded options."""
+    from searchlab.adapters.table import TableProblem
+    from searchlab.recompose import build_problem, registered_class
+
+    cls = registered_class("problem", node.get("_target_"), "problem")
+    seeded = cls.run_options(dict(node), seed) if issubclass(cls, Problem) else dict(node)
+    if not (isinstance(cls, type) and issubclass(cls, TableProblem)):
+        return build_problem(seeded), seeded
+    key = _proto_key(node)
+    proto = _PROTOTYPES.get(key)
+    if proto is None:
+        proto = _PROTOTYPES[key] = build_problem({**seeded, "noise_seed": 0})
+    assert isinstance(proto, TableProblem)
+    return proto.reseeded(int(seeded.get("noise_seed") or 0)), seeded
+
+
+def replay_cell(cell: Cell, versions: Mapping[str, str], node: str) -> CellRun:
+    """Replay one cell in process (module docstring); nothing is written."""
+    from searchlab.api import optimize
+    from searchlab.core.cache import SQLiteCache
+    from searchlab.run.loop import Budget
+    from searchlab.run.prepare import _build, _give_prior, make_searcher
+
+    started = time.perf_counter()
+    cfg = dict(cell.cfg)
+    problem, seeded = fresh_problem(cfg["problem"], cell.seed)
+    cfg["problem"] = seeded
+    searcher = make_searcher(cfg["searcher"], problem, int(cfg["seed"]), cell.searcher)
+    _give_prior(searcher, cfg.get("prior"), problem, cell.searcher)
+    executor = _build("executor", _no_alarm(cfg["executor"], problem), "executor")
+    cache = SQLiteCache(str(cfg["cache"])) if cfg.get("cache") else None
+    try:
+        workers = executor.start(problem)
+        fingerprint = problem.fingerprint([w.device.name for w in workers])
+        if cache is not None:
+            cache.fingerprint = fingerprint
+        outcome = optimize(problem, searcher, Budget(**cfg["budget"]), executor=executor, cache=cache)
+    finally:
+        executor.close()
+        if cache is not None:
+            cache.close()
+    devices = tuple(dict(w.device.to_dict(), worker=w.name) for w in workers)
+    return CellRun(
+        key=cell_key(cell), problem=cell.problem, searcher=cell.searcher, seed=cell.seed,
+        fingerprint=fingerprint, direction=problem.direction.value,
+        objective_name=problem.objective_name, known_optimum=_optimum(problem), config=cfg, versions=dict(versions),
+        devices=devices, node=node, stop_reason=outcome.reason.value,
+        status="interrupted" if outcome.reason.value == "interrupted" else "finished",
+        wall_time_s=time.perf_counter() - started, evaluations=tuple(_evaluation(r) for r in outcome.results))
+
+
+def _evaluation(result: Any) -> Evaluation:
+    m = result.measurement
+    recorded = m.extra.get("recorded_objective") if m.extra else None
+    return Evaluation(result.config.key, m.objective, None if recorded is None else float(recorded), m.status.value,
+                      m.failure_mode.value, float(m.charged), bool(m.is_subproblem))
+
+
+def _no_alarm(node: Mapping[str, Any], problem: Problem) -> dict[str, Any]:
+    """A table look-up cannot hang: no per-evaluation timer (two signal calls per evaluation) for
+    a replayed table; the stored config keeps the executor's options as composed."""
+    from searchlab.adapters.table import TableProblem
+
+    return {**node, "timeout_s": None} if isinstance(problem, TableProblem) else dict(node)
+
+
+def _optimum(problem: Problem) -> float | None:
+    """The problem's known optimum; a replayed table's is found once per table and process."""
+    table = getattr(problem, "table", None)
+    if table is not None and id(table) in _OPTIMA and _OPTIMA[id(table)][0] is table:
+        return _OPTIMA[id(table)][1]
+    try:
+        value = problem.known_optimum
+    except Exception:
+        value = None
+    if table is not None:
+        _OPTIMA[id(table)] = (table, value)
+    return value
+
+
+def replay_batch(cells: Sequence[Cell], cwd: str, known: Mapping[str, Problem] | None = None) -> list[CellRun]:
+    """A Ray task: replay ``cells`` one after another in this worker; return their records.
+
+    ``known``: tables the driver parsed already (:func:`prototypes`), used instead of parsing."""
+    from searchlab.core.store import package_versions
+    from searchlab.core.threads import limit_pools
+    from searchlab.run.execution._base import current_node
+
+    limit_pools()  # this task's num_cpus, whatever the worker inherited (docs/threads.md)
+    if os.path.isdir(cwd):  # relative paths in problem configs mean what they meant to the driver
+        os.chdir(cwd)
+    for key, problem in (known or {}).items():
+        _PROTOTYPES.setdefault(key, problem)
+    versions, node = package_versions(), current_node()
+    return [replay_cell(cell, versions, node) for cell in cells]

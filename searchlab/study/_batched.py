@@ -1,0 +1,123 @@
+"""The batched replay path of a study (issue 23, item 3): many cells per task, one study store.
+
+The driver groups the cells still to do into batches, in grid order (a problem's searchers and
+seeds together, so a worker reuses the table it parsed), about :data:`TASKS_PER_CORE` batches per
+core: enough to keep every core busy to the end and to show progress, few enough that a task's
+cost (Ray's, and a worker's first parse of a table) is paid over many replays. Each batch is one
+Ray task (searchlab.study._batch.replay_batch) returning compact records; the driver writes each
+task's records into ``<study>/replays.db`` in one transaction as it arrives
+(searchlab.study._store), so a killed or interrupted study keeps every cell finished before, and
+a study run again into the same directory does only the cells the store lacks.
+
+Without a cluster to join, and with ``workers: 1`` or a small grid (``workers: null`` and at most
+:data:`IN_PROCESS_LOOKUPS` look-ups), the batches run in this process: such a study would pay
+Ray's start (a few seconds) for less work than that. The tables the driver parsed while checking
+the grid are put into Ray's object store once and handed to every task, so a worker does not
+parse them again.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from searchlab.study._batch import CellRun, cell_key, prototypes, replay_batch
+from searchlab.study._cells import Cell
+from searchlab.study._store import STORE_NAME, StudyStore
+from searchlab.study._tasks import RETRIES, _cores, _gather, _progress, _start_ray
+
+TASKS_PER_CORE = 4
+MAX_BATCH = 64
+IN_PROCESS_LOOKUPS = 20_000  # ~3 s of replays on one core (bench/replay_throughput.py): about Ray's start
+
+
+def batches(cells: Sequence[Cell], cores: int) -> list[list[Cell]]:
+    """``cells`` in grid order, cut into about TASKS_PER_CORE batches per core (at most MAX_BATCH each)."""
+    if not cells:
+        return []
+    size = max(1, min(MAX_BATCH, math.ceil(len(cells) / (TASKS_PER_CORE * max(1, cores)))))
+    ordered = sorted(cells, key=lambda c: (c.problem, c.searcher, c.seed))
+    return [ordered[i:i + size] for i in range(0, len(ordered), size)]
+
+
+def _check(cells: Sequence[Cell]) -> None:
+    """What a run would refuse before it starts (searchlab.run.prepare), refused once per pair, before any task."""
+    from searchlab.run.checks import check_run_config
+    from searchlab.run.loop import Budget
+
+    seen: set[tuple[str, str]] = set()
+    for cell in cells:
+        if (cell.problem, cell.searcher) not in seen:
+            seen.add((cell.problem, cell.searcher))
+            check_run_config(cell.cfg)
+            Budget(**cell.cfg["budget"])
+
+
+def _record(run: CellRun, kept: bool = False) -> dict[str, Any]:
+    return {"cell": run.key, "kept": kept, "evaluations": len(run.evaluations), "stop": run.stop_reason,
+            "node": run.node, "wall_s": run.wall_time_s}
+
+
+def run_batched(cells: Sequence[Cell], cfg: Any, study_dir: Path) -> list[dict[str, Any]]:
+    """Replay ``cells`` into ``study_dir/replays.db``; cells already there are kept, not redone."""
+    path = study_dir / STORE_NAME
+    if not cells:
+        return []
+    _check(cells)  # before the store is made: bad input writes nothing
+    store = StudyStore(path)
+    try:
+        done = store.done()
+        kept = [{"cell": cell_key(c), "kept": True, "evaluations": None, "stop": None} for c in cells
+                if cell_key(c) in done]
+        todo = [c for c in cells if cell_key(c) not in done]
+        if not todo:
+            return kept
+        records: list[dict[str, Any]] = []
+
+        def accept(_: Any, runs: list[CellRun]) -> int:
+            store.write(runs)  # the driver alone writes: one transaction per task's records
+            before = len(records)
+            records.extend(_record(r) for r in runs)
+            _progress(len(records), len(todo), records[-1], before)
+            return len(runs)
+
+        if _in_process(todo, cfg):
+            for batch in batches(todo, 1):
+                accept(batch, replay_batch(batch, os.getcwd()))
+        else:
+            _on_ray(todo, cfg, accept)
+        return kept + records
+    finally:
+        store.close()
+
+
+def _in_process(cells: Sequence[Cell], cfg: Any) -> bool:
+    """No cluster to join, and one worker asked for, or (``workers: null``) a grid of at most
+    IN_PROCESS_LOOKUPS look-ups: less work than starting Ray takes (a few seconds)."""
+    if cfg.ray_address:
+        return False
+    if cfg.workers is not None:
+        return bool(cfg.workers == 1)
+    lookups = sum((c.cfg.get("budget") or {}).get("evaluations") or math.inf for c in cells)
+    return bool(lookups <= IN_PROCESS_LOOKUPS)
+
+
+def _on_ray(cells: Sequence[Cell], cfg: Any, accept: Any) -> None:
+    import ray
+
+    started = _start_ray(cfg.workers, cfg.ray_address)
+    joined = started or bool(cfg.ray_address)
+    try:
+        resources: Any = ray.cluster_resources  # untyped in Ray: the CPUs of every node, a joined cluster's too
+        cores = int(resources().get("CPU", 0)) or cfg.workers or _cores()
+        remote: Any = ray.remote(num_cpus=1, max_retries=RETRIES, scheduling_strategy="SPREAD")(replay_batch)
+        known = ray.put(prototypes(cells))  # the tables the driver parsed, put once for every task
+        pending = {remote.remote(batch, os.getcwd(), known): batch for batch in batches(cells, cores)}
+        _gather(pending, joined, ray.get_runtime_context().gcs_address, len(cells), accept,
+                lambda batch: f"{len(batch)} cells from {cell_key(batch[0])}")
+    finally:
+        if started:
+            ray.shutdown()
