@@ -87,6 +87,7 @@ class Searcher(ABC):
         wall time, target, Ctrl-C), so a searcher that drives a foreign search from a thread
         (searchlab.searchers._kernel_tuner) does not leave it blocked until garbage collection. Must be
         safe to call more than once."""
+        return None  # nothing held by default
 
     def set_budget(self, evaluations: int | None) -> None:
         """The run's evaluation budget (``budget.evaluations``), told once by the search loop

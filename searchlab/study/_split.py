@@ -12,8 +12,8 @@ A study may split its problems into training and test problems (``study.split``)
 
 Anything chosen from data is chosen on a fold's training problems only: a searcher given as
 ``{overrides: [searcher=NAME, ...], tune: {searcher: META, evaluations: E, seeds: S, budget: B, options: [...]}}``
-(``budget`` defaults to the study's ``budget.evaluations``; ``options``, to every tunable setting) has its Tunable settings tuned per fold
-by an ordinary ``problem=searcher_settings`` run on the fold's training tables
+(``budget`` defaults to the study's ``budget.evaluations``; ``options``, to every tunable setting) has its
+Tunable settings tuned per fold by an ordinary ``problem=searcher_settings`` run on the fold's training tables
 (``<study>/tuning/<searcher label>/<fold>``, resumed or kept like any run), and runs on the fold's
 test problems with the tuned settings. Only test problems are run in the grid, so the report (its
 paired intervals included) shows test-set results only.
