@@ -224,13 +224,33 @@ def _compact(conf: Path, group: str, name: str) -> list[str]:
     return [_fit(line) for line in lines if not line.isspace()]
 
 
+# searcher families listed on one entry of the overview (each member still has its own --help)
+FAMILIES = {"kt_": "Kernel Tuner 1.5's strategies, run in searchlab's loop (needs the bench extra; knobs):"}
+
+
+def _family(conf: Path, prefix: str) -> list[str]:
+    """One overview entry for a family of searchers: its description, then its members packed into lines."""
+    members = [n for n in names(conf, "searcher") if n.startswith(prefix)]
+    lines = [_fit(f"  {prefix + '*':<22} {FAMILIES[prefix]}"), " " * 25]
+    for name in members:
+        if len(lines[-1]) + len(name) + 2 > WIDTH:
+            lines.append(" " * 25)
+        lines[-1] += ("" if lines[-1].isspace() else ", ") + name
+    return lines
+
+
 def overview(conf: Path, usage: str) -> str:
-    """Every problem (with its space kind), searcher, executor and budget, one line each."""
+    """Every problem (with its space kind), searcher, executor and budget, one line each (a family: one entry)."""
     parts = [usage]
     for group in GROUPS:
         focus = f"; {group}=NAME --help: its options" if group in ("problem", "searcher") else ""
         parts.append(f"{group}s ({group}=NAME{focus}):")
         for name in names(conf, group):
+            family = next((f for f in FAMILIES if group == "searcher" and name.startswith(f)), None)
+            if family is not None:
+                if name == next(n for n in names(conf, group) if n.startswith(family)):
+                    parts.extend(_family(conf, family))
+                continue
             kind = f"[{space_kind(name)}] " if group == "problem" else ""
             parts.append(_fit(f"  {name:<22} {kind}{description(conf, group, name)}"))
             if group in ("executor", "budget"):
