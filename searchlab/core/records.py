@@ -6,10 +6,11 @@ status and failure mode as well as the objective (paper 001 §4.1 learns from fa
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Union
@@ -119,11 +120,16 @@ class Config(Mapping[str, Value]):
     def key(self) -> str:
         """Canonical JSON, equal for equal configurations (cache and store key)."""
         if self._key is None:
-            self._key = json.dumps(self._items, separators=(",", ":"))
+            self._key = _KEY_JSON(self._items)
         return self._key
 
     def to_json(self) -> str:
         return json.dumps(self._map, sort_keys=True)
+
+
+# json.dumps(items, separators=(",", ":")), without building an encoder per call (a replay makes
+# a key per look-up: issue 23, item 3); the same text
+_KEY_JSON = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def _config_of(items: tuple[tuple[str, Value], ...]) -> Config:
@@ -165,6 +171,18 @@ class Measurement:
         object.__setattr__(self, "samples", tuple(float(s) for s in self.samples))
         for name in ("sensors", "datasets", "extra"):
             object.__setattr__(self, name, _ro(getattr(self, name)))
+
+    def drawn(self, value: float, sensors: Mapping[str, float], extra: Mapping[str, Any]) -> Measurement:
+        """This OK measurement with ``value`` (one of its finite samples) as objective and only
+        sample: what a noisy replay shows per look-up. Built without ``__post_init__``'s copies
+        (the other fields are frozen already), because a replay makes one per evaluation."""
+        if self.status is not Status.OK or not math.isfinite(value):
+            return replace(self, objective=value, samples=(value,), sensors=sensors, extra=extra)
+        out = copy.copy(self)
+        for name, new in (("objective", float(value)), ("samples", (float(value),)),
+                          ("sensors", MappingProxyType(dict(sensors))), ("extra", MappingProxyType(dict(extra)))):
+            object.__setattr__(out, name, new)
+        return out
 
     @classmethod
     def ok(cls, objective: float, **kwargs: Any) -> Measurement:

@@ -111,6 +111,7 @@ class TableKnobSpace(SensedKnobSpace):
     members: frozenset[Config] = field(default_factory=frozenset, compare=False, repr=False)
 
     _prefixes: frozenset[tuple[Any, ...]] = field(init=False, default=frozenset(), compare=False, repr=False)
+    _indexed: list[frozenset[tuple[int, ...]]] = field(init=False, default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -119,11 +120,26 @@ class TableKnobSpace(SensedKnobSpace):
         prefixes = {row[:d] for row in rows for d in range(len(names) + 1)}
         object.__setattr__(self, "_prefixes", frozenset(prefixes))
 
+    def validate(self, config: Config) -> None:
+        if config not in self.members:  # a member is valid: one look-up instead of a walk over its knobs
+            super().validate(config)
+
     def check(self, config: Config) -> str | None:
         reason = super().check(config)
         if reason is None and config not in self.members:
             return "not in the recorded table (excluded when it was recorded)"
         return reason
+
+    def _drawable(self) -> frozenset[tuple[int, ...]]:
+        """The members as value-index tuples, made on the first draw: a random draw outside
+        them is rejected without a configuration built (issue 23, item 3)."""
+        if not self._indexed:
+            _, plan = self._plan
+            where = {d: {v: i for i, v in enumerate(values)} for _, d, values in plan}
+            order = [(d, self.knobs[d].name) for d in range(len(self.knobs))]
+            rows = (tuple(where[d].get(m[name], -1) for d, name in order) for m in self.members)
+            self._indexed.append(frozenset(r for r in rows if -1 not in r))
+        return self._indexed[0]
 
     def partial_ok(self, assigned: Mapping[str, Any]) -> bool:
         """Membership decided as early as possible: an assignment of the first knobs (in

@@ -92,6 +92,7 @@ class LoopState:
     failures: int = 0  # measured failures (known-infeasible proposals are not measured)
     infeasible: int = 0  # known-infeasible proposals: recorded, not counted by budget.evaluations
     best: Result | None = None
+    best_loss: float = math.inf  # loss(best.measurement): found once, not per result
 
     def add(self, result: Result) -> None:
         self.results.append(result)
@@ -100,8 +101,9 @@ class LoopState:
             self.infeasible += 1
         elif not result.ok:
             self.failures += 1
-        if loss(result.measurement, self.direction) < (loss(self.best.measurement, self.direction) if self.best else math.inf):
-            self.best = result
+        value = loss(result.measurement, self.direction)
+        if value < self.best_loss:
+            self.best, self.best_loss = result, value
 
     @property
     def done(self) -> int:

@@ -78,6 +78,7 @@ class Searcher(ABC):
         self._seen: set[Config] = set()
         self.history: list[Result] = []
         self._best: Result | None = None
+        self._best_loss = math.inf  # self.loss(self._best), found once per new best
         self.evaluation_budget: int | None = None  # told by the loop (set_budget); None: unbounded or unknown
 
     def close(self) -> None:
@@ -170,8 +171,9 @@ class Searcher(ABC):
     def _record(self, result: Result) -> None:
         self._told.add(result.id)
         self.history.append(result)
-        if self.loss(result) < (self.loss(self._best) if self._best else math.inf):
-            self._best = result
+        value = self.loss(result)
+        if value < self._best_loss:
+            self._best, self._best_loss = result, value
         self._tell(result.candidate, result)
 
     # -- state ---------------------------------------------------------------------------

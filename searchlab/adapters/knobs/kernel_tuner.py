@@ -29,6 +29,7 @@ here: ``Measurement.charged_s``), so ``budget.charged_time_s`` budgets replay fa
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -59,8 +60,9 @@ MODEL: dict[str, Any] = {  # generic: the objective plus the catch-all for failu
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def _sensor_name(key: str) -> str:
-    return re.sub(r"\W", "_", key)
+    return re.sub(r"\W", "_", key)  # memoised: every entry of a cache has the same few keys
 
 
 def _entry_measurement(entry: Mapping[str, Any], objective: str, keys: set[str]) -> Measurement:
@@ -102,13 +104,13 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
         knobs = tuple(OrdinalKnob(n, tuple(params[n])) for n in names)
     except (KeyError, TypeError, ValueError, ConfigError) as exc:
         raise ConfigError(f"Kernel Tuner cache {str(path)!r}: tune_params/tune_params_keys are not usable ({exc})") from None
-    rows = {}
+    rows, skip = {}, set(names) | {"times", "timestamp"}
     for entry in data["cache"].values():
         try:
             config = Config({n: entry[n] for n in names})
         except (KeyError, TypeError) as exc:
             raise ConfigError(f"Kernel Tuner cache {str(path)!r}: an entry lacks parameter {exc}") from None
-        rows[config] = _entry_measurement(entry, objective, set(names) | {"times", "timestamp"})
+        rows[config] = _entry_measurement(entry, objective, skip)
     if not any(m.objective is not None for m in rows.values()):
         raise ConfigError(f"Kernel Tuner cache {str(path)!r}: none of its {len(rows)} entries has a numeric "
                           f"{objective!r} (all failed or unusable): nothing to tune")

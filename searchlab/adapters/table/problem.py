@@ -6,7 +6,7 @@ and reproducible. ``sample_noise=true`` draws recorded samples instead
 (:func:`draw_sample`).
 
 Tables keep every recorded sample. With ``sample_noise=true`` a replay returns one recorded
-sample per evaluation instead of the row's median/mean, drawn by a generator seeded from
+sample per evaluation instead of the row's median/mean, chosen by a keyed hash of
 (``noise_seed``, the configuration, how often this replay has drawn it), so replayed studies
 see the noise real runs see, reproducibly, and two searchers run with the same seed see the
 same draws for the same configuration (common random numbers for paired comparisons). See
@@ -19,11 +19,8 @@ import copy
 import hashlib
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
-
-import numpy as np
 
 from searchlab.core.measure import samples_are_objective  # the confirm phase needs it too
 from searchlab.core.problem import Problem
@@ -45,19 +42,33 @@ def load_table(path: str | Path) -> Table:
     return read_table_file(path)
 
 
+def sample_index(seed: int, key: str, occurrence: int, n: int) -> int:
+    """Which of ``n`` recorded samples a replay seeded ``seed`` shows for the ``occurrence``-th
+    look-up of the configuration ``key``: a keyed BLAKE2b hash of the three, reduced mod ``n``.
+
+    Why a hash and not a seeded generator: it is a pure function of the three (reproducible, and
+    the same for two searchers with the same seed: common random numbers), and it costs about
+    2 us where a ``SeedSequence`` and a generator per look-up cost about 30 us, a third of a
+    random replay (issue 23, item 3). The bias of ``mod n`` is below n / 2^64. Replays made
+    before this change drew with the generator: the same distribution, other draws
+    (docs/measurement.md, "Noise in replays").
+    """
+    salt = (seed & (2**64 - 1)).to_bytes(8, "little") + (occurrence & (2**64 - 1)).to_bytes(8, "little")
+    digest = hashlib.blake2b(key.encode(), digest_size=8, key=salt).digest()
+    return int.from_bytes(digest, "little") % n
+
+
 def draw_sample(m: Measurement, seed: int, key: str, occurrence: int) -> Measurement:
     """``m`` with one of its recorded samples as the objective (see the module docstring).
 
     Sensors equal to the recorded objective (the objective's own sensor) take the drawn value;
     ``extra`` keeps the recorded objective and the sample's index.
     """
-    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
-    rng = np.random.default_rng(np.random.SeedSequence([seed & (2**63 - 1), digest, occurrence]))
-    index = int(rng.integers(len(m.samples)))
+    index = sample_index(seed, key, occurrence, len(m.samples))
     value = m.samples[index]
     sensors = {k: (value if v == m.objective else v) for k, v in m.sensors.items()}
     extra = {**m.extra, "recorded_objective": m.objective, "drawn_sample": index}
-    return replace(m, objective=value, samples=(value,), sensors=sensors, extra=extra)
+    return m.drawn(value, sensors, extra)
 
 
 class TableProblem(Problem):
@@ -100,6 +111,7 @@ class TableProblem(Problem):
         self.sample_noise, self.noise_seed = bool(sample_noise), int(noise_seed or 0)
         self.deterministic = not self.sample_noise
         self._draws: Counter[str] = Counter()
+        self._objective_rows: dict[Config, bool] = {}  # shared by reseeded copies: same table
 
     @property
     def space(self) -> Space:
@@ -117,11 +129,20 @@ class TableProblem(Problem):
         row = self.table.rows.get(config)
         if row is None:
             return Measurement(Status.FAILED, failure_mode=FailureMode.INVALID, message="configuration not in the table")
-        if self.sample_noise and samples_are_objective(row):
+        if self.sample_noise and self._drawable(config, row):
             occurrence = self._draws[config.key]
             self._draws[config.key] += 1
             return draw_sample(row, self.noise_seed, config.key, occurrence)
         return row
+
+    def _drawable(self, config: Config, row: Measurement) -> bool:
+        """``samples_are_objective(row)``, found once per row and table (a median of 32 samples
+        per look-up was a tenth of a replay); reseeded copies share the memo with their table."""
+        memo = self._objective_rows
+        known = memo.get(config)
+        if known is None:
+            known = memo[config] = samples_are_objective(row)
+        return known
 
     @property
     def noisy(self) -> bool:

@@ -159,12 +159,21 @@ class KnobSpace(Space):
         # rng.integers(len(values)) per knob (numpy draws an array of bounds element by element),
         # without building a dict per draw (issue 23, item 3: random search's per-proposal cost)
         sizes, plan = self._plan
+        drawable = self._drawable()
         for _ in range(tries):
             index = rng.integers(sizes).tolist()
+            if drawable is not None and tuple(index) not in drawable:
+                continue  # cannot pass check: no Config built for it (the draws are the same)
             config = Config.from_sorted(tuple((name, values[index[d]]) for name, d, values in plan))
             if self.check(config) is None:
                 return config
         raise ConfigError(f"no configuration satisfying the known constraints found in {tries} random draws")
+
+    def _drawable(self) -> frozenset[tuple[int, ...]] | None:
+        """Value-index tuples (knob order) outside which :meth:`check` always fails, or None
+        when any may pass. A subclass whose members are listed (a recorded table's space)
+        gives them, so :meth:`sample` rejects most draws without building a configuration."""
+        return None
 
     def enumerate(self) -> Iterator[Config]:
         for values in itertools.product(*(k.values for k in self.knobs)):

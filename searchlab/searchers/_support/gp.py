@@ -17,9 +17,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, solve_triangular
-from scipy.optimize import minimize
-from scipy.special import ndtr
 
 _SQRT5 = math.sqrt(5.0)
 _BOUNDS_LOG = {"length": (math.log(0.03), math.log(30.0)), "signal": (math.log(0.05), math.log(20.0)),
@@ -48,6 +45,7 @@ class GaussianProcess:
 
     def _neg_log_likelihood(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
         """NLL and its gradient in the log parameters (R&W eq. 5.8-5.9; Matérn derivative by hand)."""
+        from scipy.linalg import cho_factor, cho_solve  # lazily: scipy costs ~0.5 s to import
         dims = x.shape[1]
         lengths, signal, noise = self._unpack(theta, dims)
         diff2 = (x[:, None, :] - x[None, :, :]) ** 2 / lengths**2  # n x n x d, scaled squared gaps
@@ -76,6 +74,8 @@ class GaussianProcess:
 
     def fit(self, x: np.ndarray, y: np.ndarray, *, optimise: bool = True, max_iter: int = 60) -> GaussianProcess:
         """Condition on (x, y); with ``optimise``, refit the hyperparameters first."""
+        from scipy.linalg import cho_solve
+        from scipy.optimize import minimize
         dims = x.shape[1]
         if self.lengths is None or len(self.lengths) != dims:
             self.lengths = np.full(dims, 0.5)
@@ -95,6 +95,7 @@ class GaussianProcess:
 
     def predict(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and standard deviation at the rows of ``x``."""
+        from scipy.linalg import solve_triangular
         assert self.lengths is not None
         ks = self.signal * matern52(x, self._x, self.lengths)
         mean = ks @ self._alpha
@@ -105,5 +106,7 @@ class GaussianProcess:
 
 def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
     """EI for minimisation (Jones, Schonlau & Welch 1998, eq. 15)."""
+    from scipy.special import ndtr
+
     z = (best - mean) / std
     return np.asarray((best - mean) * ndtr(z) + std * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi))
