@@ -80,6 +80,7 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
     the members the space's known constraints allow -- what ``random`` samples uniformly,
     without repeats -- with their recorded outcome, failures included."""
     from searchlab.adapters.table import TableProblem
+    from searchlab.study._batch import parsed_table
 
     cfg = run.config.get("problem")
     if not isinstance(cfg, dict) or "_target_" not in cfg:
@@ -93,10 +94,12 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
 
         if not issubclass(registered_class("problem", cfg["_target_"], f"{run.path}: problem"), TableProblem):
             return None
-        problem = build_problem(recompose("problem", cfg, str(run.path)))
-        if not isinstance(problem, TableProblem):
-            return None
-        table = problem.table
+        table = parsed_table(cfg)  # replayed in this process: the table is parsed already
+        if table is None:
+            problem = build_problem(recompose("problem", cfg, str(run.path)))
+            if not isinstance(problem, TableProblem):
+                return None
+            table = problem.table
     except UntrustedTargetError:
         raise
     except Exception as exc:

@@ -80,6 +80,13 @@ def _proto_key(node: Mapping[str, Any]) -> str:
     return json.dumps({k: v for k, v in node.items() if k != "noise_seed"}, sort_keys=True, default=str) + _stamp(node)
 
 
+def parsed_table(node: Mapping[str, Any]) -> Any:
+    """The table this process parsed for a problem config like ``node`` (its noise seed aside;
+    the file unchanged since), or None: the report reuses it instead of parsing it again."""
+    proto = _PROTOTYPES.get(_proto_key(node))
+    return getattr(proto, "table", None)
+
+
 def cell_key(cell: Cell) -> str:
     return f"{cell.problem}/{cell.searcher}/seed_{cell.seed}"
 

@@ -42,7 +42,7 @@ def _png(fig: MplFigure) -> str:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=90)  # laid out when drawn (constrained): one draw, not two
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -53,7 +53,7 @@ def _axes(title: str, xlabel: str, ylabel: str) -> tuple[MplFigure, Axes]:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.0, 4.0))
+    fig, ax = plt.subplots(figsize=(7.0, 4.0), layout="constrained")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
