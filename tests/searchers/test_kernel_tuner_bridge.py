@@ -124,6 +124,26 @@ def test_same_seed_same_trajectory_other_seed_another(name: str) -> None:
     assert runs[0] != runs[2]
 
 
+def test_runs_on_one_space_object_propose_what_runs_on_fresh_ones_do() -> None:
+    """The solved Kernel Tuner search space is kept per space object (a replay study's seeds
+    share one table); what a run leaves in it must not steer the next run."""
+    from searchlab.searchers._kernel_tuner import space as kt_space
+
+    problem = KernelTunerCache(path=str(SMALL))
+
+    def run(seed: int) -> list[Any]:
+        searcher = KtGeneticAlgorithmSearcher(problem.space, direction=problem.direction, seed=seed)
+        return [r.config for r in optimize(problem, searcher, Budget(evaluations=150)).results]
+
+    shared = [run(seed) for seed in (1, 2, 1)]
+    fresh = []
+    for seed in (1, 2, 1):
+        kt_space._BUILT.clear()
+        fresh.append(run(seed))
+    assert shared == fresh and shared[0] == shared[2]
+    assert id(problem.space) in kt_space._BUILT  # and it was kept
+
+
 def _kernel_tuner_own_run(strategy: str, budget: int, global_seed: int, tmp: Path) -> list[tuple[Any, ...]]:
     """The distinct configurations Kernel Tuner 1.5's own simulation run visits, in order (its
     ``tune_kernel`` on the table, restricted to the recorded configurations as bench/peers_kt.py does)."""
