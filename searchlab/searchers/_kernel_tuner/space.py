@@ -69,9 +69,14 @@ def _fresh_copy(pristine: Any) -> Any:
     space cost 0.2 s a run, as much as solving it."""
     out = copy.copy(pristine)
     for name, value in vars(pristine).items():
-        if isinstance(value, (dict, set)):
+        if isinstance(value, (dict, set)) and name not in _READ_ONLY:
             setattr(out, name, copy.deepcopy(value))
     return out
+
+
+# Kernel Tuner 1.5's member -> index map: built with the list, never written after (were it
+# renamed, it would be copied: slower, still right)
+_READ_ONLY = frozenset({"_Searchspace__dict"})
 
 
 def _build(space: KnobSpace) -> Any:
