@@ -6,7 +6,6 @@ status and failure mode as well as the objective (paper 001 §4.1 learns from fa
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Iterator, Mapping
@@ -178,10 +177,11 @@ class Measurement:
         (the other fields are frozen already), because a replay makes one per evaluation."""
         if self.status is not Status.OK or not math.isfinite(value):
             return replace(self, objective=value, samples=(value,), sensors=sensors, extra=extra)
-        out = copy.copy(self)
-        for name, new in (("objective", float(value)), ("samples", (float(value),)),
-                          ("sensors", MappingProxyType(dict(sensors))), ("extra", MappingProxyType(dict(extra)))):
-            object.__setattr__(out, name, new)
+        out = object.__new__(Measurement)
+        fields = dict(self.__dict__)
+        fields.update(objective=float(value), samples=(float(value),), sensors=MappingProxyType(dict(sensors)),
+                      extra=MappingProxyType(dict(extra)))
+        object.__setattr__(out, "__dict__", fields)
         return out
 
     @classmethod
