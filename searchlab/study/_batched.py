@@ -31,7 +31,10 @@ from searchlab.study._tasks import RETRIES, _cores, _gather, _progress, _start_r
 
 TASKS_PER_CORE = 4
 MAX_BATCH = 64
-IN_PROCESS_LOOKUPS = 20_000  # ~3 s of replays on one core (bench/replay_throughput.py): about Ray's start
+# bench/replay_throughput.py (2026-11-25): 100 seeds x 220 (22,000 look-ups) took 6 s of grid in process and
+# 12-14 s with Ray on 2 cores (Ray's start, ~7 s, dominates); at ~5,600 look-ups/s per core in process the
+# two break even near 80,000 look-ups
+IN_PROCESS_LOOKUPS = 60_000
 
 
 def batches(cells: Sequence[Cell], cores: int) -> list[list[Cell]]:
