@@ -78,7 +78,7 @@ class Searcher(ABC):
         self._seen: set[Config] = set()
         self.history: list[Result] = []
         self._best: Result | None = None
-        self._best_loss = math.inf  # self.loss(self._best), found once per new best
+        self.__best_loss = math.inf  # self.loss(self._best), found once per new best (mangled: subclasses keep their own)
         self.evaluation_budget: int | None = None  # told by the loop (set_budget); None: unbounded or unknown
 
     def close(self) -> None:
@@ -172,8 +172,8 @@ class Searcher(ABC):
         self._told.add(result.id)
         self.history.append(result)
         value = self.loss(result)
-        if value < self._best_loss:
-            self._best, self._best_loss = result, value
+        if value < self.__best_loss:
+            self._best, self.__best_loss = result, value
         self._tell(result.candidate, result)
 
     # -- state ---------------------------------------------------------------------------
