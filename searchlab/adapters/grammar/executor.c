@@ -31,8 +31,9 @@ struct node {
     n1_fn n1;              /* K_N1 / K_N1V */
     t1_fn t1;              /* K_T1 / K_T1V */
     node *left, *right;    /* K_CT: TW_k, DFT_m; K_BUF: left = DFT_k */
-    const double *tw;      /* K_CT: twiddles W[(i-1)*m + j] = w_n^{ij}, owned by Python */
-    double *buf;           /* K_BUF: 2 threads x k complex */
+    const double *tw;      /* K_CT: twiddles W[(i-1)*m + j] = w_n^{ij}, or compact (block > 0); owned by Python */
+    long block;            /* K_CT: 0, or B: compact twiddles, blocks of B columns (see stage) */
+    double *buf;           /* K_BUF: 2 threads x k complex; K_CT with block: 2 threads x (k-1)*B */
     long len;              /* K_PFA: n; K_RADER: p - 1; K_BLUE: M (the convolution length) */
     const long *map_in, *map_out;  /* K_PFA: Ruritanian / CRT maps; K_RADER: g^r, g^-q (owned by Python) */
     const double *table;   /* K_RADER: DFT(b)/(p-1); K_BLUE: DFT_M(b)/M (owned by Python) */
@@ -41,6 +42,8 @@ struct node {
 };
 
 static int cpu_for_thread[2] = {-1, -1};
+static long chunk = 8, chunk_leaf = 0;  /* transforms per chunk of the loop interchange (0: all); bench/dft_fixed.py chose 8 */
+void fl_set_chunk(long c, long cl) { chunk = c; chunk_leaf = cl; }
 static int cpu_generation = 0;
 
 static n1_fn find_n1(int vector, long size) {
@@ -76,6 +79,31 @@ static void tws(const node *p, double *y, const double *W, long wstride, long st
     }
 }
 
+/* Columns j0 <= j < j1 of a split's stage (DFT_k ⊗ I_m)·T on y (column j at y + j*os).
+ * Compact twiddles (block B > 0): w^{ij} = w^{i*h*B} * w^{i*l}, j = h*B + l, from a table of
+ * (k-1)*B low and (k-1)*m/B high roots; each block's (k-1) x B twiddles are formed in a
+ * scratch buffer that stays in L1 (one complex product per twiddle) instead of streaming the
+ * full (k-1) x m table, which at 2^20 is as large as the data. */
+static void stage(const node *p, double *y, long os, long j0, long j1, int t) {
+    long k = p->k, m = p->m, B = p->block;
+    if (!B) { tws(p->left, y + 2 * j0 * os, p->tw + 2 * j0, m, m * os, j1 - j0, os, t); return; }
+    long nb = m / B;
+    const double *lo = p->tw, *hi = p->tw + 2 * (k - 1) * B;
+    double *s = p->buf + 2 * (k - 1) * B * t;
+    for (long h = j0 / B; h * B < j1; ++h) {
+        long a = h * B > j0 ? h * B : j0, e = (h + 1) * B < j1 ? (h + 1) * B : j1;
+        for (long i = 0; i < k - 1; ++i) {
+            const double *w = hi + 2 * (i * nb + h), *l = lo + 2 * i * B;
+            double *d = s + 2 * i * B;
+            v4d wr = {w[0], w[0], w[0], w[0]}, wi = {w[1], w[1], w[1], w[1]};
+            long q = a - h * B, end = e - h * B;
+            for (; q + 1 < end; q += 2) { v4d x = LD4(l + 2 * q); ST4(d + 2 * q, FMAS(x, wr, SWAP(x) * wi)); }
+            if (q < end) { d[2 * q] = l[2 * q] * w[0] - l[2 * q + 1] * w[1]; d[2 * q + 1] = l[2 * q] * w[1] + l[2 * q + 1] * w[0]; }
+        }
+        tws(p->left, y + 2 * a * os, s + 2 * (a - h * B), B, m * os, e - a, os, t);
+    }
+}
+
 static void pin_thread(int t) {
     static __thread int applied = 0;
     if (applied == cpu_generation || cpu_for_thread[t] < 0) return;
@@ -94,7 +122,7 @@ static void ct_parallel(const node *p, const double *x, double *y, long is, long
         dft(p->right, x + 2 * i0 * is, y + 2 * i0 * m * os, is * k, os, i1 - i0, is, m * os, t);
         #pragma omp barrier
         long j0 = m * t / nt, j1 = m * (t + 1) / nt;
-        tws(p->left, y + 2 * j0 * os, p->tw + 2 * j0, m, m * os, j1 - j0, os, t);
+        stage(p, y, os, j0, j1, t);
     }
 }
 
@@ -178,11 +206,18 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
         return;
     }
     long k = p->k, m = p->m;
-    if (v > 1 && ivs == 1 && !p->parallel && (p->right->kind == K_N1 || p->right->kind == K_N1V)) {
+    if (v > 1 && ivs == 1 && !p->parallel) {
         /* Loop interchange: the v transforms' inputs are neighbours (ivs = 1), so run the
-         * leaf over them (whole-vector loads) once per inner index, then the stages. */
-        for (long i = 0; i < k; ++i) p->right->n1(x + 2 * i * is, y + 2 * i * m * os, is * k, os, v, ivs, ovs);
-        for (long l = 0; l < v; ++l) tws(p->left, y + 2 * l * ovs, p->tw, m, m * os, m, os, t);
+         * inner DFT_m over a chunk of them at once (down to the leaves, whole-vector loads),
+         * once per inner index, then the chunk's stages. */
+        int leaf = p->right->kind == K_N1 || p->right->kind == K_N1V;
+        long b = leaf ? (chunk_leaf ? chunk_leaf : v) : chunk;
+        for (long l0 = 0; l0 < v; l0 += b) {
+            long c = v - l0 < b ? v - l0 : b;
+            for (long i = 0; i < k; ++i)
+                dft(p->right, x + 2 * (l0 + i * is), y + 2 * (l0 * ovs + i * m * os), is * k, os, c, 1, ovs, t);
+            for (long l = l0; l < l0 + c; ++l) stage(p, y + 2 * l * ovs, os, 0, m, t);
+        }
         return;
     }
     for (long l = 0; l < v; ++l) {
@@ -190,7 +225,7 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
         double *yl = y + 2 * l * ovs;
         if (p->parallel) { ct_parallel(p, xl, yl, is, os); continue; }
         dft(p->right, xl, yl, is * k, os, k, is, m * os, t);
-        tws(p->left, yl, p->tw, m, m * os, m, os, t);
+        stage(p, yl, os, 0, m, t);
     }
 }
 
@@ -211,10 +246,11 @@ node *fl_buffered(node *child) {
     return p;
 }
 
-node *fl_split(node *tw, node *right, const double *W, int parallel) {
+node *fl_split(node *tw, node *right, const double *W, int parallel, long block) {
     node *p = calloc(1, sizeof *p);
     p->kind = K_CT; p->parallel = parallel; p->k = tw->n; p->m = right->n; p->n = tw->n * right->n;
-    p->left = tw; p->right = right; p->tw = W;
+    p->left = tw; p->right = right; p->tw = W; p->block = block;
+    if (block) p->buf = aligned_alloc(64, (size_t)(2 * 2 * (p->k - 1) * block * sizeof(double) + 63) / 64 * 64);
     return p;
 }
 
