@@ -77,8 +77,8 @@ def one_size(n: int, names: list[str], args: argparse.Namespace) -> dict[str, An
                                                          problem.pin).median)
                     continue
                 if var is not None:
-                    chunk, leaf, compact_kb = (int(c) for c in var.split(","))
-                    lib.fl_set_chunk(chunk, leaf)
+                    chunk, leaf, compact_kb, group = (int(c) for c in var.split(","))
+                    lib.fl_set_chunk(chunk, leaf, group)
                     _clib.COMPACT_BYTES[0] = compact_kb << 10
                 m = problem.evaluate(Config(word=PLANS[name][1]))
                 if m.objective is None:
@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", nargs="*", default=None, help="substrings of plan names to run")
     parser.add_argument("--variants", nargs="*", default=None,
-                        help="library settings 'chunk,chunk_leaf,compact_kB' compared in the same rounds (first: the base)")
+                        help="'chunk,chunk_leaf,compact_kB,buf_group' library settings, compared in one run (first: base)")
     parser.add_argument("--batch-s", type=float, default=0.0005)
     parser.add_argument("--wisdom", type=Path, default=Path("/tmp/dft_fixed.wisdom"),
                         help="FFTW wisdom file: the same FFTW plan in every run (created on first use)")

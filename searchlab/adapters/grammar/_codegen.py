@@ -193,9 +193,10 @@ def _dft(body: _Body, values: list[Var], sink: Sink | None = None) -> list[Var]:
     return out
 
 
-def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False) -> list[str]:
+def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjacent_out: bool = False) -> list[str]:
     """The body of one codelet; ``adjacent``: the two vector lanes' inputs are neighbours in
-    memory (one 256-bit load instead of two 128-bit halves; for t1v also the stores)."""
+    memory (one 256-bit load instead of two 128-bit halves; for t1v also the stores);
+    ``adjacent_out``: n1v's outputs too (a buffered stage writing neighbouring columns)."""
     body = _Body(vector)
     src: Callable[[int], str]
     second = "" if adjacent else "p1"
@@ -208,7 +209,7 @@ def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False) -> lis
             return (f"x + 2 * {i} * is", second and f"x1 + 2 * {i} * is") if vector else f"(x + 2 * {i} * is)"  # type: ignore[return-value]
 
         def dst(i: int) -> str:
-            return (f"y + 2 * {i} * os", f"y1 + 2 * {i} * os") if vector else f"(y + 2 * {i} * os)"  # type: ignore[return-value]
+            return (f"y + 2 * {i} * os", "" if adjacent_out else f"y1 + 2 * {i} * os") if vector else f"(y + 2 * {i} * os)"  # type: ignore[return-value]
     values = [body.emit_load(src(i)) for i in range(s)]
     if twiddle:
         values = [v if i == 0 else body.mul_twiddle(v, f"(w + 2 * {i - 1} * wstride)") for i, v in enumerate(values)]
@@ -224,6 +225,7 @@ def codelet_source(s: int) -> str:
     t1 = "\n".join(ind + line for line in _codelet(s, False, True))
     t1v = "\n".join(ind + line for line in _codelet(s, True, True))
     n1va = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True))
+    n1vaa = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True, adjacent_out=True))
     t1va = "\n".join(ind + "    " + line for line in _codelet(s, True, True, adjacent=True))
     return f"""
 static void n1_{s}(const double *restrict x, double *restrict y, long is, long os, long v, long ivs, long ovs) {{
@@ -233,6 +235,10 @@ static void n1_{s}(const double *restrict x, double *restrict y, long is, long o
 }}
 static void n1v_{s}(const double *restrict x, double *restrict y, long is, long os, long v, long ivs, long ovs) {{
     long l = 0;
+    if (ivs == 1 && ovs == 1)  /* inputs and outputs neighbours: whole-vector loads and stores */
+        for (; l + 1 < v; l += 2, x += 4, y += 4) {{
+{n1vaa}
+        }}
     if (ivs == 1)  /* the two transforms' inputs are neighbours: whole-vector loads */
         for (; l + 1 < v; l += 2, x += 4, y += 4 * ovs) {{
             double *y1 = y + 2 * ovs;

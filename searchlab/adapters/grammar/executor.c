@@ -33,7 +33,8 @@ struct node {
     node *left, *right;    /* K_CT: TW_k, DFT_m; K_BUF: left = DFT_k */
     const double *tw;      /* K_CT: twiddles W[(i-1)*m + j] = w_n^{ij}, or compact (block > 0); owned by Python */
     long block;            /* K_CT: 0, or B: compact twiddles, blocks of B columns (see stage) */
-    double *buf;           /* K_BUF: 2 threads x k complex; K_CT with block: 2 threads x (k-1)*B */
+    long group;            /* K_BUF: columns gathered at once (1, 2, 4 or 8: the buffer stays <= 64 kB) */
+    double *buf;           /* K_BUF: 2 threads x group x k complex; K_CT with block: 2 threads x (k-1)*B */
     long len;              /* K_PFA: n; K_RADER: p - 1; K_BLUE: M (the convolution length) */
     const long *map_in, *map_out;  /* K_PFA: Ruritanian / CRT maps; K_RADER: g^r, g^-q (owned by Python) */
     const double *table;   /* K_RADER: DFT(b)/(p-1); K_BLUE: DFT_M(b)/M (owned by Python) */
@@ -42,8 +43,8 @@ struct node {
 };
 
 static int cpu_for_thread[2] = {-1, -1};
-static long chunk = 8, chunk_leaf = 0;  /* transforms per chunk of the loop interchange (0: all); bench/dft_fixed.py chose 8 */
-void fl_set_chunk(long c, long cl) { chunk = c; chunk_leaf = cl; }
+static long chunk = 8, chunk_leaf = 0, buf_group = 0;  /* transforms per chunk of the loop interchange (0: all); bench/dft_fixed.py chose 8 */
+void fl_set_chunk(long c, long cl, long g) { chunk = c; chunk_leaf = cl; buf_group = g; }
 static int cpu_generation = 0;
 
 static n1_fn find_n1(int vector, long size) {
@@ -65,9 +66,32 @@ static void tws(const node *p, double *y, const double *W, long wstride, long st
         p->t1(y, W, wstride, stride, count, dist);
         return;
     }
-    long k = p->n;
-    double *b = p->buf + 2 * k * t;
-    for (long j = 0; j < count; ++j) {
+    long k = p->n, g = p->group, j = 0;
+    double *b = p->buf + 2 * k * g * t;
+    for (; g > 1 && j + g <= count; j += g) {
+        /* g neighbouring columns at once: gathered (fused with T) into b[i*g + c], so the
+         * DFT_k plan runs over g transforms whose inputs are neighbours (whole-vector loads
+         * down to its leaves) and writes g columns per row back at the stride. */
+        double *src = y + 2 * j * dist;
+        for (long c = 0; c < g; ++c) { b[2 * c] = src[2 * c * dist]; b[2 * c + 1] = src[2 * c * dist + 1]; }
+        for (long i = 1; i < k; ++i) {
+            const double *a = src + 2 * i * stride, *w = W + 2 * ((i - 1) * wstride + j);
+            double *d = b + 2 * i * g;
+            if (dist == 1)
+                for (long c = 0; c < g; c += 2) {
+                    v4d x = LD4(a + 2 * c), ww = LD4(w + 2 * c);
+                    ST4(d + 2 * c, FMAS(x, DUPRE(ww), SWAP(x) * DUPIM(ww)));
+                }
+            else
+                for (long c = 0; c < g; ++c) {
+                    const double *e = a + 2 * c * dist;
+                    d[2 * c] = e[0] * w[2 * c] - e[1] * w[2 * c + 1];
+                    d[2 * c + 1] = e[0] * w[2 * c + 1] + e[1] * w[2 * c];
+                }
+        }
+        dft(p->left, b, src, g, stride, g, 1, dist, t);
+    }
+    for (; j < count; ++j) {
         const double *src = y + 2 * j * dist;
         b[0] = src[0]; b[1] = src[1];
         for (long i = 1; i < k; ++i) {   /* gather the strided vector, fused with T */
@@ -242,7 +266,9 @@ node *fl_leaf(int kind, long n) {
 node *fl_buffered(node *child) {
     node *p = calloc(1, sizeof *p);
     p->kind = K_BUF; p->n = child->n; p->left = child;
-    p->buf = aligned_alloc(64, (size_t)(2 * 2 * child->n * sizeof(double) + 63) / 64 * 64);
+    p->group = buf_group ? buf_group : 8;
+    while (p->group > 1 && p->group * child->n > 4096) p->group /= 2;
+    p->buf = aligned_alloc(64, (size_t)(2 * 2 * p->group * child->n * sizeof(double) + 63) / 64 * 64);
     return p;
 }
 
