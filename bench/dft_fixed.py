@@ -48,6 +48,11 @@ PLANS: dict[str, tuple[int, str]] = {
     "2^20 DP": (
         2**20, "DFT_1048576(TW_8(t1v_8),DFT_131072(TW_65536(buf,DFT_65536(TW_4(t1_4),DFT_16384(TW_16(t1v_16),"
                "DFT_1024(TW_256(buf,DFT_256(TW_16(t1v_16),DFT_16(n1v_16))),DFT_4(n1_4))))),DFT_2(n1v_2)))"),
+    "65536 TAG mid": (  # TAG's plan after the chunk / compact / buffer changes (seed 0, 150 evaluations)
+        65536, "DFT_65536(TW_8(t1v_8),DFT_8192(TW_8(buf,DFT_8(n1v_8)),DFT_1024(TW_8(buf,DFT_8(TW_2(t1v_2),"
+               "DFT_4(n1v_4))),DFT_128(TW_32(t1v_32),DFT_4(n1_4)))))"),
+    "100000 TAG mid": (
+        100000, "DFT_100000(TW_32(t1_32),DFT_3125(TW_5(t1v_5),DFT_625(TW_5(t1_5),DFT_125(TW_5(t1v_5),DFT_25(n1_25)))))"),
     "100000 TAG run 2": (
         100000, "DFT_100000(TW_25(t1_25),DFT_4000(TW_32(t1v_32),DFT_125(TW_5(t1v_5),DFT_25(TW_5(t1v_5),DFT_5(n1_5)))))"),
 }

@@ -32,6 +32,8 @@ SPECS = [
     Split(Twiddle("t1", 4), Split(Twiddle("t1v", 5), Leaf("n1v", 15))),  # m = 75: B = 25, odd
     Split(Twiddle("buf", 24, Pfa(Leaf("n1v", 3), Leaf("n1", 8))), Split(Twiddle("t1v", 5), Leaf("n1", 25))),
     Split(Twiddle("t1", 4), Split(Twiddle("t1v", 5), Leaf("n1v", 15)), parallel=True),  # blocks split by threads
+    Split(Twiddle("buf", 8, Split(Twiddle("t1v", 2), Leaf("n1v", 4))),  # buffered groups, replicated twiddles
+          Split(Twiddle("buf", 12, Split(Twiddle("t1", 4), Leaf("n1", 3))), Split(Twiddle("t1v", 16), Leaf("n1", 32)))),
     Split(Twiddle("t1v", 16), Split(Twiddle("t1", 16), Split(Twiddle("t1v", 4), Leaf("n1", 16))), parallel=True),
 ]
 

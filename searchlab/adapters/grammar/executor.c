@@ -33,6 +33,7 @@ struct node {
     node *left, *right;    /* K_CT: TW_k, DFT_m; K_BUF: left = DFT_k */
     const double *tw;      /* K_CT: twiddles W[(i-1)*m + j] = w_n^{ij}, or compact (block > 0); owned by Python */
     long block;            /* K_CT: 0, or B: compact twiddles, blocks of B columns (see stage) */
+    double *rep;           /* K_CT, small tables: rep[(j*(k-1) + i-1)*REP + l] = W[(i-1)*m + j], l < REP */
     long group;            /* K_BUF: columns gathered at once (1, 2, 4 or 8: the buffer stays <= 64 kB) */
     double *buf;           /* K_BUF: 2 threads x group x k complex; K_CT with block: 2 threads x (k-1)*B */
     long len;              /* K_PFA: n; K_RADER: p - 1; K_BLUE: M (the convolution length) */
@@ -43,8 +44,14 @@ struct node {
 };
 
 static int cpu_for_thread[2] = {-1, -1};
+/* REP transforms whose outputs are neighbours (a buffered stage's group) run a small split's
+ * stage column by column over all REP of them at once, each column's twiddles replicated
+ * REP times (rep), so the twiddle codelet sees REP neighbouring vectors (whole-vector loads)
+ * instead of REP calls over a few strided ones. */
+#define REP 8
 static long chunk = 8, chunk_leaf = 0, buf_group = 0;  /* transforms per chunk of the loop interchange (0: all); bench/dft_fixed.py chose 8 */
-void fl_set_chunk(long c, long cl, long g) { chunk = c; chunk_leaf = cl; buf_group = g; }
+static int use_rep = 1;
+void fl_set_chunk(long c, long cl, long g) { chunk = c; chunk_leaf = cl < 0 ? 0 : cl; buf_group = g; use_rep = cl >= 0; }
 static int cpu_generation = 0;
 
 static n1_fn find_n1(int vector, long size) {
@@ -240,7 +247,16 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
             long c = v - l0 < b ? v - l0 : b;
             for (long i = 0; i < k; ++i)
                 dft(p->right, x + 2 * (l0 + i * is), y + 2 * (l0 * ovs + i * m * os), is * k, os, c, 1, ovs, t);
-            for (long l = l0; l < l0 + c; ++l) stage(p, y + 2 * l * ovs, os, 0, m, t);
+            for (long l = l0; l < l0 + c;) {
+                if (ovs == 1 && p->rep && l + REP <= l0 + c) {  /* neighbouring outputs: see rep */
+                    for (long j = 0; j < m; ++j)
+                        tws(p->left, y + 2 * (l + j * os), p->rep + 2 * j * (k - 1) * REP, REP, m * os, REP, 1, t);
+                    l += REP;
+                } else {
+                    stage(p, y + 2 * l * ovs, os, 0, m, t);
+                    ++l;
+                }
+            }
         }
         return;
     }
@@ -277,6 +293,16 @@ node *fl_split(node *tw, node *right, const double *W, int parallel, long block)
     p->kind = K_CT; p->parallel = parallel; p->k = tw->n; p->m = right->n; p->n = tw->n * right->n;
     p->left = tw; p->right = right; p->tw = W; p->block = block;
     if (block) p->buf = aligned_alloc(64, (size_t)(2 * 2 * (p->k - 1) * block * sizeof(double) + 63) / 64 * 64);
+    if (!block && (p->k - 1) * p->m <= 512 && use_rep) {
+        long k = p->k, m = p->m;
+        p->rep = aligned_alloc(64, (size_t)(2 * (k - 1) * m * REP * sizeof(double) + 63) / 64 * 64);
+        for (long j = 0; j < m; ++j)
+            for (long i = 1; i < k; ++i)
+                for (long l = 0; l < REP; ++l) {
+                    p->rep[2 * ((j * (k - 1) + i - 1) * REP + l)] = W[2 * ((i - 1) * m + j)];
+                    p->rep[2 * ((j * (k - 1) + i - 1) * REP + l) + 1] = W[2 * ((i - 1) * m + j) + 1];
+                }
+    }
     return p;
 }
 
@@ -305,6 +331,7 @@ void fl_destroy(node *p) {
     fl_destroy(p->left);
     fl_destroy(p->right);
     free(p->buf);
+    free(p->rep);
     free(p->work[0]);
     free(p->work[1]);
     free(p);
