@@ -2,13 +2,17 @@
 
 TAG's own plans change with every search (its timings steer it), so a change to the library
 is judged on *fixed* plans: the ones docs/grammar.md reports (TAG's 150-evaluation plans,
-DP's plans, hand-written ones), each timed against FFTW_MEASURE (one thread) in alternating
-rounds by :func:`searchlab.adapters.grammar._fftw.versus_fftw` under the same protocol as
-``bench/dft_fftw.py``. Run it before and after a change, exclusively:
+DP's plans, hand-written ones). FFTW is planned once per size from a wisdom file (FFTW_MEASURE
+otherwise picks between near-equal plans by noise: 8 to 16 Gflop/s at 2^16 on this machine),
+so it is the same yardstick in every run. Each round times every plan, under every
+``--variants`` setting of the library (``chunk,buf_group,compact_kB,rep``; ``1,1,1048576,0``
+runs as the library did before these settings existed), and FFTW, in an order reversed every
+round, under the protocol of ``bench/dft_fftw.py``. Reported per plan and setting: ours / FFTW
+(median of the per-round ratios, 95 % order-statistic interval) and the speed-up over the
+first setting (same rounds):
 
-    OMP_NUM_THREADS=1 /work/bin/cpuslot --exclusive python bench/dft_fixed.py --out bench/results/dft_fixed_before.json
-
-Writes the ratios ours / FFTW (median, 95 % order-statistic interval) per plan.
+    OMP_NUM_THREADS=1 /work/bin/cpuslot --exclusive python bench/dft_fixed.py \
+        --variants 1,1,1048576,0 8,0,256,1 --out bench/results/dft_fixed.json
 """
 
 from __future__ import annotations
@@ -51,6 +55,9 @@ PLANS: dict[str, tuple[int, str]] = {
     "65536 TAG mid": (  # TAG's plan after the chunk / compact / buffer changes (seed 0, 150 evaluations)
         65536, "DFT_65536(TW_8(t1v_8),DFT_8192(TW_8(buf,DFT_8(n1v_8)),DFT_1024(TW_8(buf,DFT_8(TW_2(t1v_2),"
                "DFT_4(n1v_4))),DFT_128(TW_32(t1v_32),DFT_4(n1_4)))))"),
+    "2^20 TAG mid": (
+        2**20, "DFT_1048576(TW_32(t1v_32),DFT_32768(TW_8(t1_8),DFT_4096(TW_512(buf,DFT_512(TW_2(t1_2),DFT_256(TW_32(t1v_32),"
+               "DFT_8(n1_8)))),DFT_8(TW_2(t1v_2),DFT_4(n1_4)))))"),
     "100000 TAG mid": (
         100000, "DFT_100000(TW_32(t1_32),DFT_3125(TW_5(t1v_5),DFT_625(TW_5(t1_5),DFT_125(TW_5(t1v_5),DFT_25(n1_25)))))"),
     "100000 TAG run 2": (
@@ -82,8 +89,8 @@ def one_size(n: int, names: list[str], args: argparse.Namespace) -> dict[str, An
                                                          problem.pin).median)
                     continue
                 if var is not None:
-                    chunk, leaf, compact_kb, group = (int(c) for c in var.split(","))
-                    lib.fl_set_chunk(chunk, leaf, group)
+                    chunk, group, compact_kb, rep = (int(c) for c in var.split(","))
+                    lib.fl_set_options(chunk, group, rep)
                     _clib.COMPACT_BYTES[0] = compact_kb << 10
                 m = problem.evaluate(Config(word=PLANS[name][1]))
                 if m.objective is None:
@@ -112,7 +119,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", nargs="*", default=None, help="substrings of plan names to run")
     parser.add_argument("--variants", nargs="*", default=None,
-                        help="'chunk,chunk_leaf,compact_kB,buf_group' library settings, compared in one run (first: base)")
+                        help="'chunk,buf_group,compact_kB,rep' library settings, compared in one run (first: base)")
     parser.add_argument("--batch-s", type=float, default=0.0005)
     parser.add_argument("--wisdom", type=Path, default=Path("/tmp/dft_fixed.wisdom"),
                         help="FFTW wisdom file: the same FFTW plan in every run (created on first use)")

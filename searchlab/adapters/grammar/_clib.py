@@ -76,7 +76,7 @@ def load(max_codelet: int) -> ctypes.CDLL:
     lib.fl_leaf.restype, lib.fl_leaf.argtypes = _P, [ctypes.c_int, _L]
     lib.fl_buffered.restype, lib.fl_buffered.argtypes = _P, [_P]
     lib.fl_split.restype, lib.fl_split.argtypes = _P, [_P, _P, _P, ctypes.c_int, _L]
-    lib.fl_set_chunk.restype, lib.fl_set_chunk.argtypes = None, [_L, _L, _L]
+    lib.fl_set_options.restype, lib.fl_set_options.argtypes = None, [_L, _L, ctypes.c_int]
     lib.fl_pfa.restype, lib.fl_pfa.argtypes = _P, [_P, _P, _P, _P]
     lib.fl_rader.restype, lib.fl_rader.argtypes = _P, [_P, _L, _P, _P, _P]
     lib.fl_bluestein.restype, lib.fl_bluestein.argtypes = _P, [_P, _L, _P, _P]

@@ -49,9 +49,12 @@ static int cpu_for_thread[2] = {-1, -1};
  * REP times (rep), so the twiddle codelet sees REP neighbouring vectors (whole-vector loads)
  * instead of REP calls over a few strided ones. */
 #define REP 8
-static long chunk = 8, chunk_leaf = 0, buf_group = 0;  /* transforms per chunk of the loop interchange (0: all); bench/dft_fixed.py chose 8 */
+static long chunk = 8, buf_group = 0;
 static int use_rep = 1;
-void fl_set_chunk(long c, long cl, long g) { chunk = c; chunk_leaf = cl < 0 ? 0 : cl; buf_group = g; use_rep = cl >= 0; }
+/* The executor's settings (defaults chosen by bench/dft_fixed.py on the 2^16 / 2^20 plans):
+ * chunk (transforms per chunk of the loop interchange), buffered columns per group (0: 8),
+ * replicated twiddles on or off. Settings 1, 1, 0 (with no compact twiddles) run as before. */
+void fl_set_options(long c, long g, int rep) { chunk = c; buf_group = g; use_rep = rep; }
 static int cpu_generation = 0;
 
 static n1_fn find_n1(int vector, long size) {
@@ -242,7 +245,7 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
          * inner DFT_m over a chunk of them at once (down to the leaves, whole-vector loads),
          * once per inner index, then the chunk's stages. */
         int leaf = p->right->kind == K_N1 || p->right->kind == K_N1V;
-        long b = leaf ? (chunk_leaf ? chunk_leaf : v) : chunk;
+        long b = leaf ? v : chunk;
         for (long l0 = 0; l0 < v; l0 += b) {
             long c = v - l0 < b ? v - l0 : b;
             for (long i = 0; i < k; ++i)
