@@ -60,6 +60,11 @@ PLANS: dict[str, tuple[int, str]] = {
                "DFT_8(n1_8)))),DFT_8(TW_2(t1v_2),DFT_4(n1_4)))))"),
     "100000 TAG mid": (
         100000, "DFT_100000(TW_32(t1_32),DFT_3125(TW_5(t1v_5),DFT_625(TW_5(t1_5),DFT_125(TW_5(t1v_5),DFT_25(n1_25)))))"),
+    "1024 TAG final": (1024, "DFT_1024(TW_32(t1v_32),DFT_32(TW_4(t1v_4),DFT_8(n1_8)))"),
+    "65536 TAG final": (
+        65536, "DFT_65536(TW_128(buf,DFT_128(TW_4(t1v_4),DFT_32(n1v_32))),DFT_512(TW_4(t1_4),DFT_128(TW_16(t1v_16),"
+               "DFT_8(n1_8))))"),
+    "3000 TAG final": (3000, "DFT_3000(TW_24(t1v_24),DFT_125(TW_25(t1v_25),DFT_5(n1_5)))"),
     "100000 TAG run 2": (
         100000, "DFT_100000(TW_25(t1_25),DFT_4000(TW_32(t1v_32),DFT_125(TW_5(t1v_5),DFT_25(TW_5(t1v_5),DFT_5(n1_5)))))"),
 }
