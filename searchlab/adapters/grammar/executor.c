@@ -14,6 +14,10 @@
  * vector) or, beyond the codelets, "buffered": each strided vector is gathered and scaled
  * into a contiguous buffer and a DFT_k plan writes it back at the vector's stride.
  * The top split may run both stages over 2 OpenMP threads (split loops, one barrier).
+ * For large sizes (issue 26): neighbouring transforms travel down the recursion in chunks
+ * (whole-vector loads at every leaf), large twiddle tables are compact (see stage), buffered
+ * stages gather groups of neighbouring columns, and a small split's stage over such a group
+ * runs column by column with replicated twiddles (see REP).
  */
 #include <stdlib.h>
 #include <time.h>
