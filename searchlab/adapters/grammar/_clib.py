@@ -75,7 +75,8 @@ def load(max_codelet: int) -> ctypes.CDLL:
     lib = ctypes.CDLL(str(build(max_codelet)))
     lib.fl_leaf.restype, lib.fl_leaf.argtypes = _P, [ctypes.c_int, _L]
     lib.fl_buffered.restype, lib.fl_buffered.argtypes = _P, [_P]
-    lib.fl_split.restype, lib.fl_split.argtypes = _P, [_P, _P, _P, ctypes.c_int]
+    lib.fl_split.restype, lib.fl_split.argtypes = _P, [_P, _P, _P, ctypes.c_int, _L]
+    lib.fl_set_options.restype, lib.fl_set_options.argtypes = None, [_L, _L, ctypes.c_int]
     lib.fl_pfa.restype, lib.fl_pfa.argtypes = _P, [_P, _P, _P, _P]
     lib.fl_rader.restype, lib.fl_rader.argtypes = _P, [_P, _L, _P, _P, _P]
     lib.fl_bluestein.restype, lib.fl_bluestein.argtypes = _P, [_P, _L, _P, _P]
@@ -86,6 +87,18 @@ def load(max_codelet: int) -> ctypes.CDLL:
     lib.fl_run_tws.restype, lib.fl_run_tws.argtypes = ctypes.c_double, [_P, _P, _P, _L, _P, _L, _L, _L, _L, _L]
     lib.fl_run_fn.restype, lib.fl_run_fn.argtypes = ctypes.c_double, [_P, _P, _L]
     return lib
+
+
+COMPACT_BYTES = [256 << 10]  # a split's full twiddle table above this many bytes is compacted
+
+
+def compact_block(k: int, m: int) -> int:
+    """B for compact twiddles (executor.c ``stage``), or 0 for the full table: the full table
+    (k-1)·m complex streams from memory beside the data once it outgrows the caches."""
+    if 16 * (k - 1) * m <= COMPACT_BYTES[0]:
+        return 0
+    fits = [b for b in range(2, 65) if m % b == 0 and 16 * (k - 1) * b <= 16 << 10]
+    return max(fits, default=0)
 
 
 class Twiddles:
@@ -105,15 +118,31 @@ class Twiddles:
             self._other[key] = make()
         return self._other[key]
 
+    def compact(self, n: int, k: int, block: int) -> np.ndarray:
+        """The compact table of a split: lo[(i-1)·B + l] = w_n^{i·l} (l < B), then
+        hi[(i-1)·m/B + h] = w_n^{i·h·B} (h < m/B), so w_n^{i·j} = hi·lo for j = h·B + l."""
+        key = (n, -k * 1000 - block)
+        if key not in self._tables:
+            roots = self._root_table(n)
+            i = np.arange(1, k)[:, None]
+            lo = roots[(i * np.arange(block)[None, :]) % n].ravel()
+            hi = roots[(i * np.arange(n // k // block)[None, :] * block) % n].ravel()
+            self._tables[key] = np.concatenate([lo, hi])
+        self._tables.move_to_end(key)
+        return self._tables[key]
+
+    def _root_table(self, n: int) -> np.ndarray:
+        if n not in self._roots:
+            self._roots[n] = np.exp(-2j * np.pi * np.arange(n) / n)
+        return self._roots[n]
+
     def __call__(self, n: int, k: int) -> np.ndarray:
         key = (n, k)
         if key in self._tables:
             self._tables.move_to_end(key)
             return self._tables[key]
-        if n not in self._roots:
-            self._roots[n] = np.exp(-2j * np.pi * np.arange(n) / n)
         m = n // k
-        table = np.ascontiguousarray(self._roots[n][(np.arange(1, k)[:, None] * np.arange(m)[None, :]) % n])
+        table = np.ascontiguousarray(self._root_table(n)[(np.arange(1, k)[:, None] * np.arange(m)[None, :]) % n])
         self._tables[key] = table
         while sum(t.nbytes for t in self._tables.values()) > self.max_bytes and len(self._tables) > 1:
             self._tables.popitem(last=False)
@@ -151,10 +180,11 @@ class Plan:
             handle = self.lib.fl_bluestein(self._build(spec.child, twiddles), spec.size, *tables)
         else:
             assert isinstance(spec, Split)
-            table = twiddles(spec.size, spec.tw.size)
+            block = compact_block(spec.tw.size, spec.dft.size)
+            table = twiddles.compact(spec.size, spec.tw.size, block) if block else twiddles(spec.size, spec.tw.size)
             self._keep.append(table)
             handle = self.lib.fl_split(self._build(spec.tw, twiddles), self._build(spec.dft, twiddles),
-                                       table.ctypes.data, int(spec.parallel))
+                                       table.ctypes.data, int(spec.parallel), block)
         if not handle:
             raise ConfigError(f"the DFT library has no codelet for {spec}")
         return int(handle)

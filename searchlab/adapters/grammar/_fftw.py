@@ -51,14 +51,20 @@ def load() -> ctypes.CDLL:
     lib.fftw_execute.restype, lib.fftw_execute.argtypes = None, [ctypes.c_void_p]
     lib.fftw_destroy_plan.restype, lib.fftw_destroy_plan.argtypes = None, [ctypes.c_void_p]
     lib.fftw_forget_wisdom.restype, lib.fftw_forget_wisdom.argtypes = None, []
+    for name in ("fftw_import_wisdom_from_filename", "fftw_export_wisdom_to_filename"):
+        getattr(lib, name).restype, getattr(lib, name).argtypes = ctypes.c_int, [ctypes.c_char_p]
     return lib
 
 
 class FftwPlan:
     """One FFTW plan of size ``n``: planned (wisdom forgotten, timed), checked, then timed
-    on demand under a protocol. Use as a context manager (the plan is destroyed on exit)."""
+    on demand under a protocol. Use as a context manager (the plan is destroyed on exit).
 
-    def __init__(self, n: int, flag: str, seed: int = 0, max_codelet: int = 32) -> None:
+    ``wisdom``: a file of FFTW wisdom to plan from (and to save to): the same FFTW plan in
+    every run, a fixed yardstick for before/after comparisons of our library
+    (``bench/dft_fixed.py``); FFTW_MEASURE otherwise picks between near-equal plans by noise."""
+
+    def __init__(self, n: int, flag: str, seed: int = 0, max_codelet: int = 32, wisdom: str | None = None) -> None:
         if flag not in FLAGS:
             raise ConfigError(f"FFTW flag {flag!r}: must be one of {sorted(FLAGS)}")
         self.n, self.flag = n, flag
@@ -66,11 +72,15 @@ class FftwPlan:
         self.x = np.zeros(n, dtype=np.complex128)
         self.y = np.zeros(n, dtype=np.complex128)
         self.fftw.fftw_forget_wisdom()
+        if wisdom is not None:
+            self.fftw.fftw_import_wisdom_from_filename(wisdom.encode())
         start, cpu = time.perf_counter(), time.process_time()
         self.plan = self.fftw.fftw_plan_dft_1d(n, self.x.ctypes.data, self.y.ctypes.data, FORWARD, FLAGS[flag])
         self.plan_s, self.plan_cpu_s = time.perf_counter() - start, time.process_time() - cpu
         if not self.plan:
             raise ConfigError(f"FFTW could not plan n={n} with {flag}")
+        if wisdom is not None:
+            self.fftw.fftw_export_wisdom_to_filename(wisdom.encode())
         rng = np.random.default_rng([seed, n])
         self.x[:] = rng.standard_normal(n) + 1j * rng.standard_normal(n)
         self.fftw.fftw_execute(self.plan)

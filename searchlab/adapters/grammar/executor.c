@@ -14,6 +14,10 @@
  * vector) or, beyond the codelets, "buffered": each strided vector is gathered and scaled
  * into a contiguous buffer and a DFT_k plan writes it back at the vector's stride.
  * The top split may run both stages over 2 OpenMP threads (split loops, one barrier).
+ * For large sizes (issue 26): neighbouring transforms travel down the recursion in chunks
+ * (whole-vector loads at every leaf), large twiddle tables are compact (see stage), buffered
+ * stages gather groups of neighbouring columns, and a small split's stage over such a group
+ * runs column by column with replicated twiddles (see REP).
  */
 #include <stdlib.h>
 #include <time.h>
@@ -31,8 +35,11 @@ struct node {
     n1_fn n1;              /* K_N1 / K_N1V */
     t1_fn t1;              /* K_T1 / K_T1V */
     node *left, *right;    /* K_CT: TW_k, DFT_m; K_BUF: left = DFT_k */
-    const double *tw;      /* K_CT: twiddles W[(i-1)*m + j] = w_n^{ij}, owned by Python */
-    double *buf;           /* K_BUF: 2 threads x k complex */
+    const double *tw;      /* K_CT: twiddles W[(i-1)*m + j] = w_n^{ij}, or compact (block > 0); owned by Python */
+    long block;            /* K_CT: 0, or B: compact twiddles, blocks of B columns (see stage) */
+    double *rep;           /* K_CT, small tables: rep[(j*(k-1) + i-1)*REP + l] = W[(i-1)*m + j], l < REP */
+    long group;            /* K_BUF: columns gathered at once (1, 2, 4 or 8: the buffer stays <= 64 kB) */
+    double *buf;           /* K_BUF: 2 threads x group x k complex; K_CT with block: 2 threads x (k-1)*B */
     long len;              /* K_PFA: n; K_RADER: p - 1; K_BLUE: M (the convolution length) */
     const long *map_in, *map_out;  /* K_PFA: Ruritanian / CRT maps; K_RADER: g^r, g^-q (owned by Python) */
     const double *table;   /* K_RADER: DFT(b)/(p-1); K_BLUE: DFT_M(b)/M (owned by Python) */
@@ -41,6 +48,17 @@ struct node {
 };
 
 static int cpu_for_thread[2] = {-1, -1};
+/* REP transforms whose outputs are neighbours (a buffered stage's group) run a small split's
+ * stage column by column over all REP of them at once, each column's twiddles replicated
+ * REP times (rep), so the twiddle codelet sees REP neighbouring vectors (whole-vector loads)
+ * instead of REP calls over a few strided ones. */
+#define REP 8
+static long chunk = 8, buf_group = 0;
+static int use_rep = 1;
+/* The executor's settings (defaults chosen by bench/dft_fixed.py on the 2^16 / 2^20 plans):
+ * chunk (transforms per chunk of the loop interchange), buffered columns per group (0: 8),
+ * replicated twiddles on or off. Settings 1, 1, 0 (with no compact twiddles) run as before. */
+void fl_set_options(long c, long g, int rep) { chunk = c; buf_group = g; use_rep = rep; }
 static int cpu_generation = 0;
 
 static n1_fn find_n1(int vector, long size) {
@@ -62,9 +80,32 @@ static void tws(const node *p, double *y, const double *W, long wstride, long st
         p->t1(y, W, wstride, stride, count, dist);
         return;
     }
-    long k = p->n;
-    double *b = p->buf + 2 * k * t;
-    for (long j = 0; j < count; ++j) {
+    long k = p->n, g = p->group, j = 0;
+    double *b = p->buf + 2 * k * g * t;
+    for (; g > 1 && j + g <= count; j += g) {
+        /* g neighbouring columns at once: gathered (fused with T) into b[i*g + c], so the
+         * DFT_k plan runs over g transforms whose inputs are neighbours (whole-vector loads
+         * down to its leaves) and writes g columns per row back at the stride. */
+        double *src = y + 2 * j * dist;
+        for (long c = 0; c < g; ++c) { b[2 * c] = src[2 * c * dist]; b[2 * c + 1] = src[2 * c * dist + 1]; }
+        for (long i = 1; i < k; ++i) {
+            const double *a = src + 2 * i * stride, *w = W + 2 * ((i - 1) * wstride + j);
+            double *d = b + 2 * i * g;
+            if (dist == 1)
+                for (long c = 0; c < g; c += 2) {
+                    v4d x = LD4(a + 2 * c), ww = LD4(w + 2 * c);
+                    ST4(d + 2 * c, FMAS(x, DUPRE(ww), SWAP(x) * DUPIM(ww)));
+                }
+            else
+                for (long c = 0; c < g; ++c) {
+                    const double *e = a + 2 * c * dist;
+                    d[2 * c] = e[0] * w[2 * c] - e[1] * w[2 * c + 1];
+                    d[2 * c + 1] = e[0] * w[2 * c + 1] + e[1] * w[2 * c];
+                }
+        }
+        dft(p->left, b, src, g, stride, g, 1, dist, t);
+    }
+    for (; j < count; ++j) {
         const double *src = y + 2 * j * dist;
         b[0] = src[0]; b[1] = src[1];
         for (long i = 1; i < k; ++i) {   /* gather the strided vector, fused with T */
@@ -73,6 +114,31 @@ static void tws(const node *p, double *y, const double *W, long wstride, long st
             b[2 * i + 1] = a[0] * w[1] + a[1] * w[0];
         }
         dft(p->left, b, y + 2 * j * dist, 1, stride, 1, 0, 0, t);
+    }
+}
+
+/* Columns j0 <= j < j1 of a split's stage (DFT_k ⊗ I_m)·T on y (column j at y + j*os).
+ * Compact twiddles (block B > 0): w^{ij} = w^{i*h*B} * w^{i*l}, j = h*B + l, from a table of
+ * (k-1)*B low and (k-1)*m/B high roots; each block's (k-1) x B twiddles are formed in a
+ * scratch buffer that stays in L1 (one complex product per twiddle) instead of streaming the
+ * full (k-1) x m table, which at 2^20 is as large as the data. */
+static void stage(const node *p, double *y, long os, long j0, long j1, int t) {
+    long k = p->k, m = p->m, B = p->block;
+    if (!B) { tws(p->left, y + 2 * j0 * os, p->tw + 2 * j0, m, m * os, j1 - j0, os, t); return; }
+    long nb = m / B;
+    const double *lo = p->tw, *hi = p->tw + 2 * (k - 1) * B;
+    double *s = p->buf + 2 * (k - 1) * B * t;
+    for (long h = j0 / B; h * B < j1; ++h) {
+        long a = h * B > j0 ? h * B : j0, e = (h + 1) * B < j1 ? (h + 1) * B : j1;
+        for (long i = 0; i < k - 1; ++i) {
+            const double *w = hi + 2 * (i * nb + h), *l = lo + 2 * i * B;
+            double *d = s + 2 * i * B;
+            v4d wr = {w[0], w[0], w[0], w[0]}, wi = {w[1], w[1], w[1], w[1]};
+            long q = a - h * B, end = e - h * B;
+            for (; q + 1 < end; q += 2) { v4d x = LD4(l + 2 * q); ST4(d + 2 * q, FMAS(x, wr, SWAP(x) * wi)); }
+            if (q < end) { d[2 * q] = l[2 * q] * w[0] - l[2 * q + 1] * w[1]; d[2 * q + 1] = l[2 * q] * w[1] + l[2 * q + 1] * w[0]; }
+        }
+        tws(p->left, y + 2 * a * os, s + 2 * (a - h * B), B, m * os, e - a, os, t);
     }
 }
 
@@ -94,7 +160,7 @@ static void ct_parallel(const node *p, const double *x, double *y, long is, long
         dft(p->right, x + 2 * i0 * is, y + 2 * i0 * m * os, is * k, os, i1 - i0, is, m * os, t);
         #pragma omp barrier
         long j0 = m * t / nt, j1 = m * (t + 1) / nt;
-        tws(p->left, y + 2 * j0 * os, p->tw + 2 * j0, m, m * os, j1 - j0, os, t);
+        stage(p, y, os, j0, j1, t);
     }
 }
 
@@ -178,11 +244,27 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
         return;
     }
     long k = p->k, m = p->m;
-    if (v > 1 && ivs == 1 && !p->parallel && (p->right->kind == K_N1 || p->right->kind == K_N1V)) {
+    if (v > 1 && ivs == 1 && !p->parallel) {
         /* Loop interchange: the v transforms' inputs are neighbours (ivs = 1), so run the
-         * leaf over them (whole-vector loads) once per inner index, then the stages. */
-        for (long i = 0; i < k; ++i) p->right->n1(x + 2 * i * is, y + 2 * i * m * os, is * k, os, v, ivs, ovs);
-        for (long l = 0; l < v; ++l) tws(p->left, y + 2 * l * ovs, p->tw, m, m * os, m, os, t);
+         * inner DFT_m over a chunk of them at once (down to the leaves, whole-vector loads),
+         * once per inner index, then the chunk's stages. */
+        int leaf = p->right->kind == K_N1 || p->right->kind == K_N1V;
+        long b = leaf ? v : chunk;
+        for (long l0 = 0; l0 < v; l0 += b) {
+            long c = v - l0 < b ? v - l0 : b;
+            for (long i = 0; i < k; ++i)
+                dft(p->right, x + 2 * (l0 + i * is), y + 2 * (l0 * ovs + i * m * os), is * k, os, c, 1, ovs, t);
+            for (long l = l0; l < l0 + c;) {
+                if (ovs == 1 && p->rep && l + REP <= l0 + c) {  /* neighbouring outputs: see rep */
+                    for (long j = 0; j < m; ++j)
+                        tws(p->left, y + 2 * (l + j * os), p->rep + 2 * j * (k - 1) * REP, REP, m * os, REP, 1, t);
+                    l += REP;
+                } else {
+                    stage(p, y + 2 * l * ovs, os, 0, m, t);
+                    ++l;
+                }
+            }
+        }
         return;
     }
     for (long l = 0; l < v; ++l) {
@@ -190,7 +272,7 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
         double *yl = y + 2 * l * ovs;
         if (p->parallel) { ct_parallel(p, xl, yl, is, os); continue; }
         dft(p->right, xl, yl, is * k, os, k, is, m * os, t);
-        tws(p->left, yl, p->tw, m, m * os, m, os, t);
+        stage(p, yl, os, 0, m, t);
     }
 }
 
@@ -207,14 +289,27 @@ node *fl_leaf(int kind, long n) {
 node *fl_buffered(node *child) {
     node *p = calloc(1, sizeof *p);
     p->kind = K_BUF; p->n = child->n; p->left = child;
-    p->buf = aligned_alloc(64, (size_t)(2 * 2 * child->n * sizeof(double) + 63) / 64 * 64);
+    p->group = buf_group ? buf_group : 8;
+    while (p->group > 1 && p->group * child->n > 4096) p->group /= 2;
+    p->buf = aligned_alloc(64, (size_t)(2 * 2 * p->group * child->n * sizeof(double) + 63) / 64 * 64);
     return p;
 }
 
-node *fl_split(node *tw, node *right, const double *W, int parallel) {
+node *fl_split(node *tw, node *right, const double *W, int parallel, long block) {
     node *p = calloc(1, sizeof *p);
     p->kind = K_CT; p->parallel = parallel; p->k = tw->n; p->m = right->n; p->n = tw->n * right->n;
-    p->left = tw; p->right = right; p->tw = W;
+    p->left = tw; p->right = right; p->tw = W; p->block = block;
+    if (block) p->buf = aligned_alloc(64, (size_t)(2 * 2 * (p->k - 1) * block * sizeof(double) + 63) / 64 * 64);
+    if (!block && (p->k - 1) * p->m <= 512 && use_rep) {
+        long k = p->k, m = p->m;
+        p->rep = aligned_alloc(64, (size_t)(2 * (k - 1) * m * REP * sizeof(double) + 63) / 64 * 64);
+        for (long j = 0; j < m; ++j)
+            for (long i = 1; i < k; ++i)
+                for (long l = 0; l < REP; ++l) {
+                    p->rep[2 * ((j * (k - 1) + i - 1) * REP + l)] = W[2 * ((i - 1) * m + j)];
+                    p->rep[2 * ((j * (k - 1) + i - 1) * REP + l) + 1] = W[2 * ((i - 1) * m + j) + 1];
+                }
+    }
     return p;
 }
 
@@ -243,6 +338,7 @@ void fl_destroy(node *p) {
     fl_destroy(p->left);
     fl_destroy(p->right);
     free(p->buf);
+    free(p->rep);
     free(p->work[0]);
     free(p->work[1]);
     free(p);
