@@ -86,37 +86,35 @@ def rate(rows: list[dict[str, float]], key: str = "wall_s") -> float:
     return sum(r["lookups"] for r in rows) / sum(r[key] * r["cores"] for r in rows)
 
 
-def ratio_interval(ours: list[dict[str, float]], theirs: list[dict[str, float]], key: str,
-                   draws: int = 4000) -> tuple[float, float, float]:
-    """ours/theirs per core, with a 95 % bootstrap interval over repetitions (paired by repetition)."""
+Rows = list[dict[str, float]]
+
+
+def bootstrap(statistic: Any, sides: list[Rows], draws: int = 4000) -> tuple[float, float, float]:
+    """``statistic(*sides)`` with a 95 % bootstrap interval, resampling repetitions (paired:
+    repetition i of every side is drawn together)."""
     rng = np.random.default_rng(0)
-    n = len(ours)
-    point = rate(ours, key) / rate(theirs)
+    n = len(sides[0])
     boot = []
     for _ in range(draws):
         pick = rng.integers(n, size=n)
-        boot.append(rate([ours[i] for i in pick], key) / rate([theirs[i] for i in pick]))
+        boot.append(statistic(*[[side[i] for i in pick] for side in sides]))
     lo, hi = np.percentile(boot, [2.5, 97.5])
-    return round(point, 2), round(float(lo), 2), round(float(hi), 2)
+    return round(statistic(*sides), 2), round(float(lo), 2), round(float(hi), 2)
 
 
-def marginal(small: list[dict[str, float]], big: list[dict[str, float]]) -> float:
+def ratio_interval(ours: Rows, theirs: Rows, key: str) -> tuple[float, float, float]:
+    """ours/theirs per core, with a 95 % bootstrap interval over repetitions."""
+    return bootstrap(lambda o, t: rate(o, key) / rate(t), [ours, theirs])
+
+
+def marginal(small: Rows, big: Rows) -> float:
     extra = sum(b["lookups"] - s["lookups"] for s, b in zip(small, big))
     return extra / sum((b["grid_s"] - s["grid_s"]) * b["cores"] for s, b in zip(small, big))
 
 
-def marginal_interval(small: list[dict[str, float]], big: list[dict[str, float]], theirs: list[dict[str, float]],
-                      draws: int = 4000) -> tuple[float, float, float]:
+def marginal_interval(small: Rows, big: Rows, theirs: Rows) -> tuple[float, float, float]:
     """The marginal ratio to Kernel Tuner with a 95 % bootstrap interval over repetitions."""
-    rng = np.random.default_rng(0)
-    n = len(small)
-    point = marginal(small, big) / rate(theirs)
-    boot = []
-    for _ in range(draws):
-        pick = rng.integers(n, size=n)
-        boot.append(marginal([small[i] for i in pick], [big[i] for i in pick]) / rate([theirs[i] for i in pick]))
-    lo, hi = np.percentile(boot, [2.5, 97.5])
-    return round(point, 2), round(float(lo), 2), round(float(hi), 2)
+    return bootstrap(lambda s, b, t: marginal(s, b) / rate(t), [small, big, theirs])
 
 
 def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
