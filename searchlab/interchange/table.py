@@ -111,7 +111,7 @@ class TableKnobSpace(SensedKnobSpace):
     members: frozenset[Config] = field(default_factory=frozenset, compare=False, repr=False)
 
     _prefixes: frozenset[tuple[Any, ...]] = field(init=False, default=frozenset(), compare=False, repr=False)
-    _indexed: list[frozenset[tuple[int, ...]]] = field(init=False, default_factory=list, compare=False, repr=False)
+    _indexed: list[Mapping[tuple[int, ...], Config]] = field(init=False, default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -130,15 +130,23 @@ class TableKnobSpace(SensedKnobSpace):
             return "not in the recorded table (excluded when it was recorded)"
         return reason
 
-    def _drawable(self) -> frozenset[tuple[int, ...]]:
-        """The members as value-index tuples, made on the first draw: a random draw outside
-        them is rejected without a configuration built (issue 23, item 3)."""
+    def _drawable(self) -> Mapping[tuple[int, ...], Config]:
+        """The members by value-index tuple, made on the first draw: a random draw outside them is
+        rejected without a configuration built, and a draw inside returns the member itself (its
+        key and hash made once), unless its canonical key differs from the knob values' (e.g. a
+        value recorded as 1.0 for the knob value 1), where the draw is built from the knob values
+        as before, so keys (and replay noise) do not change (issue 23, item 3)."""
         if not self._indexed:
             _, plan = self._plan
             where = {d: {v: i for i, v in enumerate(values)} for _, d, values in plan}
             order = [(d, self.knobs[d].name) for d in range(len(self.knobs))]
-            rows = (tuple(where[d].get(m[name], -1) for d, name in order) for m in self.members)
-            self._indexed.append(frozenset(r for r in rows if -1 not in r))
+            out: dict[tuple[int, ...], Config] = {}
+            for m in self.members:
+                row = tuple(where[d].get(m[name], -1) for d, name in order)
+                if -1 not in row:
+                    built = Config.from_sorted(tuple((name, values[row[d]]) for name, d, values in plan))
+                    out[row] = m if m.key == built.key else built
+            self._indexed.append(out)
         return self._indexed[0]
 
     def partial_ok(self, assigned: Mapping[str, Any]) -> bool:

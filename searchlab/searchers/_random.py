@@ -24,13 +24,15 @@ class RandomSearcher(Searcher):
         self.tries = tries
         self._left: list[Config] | None = None  # unseen members, once draws keep colliding
         self._exhausted = False
+        self._sampler = self.space.sampler(self.rng)  # draws ahead in blocks on knob spaces (Sampler)
 
     def _draw(self) -> Config | None:
         if self._left is None:
             for _ in range(self.tries):
-                config = self.space.sample(self.rng)
+                config = self._sampler.draw()
                 if not self.seen(config):
                     return config
+            self._sampler.sync()  # the generator is used directly from here on
             self._left = [c for c in self.space.enumerate() if not self.seen(c)]
         self._left = [c for c in self._left if not self.seen(c)]
         if not self._left:

@@ -12,7 +12,6 @@ re-running a study into the same directory completes it.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -128,6 +127,16 @@ def _split_plan(cfg: Any, povers: dict[str, list[str]], searchers: dict[str, tup
     return plan, notes
 
 
+def _copy(value: Any) -> Any:
+    """A copy of a composed run config (plain dicts, lists and scalars, as ``OmegaConf.to_container``
+    gives): a cell per seed, at about a fifth of ``copy.deepcopy``'s cost."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
 def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
     """Every run of the grid, composed and checked before anything runs (tuning for a split runs first)."""
     from searchlab.study._split import tune_spec
@@ -151,7 +160,7 @@ def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
                 base = _compose_run([*povers[plabel], *sover, *extra, *budget, "progress=off", *cfg.overrides])
                 for seed in seeds:
                     run_dir = study_dir / "runs" / plabel / slabel / f"seed_{seed}"
-                    cells.append(Cell(plabel, slabel, seed, run_dir, {**copy.deepcopy(base), "seed": seed}))
+                    cells.append(Cell(plabel, slabel, seed, run_dir, {**_copy(base), "seed": seed}))
     cells, more = _check_pairs(cells, bool(cfg.skip_incompatible))
     return cells, [*notes, *more]
 

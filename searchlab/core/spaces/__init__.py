@@ -1,6 +1,6 @@
 """Search spaces: knob spaces, derivation DAGs, threshold trees, and views between them."""
 
-from searchlab.core.spaces._base import Space
+from searchlab.core.spaces._base import Sampler, Space
 from searchlab.core.spaces._dag import Arc, DerivationGraph, ExplicitDAG, Node
 from searchlab.core.spaces._knobs import CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob, knob_from_spec
 from searchlab.core.spaces._thresholds import (
@@ -24,6 +24,7 @@ __all__ = [
     "KnobSpace",
     "Node",
     "OrdinalKnob",
+    "Sampler",
     "Space",
     "Threshold",
     "ThresholdDataset",

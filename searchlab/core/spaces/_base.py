@@ -28,6 +28,10 @@ class Space(ABC):
     def sample(self, rng: np.random.Generator) -> Config:
         """A uniformly random member satisfying the known constraints."""
 
+    def sampler(self, rng: np.random.Generator) -> Sampler:
+        """Draws of :meth:`sample` from ``rng``, possibly made ahead in blocks (:class:`Sampler`)."""
+        return Sampler(self, rng)
+
     @abstractmethod
     def enumerate(self) -> Iterator[Config]:
         """Every member satisfying the known constraints, in a fixed order."""
@@ -38,3 +42,23 @@ class Space(ABC):
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "size": self.size()}
+
+
+class Sampler:
+    """Repeated :meth:`Space.sample` draws from one generator.
+
+    Why: a searcher that draws many random members (random search above all) pays numpy's
+    per-call overhead on every draw; a space may draw ahead in blocks (KnobSpace does) and give
+    exactly the members one ``sample`` call per draw would. Drawing ahead moves the generator
+    further than the draws taken, so whoever uses ``rng`` otherwise calls :meth:`sync` first,
+    which leaves it where one call per draw would have left it."""
+
+    def __init__(self, space: Space, rng: np.random.Generator) -> None:
+        self.space, self.rng = space, rng
+
+    def draw(self) -> Config:
+        return self.space.sample(self.rng)
+
+    def sync(self) -> None:
+        """Put ``rng`` where one ``sample`` call per draw taken would have left it (a no-op here)."""
+
