@@ -123,7 +123,7 @@ def _split_plan(cfg: Any, povers: dict[str, list[str]], searchers: dict[str, tup
             sover = overrides_of(searchers[label][0], "searcher", label)
             name = next(o.split("=", 1)[1] for o in sover if o.split("=", 1)[0].lstrip("+") == "searcher")
             run_dir = study_dir / "tuning" / label / fold.name.replace("=", "_").replace("/", "_")
-            fold.tuned[label] = tune(label, name, options, [str(paths[t]) for t in fold.train], run_dir)
+            fold.tuned[label] = tune(label, name, options, [str(paths[t]) for t in fold.train], run_dir, fold.name)
             notes.append(f"{label} tuned on {list(fold.train)} ({fold.name}): {' '.join(fold.tuned[label])}")
     return plan, notes
 

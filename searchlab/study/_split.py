@@ -18,6 +18,11 @@ Tunable settings tuned per fold by an ordinary ``problem=searcher_settings`` run
 test problems with the tuned settings. Only test problems are run in the grid, so the report (its
 paired intervals included) shows test-set results only.
 
+The meta-search's seed differs per fold (:func:`fold_seed`: derived from ``tune.seed``, default 0, and the
+fold's name): with one seed for every fold, a seeded meta-searcher such as ``optuna_tpe`` tried the same first
+(random) settings in every fold, so the folds' tunings were not independent draws of the method "tune on the
+other tables".
+
 The kernel and device of a problem are read from its table: a Kernel Tuner cache's ``kernel_name``
 and ``device_name``; our tables' ``meta.problem`` and ``device``; a T4 file's ``metadata``; where
 the table names neither, its file name ``KERNEL_DEVICE.json[.gz]`` (the shared convolution tables).
@@ -167,8 +172,23 @@ def tune_spec(label: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
     return spec["overrides"], out
 
 
-def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[str], run_dir: Path) -> list[str]:
-    """Tune ``searcher`` on the tables ``train`` by a searcher_settings run (kept when done); its overrides."""
+def fold_seed(seed: int, fold: str) -> int:
+    """The meta-search's seed in the fold named ``fold``: a function of ``(seed, fold)`` only, so a study
+    re-run (or resumed) tunes each fold as before, and two folds get unrelated seeds (numpy's SeedSequence
+    over the study's ``tune.seed`` and the CRC-32 of the fold's name; below 2**31, as any run seed)."""
+    import zlib
+
+    import numpy as np
+
+    state = np.random.SeedSequence([int(seed), zlib.crc32(fold.encode())]).generate_state(1)
+    return int(state[0]) % 2**31
+
+
+def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[str], run_dir: Path,
+         fold: str = "") -> list[str]:
+    """Tune ``searcher`` on the tables ``train`` by a searcher_settings run (kept when done); its overrides.
+
+    The meta-search runs with :func:`fold_seed` of ``options['seed']`` and ``fold`` (the fold's name)."""
     from searchlab.run.lifecycle import execute
     from searchlab.study._cells import _compose_run
 
@@ -181,7 +201,7 @@ def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[
                             f"problem.budget={options['budget']}", f"problem.score={options['score']}",
                             f"problem.options=[{','.join(options.get('options') or [])}]",
                             f"searcher={options['searcher']}", f"budget.evaluations={options['evaluations']}",
-                            f"seed={options['seed']}", "executor=serial", "progress=off"])
+                            f"seed={fold_seed(options['seed'], fold)}", "executor=serial", "progress=off"])
         if (run_dir / "results.db").exists():
             cfg["resume"] = str(run_dir)
         print(f"study: tuning {label} ({searcher}) on {len(train)} training table(s) into {run_dir}", flush=True)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from searchlab.errors import ConfigError
-from searchlab.study._split import Fold, folds, table_key, tune_spec
+from searchlab.study._split import Fold, fold_seed, folds, table_key, tune_spec
 from tests.tuning.test_tuner_settings import kt_table
 
 LABELS = {"a": None, "b": None, "c": None}
@@ -139,12 +139,15 @@ def test_a_tuned_searcher_is_tuned_per_fold_on_training_tables_only(tmp_path: Pa
     assert sorted((c.problem, c.searcher) for c in cells) == sorted((p, s) for p in four for s in ("plain", "tuned"))
     runs = sorted((tmp_path / "tuning" / "tuned").iterdir())
     assert [r.name for r in runs] == ["device_A100", "device_MI250X", "device_W6600"]
+    from searchlab.core.store import read_run
+
+    seeds = {r.name: read_run(r)[0]["config"]["seed"] for r in runs}  # the meta-search's seed differs per fold
+    assert seeds == {f"device_{d}": fold_seed(0, f"device={d}") for d in ("A100", "MI250X", "W6600")}
+    assert len(set(seeds.values())) == 3
     for run in runs:  # each fold's tuning replayed its training tables only, at the study's budget
         summary = json.loads((run / "summary.json").read_text())
         best = summary["best"]["config"]
         held = {"device_A100": ("p1", "p2"), "device_MI250X": ("p4",), "device_W6600": ("p3",)}[run.name]
-        from searchlab.core.store import read_run
-
         problem = read_run(run)[0]["config"]["problem"]
         assert sorted(Path(t).name for t in problem["train"]) == sorted(f"{p}.json.gz" for p in four if p not in held)
         assert problem["budget"] == 3 and problem["seeds"] == 1
@@ -154,3 +157,11 @@ def test_a_tuned_searcher_is_tuned_per_fold_on_training_tables_only(tmp_path: Pa
     assert any("tuned tuned on ['p3', 'p4'] (device=A100)" in n for n in notes)
     train_of_a100 = [n for n in notes if n.startswith("split device=A100")]
     assert train_of_a100 == ["split device=A100: train ['p3', 'p4'], test ['p1', 'p2'] (test results only)"]
+
+
+def test_the_meta_seed_is_a_function_of_the_study_seed_and_the_fold() -> None:
+    names = ["train_A100_MI250X", "train_A4000_W6600", "device=A100", "device=W6600"]
+    seeds = [fold_seed(0, n) for n in names]
+    assert seeds == [fold_seed(0, n) for n in names]  # deterministic: a re-run tunes each fold as before
+    assert len(set(seeds)) == len(names) and all(0 <= s < 2**31 for s in seeds)
+    assert fold_seed(1, names[0]) != seeds[0]  # tune.seed still moves every fold
