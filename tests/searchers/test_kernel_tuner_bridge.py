@@ -170,7 +170,7 @@ def _kernel_tuner_own_run(strategy: str, budget: int, global_seed: int, tmp: Pat
 
 
 @pytest.mark.parametrize("strategy", ["genetic_algorithm", "pso", "simulated_annealing", "dual_annealing",
-                                      "greedy_ils", "firefly_algorithm", "random_sample"])
+                                      "greedy_ils", "firefly_algorithm", "random_sample", "basinhopping"])
 def test_the_bridge_proposes_what_kernel_tuner_s_own_run_visits(strategy: str, tmp_path: Path) -> None:
     """Same global random states, same space: the same configurations in the same order, up to the
     budget or to where Kernel Tuner's run ends (the bridge then restarts). Not diff_evo: Kernel

@@ -68,6 +68,9 @@ class BridgeRunner:
         self.stopped = False
         self.idle = 0
         self.handed = 0  # configurations handed to searchlab by this run
+        # parameter tuple -> (its configuration, feasible): strategies look the same points up again and
+        # again (basinhopping with Powell: ~40,000 look-ups for 220 configurations), so each is converted once
+        self._parsed: dict[tuple[Any, ...], tuple[Config, bool]] = {}
 
     # -- Kernel Tuner's Runner interface ---------------------------------------------------
     def add_strategy_time(self, seconds: float) -> None:
@@ -91,8 +94,8 @@ class BridgeRunner:
         if self.stopped:
             raise StopCriterionReached("searchlab stopped the run")
         elements = [tuple(e) for e in parameter_space]
-        configs = [to_config(self.names, e) for e in elements]
-        fresh = list(dict.fromkeys(c for c in configs if c not in self.known and self.grid.feasible(c)))
+        parsed = [self._parse(e) for e in elements]
+        fresh = list(dict.fromkeys(c for c, ok in parsed if ok and c not in self.known))
         budget = tuning_options.budget
         room = len(fresh) if budget.max_fevals is None else max(budget.max_fevals - budget.num_fevals, 0)
         handed = fresh[:room]
@@ -104,7 +107,18 @@ class BridgeRunner:
             self.idle += len(elements)
             if self.idle > IDLE_LOOKUPS:
                 raise StopCriterionReached(f"{IDLE_LOOKUPS} look-ups without a new configuration")
-        return [self._result(c, e) for c, e in zip(configs, elements)]
+        return [self._result(c, e, ok) for (c, ok), e in zip(parsed, elements)]
+
+    def _parse(self, element: tuple[Any, ...]) -> tuple[Config, bool]:
+        try:
+            hit = self._parsed.get(element)
+        except TypeError:  # an unhashable value: convert it every time
+            config = to_config(self.names, element)
+            return config, self.grid.feasible(config)
+        if hit is None:
+            config = to_config(self.names, element)
+            hit = self._parsed[element] = (config, self.grid.feasible(config))
+        return hit
 
     # -- the hand-over ---------------------------------------------------------------------------
     def _hand_over(self, configs: list[Config]) -> None:
@@ -119,11 +133,11 @@ class BridgeRunner:
             raise StopCriterionReached("searchlab stopped the run")
         self.handed += len(configs)
 
-    def _result(self, config: Config, element: tuple[Any, ...]) -> dict[str, Any] | None:
+    def _result(self, config: Config, element: tuple[Any, ...], feasible: bool) -> dict[str, Any] | None:
         from kernel_tuner.util import InvalidConfig, RuntimeFailedConfig
 
         result: dict[str, Any] = dict(zip(self.names, element))
-        if not self.grid.feasible(config):
+        if not feasible:
             result["__error__"] = InvalidConfig()
             return result
         loss = self.known.get(config)
