@@ -241,3 +241,31 @@ def test_gp_repairs_a_settled_draw_instead_of_fitting_again() -> None:
     (gp_calls, repairs, _), (gp_calls_off, repairs_off, _) = counts[True], counts[False]
     assert repairs > 0 and gp_calls == 14, counts  # every ask one draw
     assert repairs_off == 0 and gp_calls_off > 14, counts  # asked again on every settled draw
+
+
+def test_univariate_tpe_asks_its_sampler_at_most_twice_per_proposal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Univariate TPE redraws measured configurations; after univariate_retries draws it proposes a random
+    unseen one (issue 23: 16 asks per proposal made a 220-evaluation replay cost 2 minutes)."""
+    from searchlab.errors import ConfigError
+
+    space = SyntheticKnobs(seed=1).space
+    assert OptunaTpeSearcher(space, seed=0, multivariate=False).max_retries == 2
+    assert OptunaTpeSearcher(space, seed=0, multivariate=False, univariate_retries=5, max_retries=3).max_retries == 3
+    assert OptunaTpeSearcher(space, seed=0).max_retries == 16  # multivariate TPE keeps max_retries
+    with pytest.raises(ConfigError, match="univariate_retries"):
+        OptunaTpeSearcher(space, seed=0, univariate_retries=0)
+    problem = SyntheticKnobs(seed=1)
+    searcher = OptunaTpeSearcher(problem.space, seed=0, multivariate=False, n_startup_trials=3)
+    asks = 0
+    ask = searcher.study.ask
+
+    def counted(*args: object, **kwargs: object) -> object:
+        nonlocal asks
+        asks += 1
+        return ask(*args, **kwargs)
+
+    monkeypatch.setattr(searcher.study, "ask", counted)
+    outcome = optimize(problem, searcher, Budget(evaluations=60))
+    configs = [r.config for r in outcome.results]
+    assert len(configs) == 60 and len(set(configs)) == 60
+    assert asks <= 3 * 60  # at most 2 sampler draws and one enqueued fallback trial per proposal
