@@ -89,8 +89,14 @@ class StudyStore:
         return len(rows)
 
     def close(self) -> None:
-        try:  # back to a plain journal: readers (read-only) then need no -wal/-shm beside the file
+        """Back to a plain journal, so read-only readers need no -wal/-shm beside the file. Where another
+        study process still has the store open (studies split by searcher into one directory), SQLite
+        refuses the switch ("database is locked"); the store stays in WAL mode and that process's close
+        switches it. Every record is committed by then, so nothing depends on the switch."""
+        try:
             self._conn.execute("PRAGMA journal_mode=DELETE")
+        except sqlite3.OperationalError:
+            pass  # another writer has it open: it stays in WAL until the last one closes
         finally:
             self._conn.close()
 

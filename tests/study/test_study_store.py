@@ -81,6 +81,30 @@ def test_a_retried_task_result_replaces_its_cells(tmp_path: Path) -> None:
     assert {k: len(v) for k, v in _cells(tmp_path / "s" / "replays.db").items()} == {r.key: 8 for r in runs}
 
 
+def test_two_studies_writing_one_store_close_without_an_error(tmp_path: Path) -> None:
+    """Studies split by searcher into one directory share replays.db: the first to close cannot switch the
+    journal back while the other has it open, and must not fail for it; the last close does switch it."""
+    from searchlab.study._batch import replay_batch
+    from searchlab.study._grid import make_cells
+    from searchlab.study._store import StudyStore
+
+    cfg = _cfg(tmp_path / "s", 1, 6)
+    cells, _ = make_cells(cfg, tmp_path / "s")
+    runs = replay_batch(cells, os.getcwd())
+    first, second = StudyStore(tmp_path / "s" / "replays.db"), StudyStore(tmp_path / "s" / "replays.db")
+    first.write(runs[:1])
+    second.write(runs[1:])
+    second._conn.execute("SELECT COUNT(*) FROM cells").fetchall()
+    second._conn.execute("BEGIN")  # a reader's open transaction: SQLite refuses the journal switch now
+    second._conn.execute("SELECT COUNT(*) FROM cells").fetchall()
+    first.close()
+    second._conn.execute("COMMIT")
+    second.close()
+    assert {k: len(v) for k, v in _cells(tmp_path / "s" / "replays.db").items()} == {r.key: 6 for r in runs}
+    with sqlite3.connect(tmp_path / "s" / "replays.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"  # the last close switched it
+
+
 @pytest.mark.ray
 def test_the_batched_report_equals_the_run_directories_report(tmp_path: Path) -> None:
     from searchlab.study._grid import run_study
