@@ -43,8 +43,9 @@ class _Body:
     instruction instead of two, a product by a constant three instead of six.
     """
 
-    def __init__(self, vector: bool) -> None:
-        self.vector = vector
+    def __init__(self, vector: bool, lazy: bool = False) -> None:
+        self.vector, self.lazy = vector, lazy
+        self._pending: dict[Var, list[str]] = {}  # lazy: a load's lines, emitted before its first use
         self._lines: list[str] = []
         self._n = 0
         self.t, self.s = ("v4d", "") if vector else ("v2d", "1")  # type, macro suffix
@@ -58,6 +59,8 @@ class _Body:
         return f"t{self._n}"
 
     def _emit(self, line: str, *uses: Var) -> None:
+        for use in uses:
+            self._lines += self._pending.pop(use, [])
         self._lines.append(line)
 
     def emit_load(self, address: str) -> Var:
@@ -66,10 +69,14 @@ class _Body:
             load = f"LD4({address[0]})" if not address[1] else f"LD2({address[0]}, {address[1]})"
         else:
             load = f"LD1({address})"
-        self._lines.append(f"{self.t} {name} = {load};")
+        if self.lazy:
+            self._pending[name] = [f"{self.t} {name} = {load};"]
+        else:
+            self._lines.append(f"{self.t} {name} = {load};")
         return name
 
     def store(self, address: str, a: Var) -> None:
+        self._lines += self._pending.pop(a, [])
         if self.vector:
             self._lines.append(f"ST4({address[0]}, {a});" if not address[1] else f"ST2({address[0]}, {address[1]}, {a});")
         else:
@@ -112,8 +119,33 @@ class _Body:
         """a·w, w loaded from the table."""
         name, x = self._fresh(), self.s
         load = "LD4" if self.vector else "LD1"
-        self._lines += [f"{self.t} {name}w = {load}({address});",
-                        f"{self.t} {name} = FMAS{x}({a}, DUPRE{x}({name}w), SWAP{x}({a}) * DUPIM{x}({name}w));"]
+        lines = [f"{self.t} {name}w = {load}({address});",
+                 f"{self.t} {name} = FMAS{x}({a}, DUPRE{x}({name}w), SWAP{x}({a}) * DUPIM{x}({name}w));"]
+        if a in self._pending:
+            self._pending[name] = self._pending.pop(a) + lines
+        else:
+            self._lines += lines
+        return name
+
+
+    def mul_twiddle_pair(self, a: Var, address: tuple[str, str]) -> Var:
+        """a·{w_lo, w_hi}, the two lanes' twiddles loaded from two places."""
+        name = self._fresh()
+        self._lines += [f"v4d {name}w = LD2({address[0]}, {address[1]});",
+                        f"v4d {name} = FMAS({a}, DUPRE({name}w), SWAP({a}) * DUPIM({name}w));"]
+        return name
+
+    def butterfly_lanes(self, a: Var, sign: str) -> Var:
+        """{lo, hi} -> {lo + hi, lo - hi}: one lane swap and one fused multiply-add."""
+        name = self._fresh()
+        self._lines.append(f"v4d {name} = SWAPLANES({a}) + {a} * {sign};")
+        return name
+
+    def mul_lane1(self, a: Var, w: complex) -> Var:
+        """The high lane times the constant w (the low lane times 1)."""
+        name = self._fresh()
+        c, d = repr(w.real), repr(w.imag)
+        self._lines.append(f"v4d {name} = FMAS({a}, ((v4d){{1.0, 1.0, {c}, {c}}}), SWAP({a}) * ((v4d){{0.0, 0.0, {d}, {d}}}));")
         return name
 
 
@@ -154,6 +186,8 @@ def radix(s: int) -> int:
 
 
 Sink = Callable[[int, Var], None]
+LAZY = [False]
+PAIRED_MIN = [16]  # the scalar codelets of even size >= this on 256-bit lane pairs (_paired_codelet)
 
 
 def _dft(body: _Body, values: list[Var], sink: Sink | None = None) -> list[Var]:
@@ -188,7 +222,7 @@ def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjace
     """The body of one codelet; ``adjacent``: the two vector lanes' inputs are neighbours in
     memory (one 256-bit load instead of two 128-bit halves; for t1v also the stores);
     ``adjacent_out``: n1v's outputs too (a buffered stage writing neighbouring columns)."""
-    body = _Body(vector)
+    body = _Body(vector, LAZY[0])
     src: Callable[[int], str]
     second = "" if adjacent else "p1"
     if twiddle:  # in place on p (and p1 for the second vector lane)
@@ -208,12 +242,48 @@ def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjace
     return body.lines
 
 
+def _paired_codelet(s: int, twiddle: bool) -> list[str]:
+    """One transform of even size s = 2m on 256-bit vectors: lane pair {x_j, x_{j+m}}.
+
+    A radix-2 decimation-in-frequency step across the two lanes, b_j = {x_j + x_{j+m},
+    (x_j - x_{j+m})·ω_s^j}, leaves two DFT_m of the same shape, even outputs in the low lane
+    and odd ones in the high lane, computed by the vector body (constants splatted to both
+    lanes). The scalar codelets (``n1``, ``t1``: one transform at a time, also the odd tail of
+    a vector loop and every single-transform call of Rader / Bluestein / a buffered stage)
+    so use the full vector width instead of one complex per 128-bit register."""
+    m = s // 2
+    body = _Body(True)
+    sign = "SGN2"
+    values: list[Var] = []
+    for j in range(m):
+        if twiddle:
+            a = body.emit_load((f"p + 2 * {j} * stride", f"p + 2 * {j + m} * stride"))
+            if j == 0:  # x_0 has no twiddle: {1, w_{m-1}}
+                a = body.mul_twiddle_pair(a, ("ONE", f"w + 2 * {m - 1} * wstride"))
+            else:
+                a = body.mul_twiddle_pair(a, (f"w + 2 * {j - 1} * wstride", f"w + 2 * {j + m - 1} * wstride"))
+        else:
+            a = body.emit_load((f"x + 2 * {j} * is", f"x + 2 * {j + m} * is"))
+        b = body.butterfly_lanes(a, sign)
+        w = -1j if 4 * j == s else cmath.exp(-2j * math.pi * j / s)
+        values.append(b if j == 0 else body.mul_lane1(b, w))
+    if twiddle:
+        def dst(i: int) -> tuple[str, str]:
+            return (f"p + 2 * {2 * i} * stride", f"p + 2 * {2 * i + 1} * stride")
+    else:
+        def dst(i: int) -> tuple[str, str]:
+            return (f"y + 2 * {2 * i} * os", f"y + 2 * {2 * i + 1} * os")
+    _dft(body, values, lambda i, v: body.store(dst(i), v))  # type: ignore[arg-type]
+    return body.lines
+
+
 def codelet_source(s: int) -> str:
     """The four codelets of size ``s``: n1_s, n1v_s, t1_s, t1v_s."""
     ind = "        "
-    n1 = "\n".join(ind + line for line in _codelet(s, False, False))
+    paired = s % 2 == 0 and s >= PAIRED_MIN[0]
+    n1 = "\n".join(ind + line for line in (_paired_codelet(s, False) if paired else _codelet(s, False, False)))
     n1v = "\n".join(ind + line for line in _codelet(s, True, False))
-    t1 = "\n".join(ind + line for line in _codelet(s, False, True))
+    t1 = "\n".join(ind + line for line in (_paired_codelet(s, True) if paired else _codelet(s, False, True)))
     t1v = "\n".join(ind + line for line in _codelet(s, True, True))
     n1va = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True))
     n1vaa = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True, adjacent_out=True))
@@ -268,8 +338,14 @@ PRELUDE = """/* Generated by searchlab/adapters/grammar/_codegen.py: do not edit
 #include <string.h>
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4i __attribute__((vector_size(32)));
+#if defined(__AVX__)  /* two 128-bit halves: insert / extract (memcpy into a vector may go through the stack) */
+#include <immintrin.h>
+static inline v4d LD2(const double *a, const double *b) { return (v4d)_mm256_loadu2_m128d(b, a); }
+static inline void ST2(double *a, double *b, v4d r) { _mm256_storeu2_m128d(b, a, (__m256d)r); }
+#else
 static inline v4d LD2(const double *a, const double *b) { v4d r; memcpy(&r, a, 16); memcpy((double *)&r + 2, b, 16); return r; }
 static inline void ST2(double *a, double *b, v4d r) { memcpy(a, &r, 16); memcpy(b, (double *)&r + 2, 16); }
+#endif
 static inline v4d LD4(const double *a) { v4d r; memcpy(&r, a, 32); return r; }
 static inline void ST4(double *a, v4d r) { memcpy(a, &r, 32); }
 #define SWAP(a) __builtin_shuffle((a), (v4i){1, 0, 3, 2})
@@ -295,6 +371,9 @@ static inline v2d SPLAT1(double c) { return (v2d){c, c}; }
 #define FMAS1(a, b, c) ((a) * (b) + (c) * NP1)
 #endif
 static const v4d PN = {1.0, -1.0, 1.0, -1.0};
+#define SWAPLANES(a) __builtin_shuffle((a), (v4i){2, 3, 0, 1})  /* the paired scalar codelets */
+static const v4d SGN2 = {1.0, 1.0, -1.0, -1.0};
+static const double ONE[2] = {1.0, 0.0};
 typedef void (*n1_fn)(const double *, double *, long, long, long, long, long);
 typedef void (*t1_fn)(double *, const double *, long, long, long, long);
 struct n1_entry { long size; n1_fn f; };

@@ -1,0 +1,128 @@
+"""A/B of two (or more) builds of the C DFT library on fixed plans, interleaved (issue 26).
+
+Each variant is a C source file (the generated codelets + executor.c, as ``_clib.build``
+compiles it; ``current`` = this tree's) and compiler flags. Every plan is built in every
+variant, checked against numpy.fft, and timed by the library's own C loop (thread CPU
+clock, pinned) in rounds, the variant order reversed every round; reported: each variant's
+time over the first variant's per round (median, 95 % order-statistic interval) and its
+pseudo-Gflop/s. For development; bench/dft_fixed.py and bench/dft_fftw.py measure against FFTW.
+
+    /work/bin/cpuslot python bench/dft_ab.py --variants base=/tmp/base.c current --plans 1024:'DFT_1024(...)'
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import ctypes
+import hashlib
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def build(source: str, flags: list[str], tag: str) -> ctypes.CDLL:
+    from searchlab.adapters.grammar import _clib
+
+    digest = hashlib.sha256((source + " ".join(flags)).encode()).hexdigest()[:12]
+    target = Path(os.environ.get("SEARCHLAB_CACHE", "/tmp")) / "ab" / f"{tag}-{digest}.so"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        c_file = target.with_suffix(".c")
+        c_file.write_text(source)
+        subprocess.run(["gcc", *flags, "-o", str(target), str(c_file), "-lm"], check=True)
+    saved = _clib.build
+    _clib.build = lambda max_codelet, cc="gcc": target  # type: ignore[assignment]
+    try:
+        _clib.load.cache_clear()
+        return _clib.load(32)
+    finally:
+        _clib.build = saved  # type: ignore[assignment]
+        _clib.load.cache_clear()
+
+
+def main() -> None:
+    from searchlab.adapters.grammar import DftProblem, _clib, _codegen
+    from searchlab.adapters.grammar._fftw import FftwPlan
+    from searchlab.core.measure import median_ci
+    from searchlab.core.records import Config
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", nargs="+", required=True,
+                        help="name=path.c[@flag,flag] or 'current' (this tree's source)")
+    parser.add_argument("--plans", nargs="+", required=True, help="n:word")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--batch-s", type=float, default=0.003)
+    parser.add_argument("--fftw", action="store_true", help="also time FFTW_MEASURE (wisdom /tmp/dft_fixed.wisdom)")
+    args = parser.parse_args()
+    libs: list[tuple[str, ctypes.CDLL]] = []
+    for spec in args.variants:
+        name, _, rest = spec.partition("=")
+        path, _, extra = (rest or "current").partition("@")
+        flags = list(_clib.FLAGS) + [f for f in extra.split(",") if f]
+        source = (_codegen.library_source(32) + _clib.EXECUTOR.read_text() if path == "current"
+                  else Path(path).read_text())
+        libs.append((name, build(source, flags, name)))
+    for item in args.plans:
+        n_text, _, word = item.partition(":")
+        n = int(n_text)
+        problem = DftProblem(size=n)
+        spec = problem.spec(Config(word=word))
+        x = _clib.aligned(np.random.default_rng(0).standard_normal(2 * n).view(np.complex128))
+        ref = np.fft.fft(x)
+        plans, reps = [], []
+        for name, lib in libs:
+            plan = _clib.Plan(lib, spec, problem.twiddles)
+            y = _clib.aligned(np.zeros_like(x))
+            lib.fl_set_clock(1)
+            plan.run_dft(x, y, (1, 1), (1, 1, 1), 1)
+            err = float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+            if not err < 1e-10:
+                raise SystemExit(f"{name} {word}: relative error {err:.3g}")
+            once = max(plan.run_dft(x, y, (1, 1), (1, 1, 1), 3) / 3, 1e-9)
+            plans.append((plan, y))
+            reps.append(max(1, math.ceil(args.batch_s / once)))
+        times: list[list[float]] = [[] for _ in range(len(libs) + 1)]
+        order = list(range(len(libs) + bool(args.fftw)))
+        fftw = FftwPlan(n, "measure", wisdom="/tmp/dft_fixed.wisdom") if args.fftw else None
+        execute = ctypes.cast(fftw.fftw.fftw_execute, ctypes.c_void_p).value if fftw else None
+        lib0 = libs[0][1]
+        if fftw:
+            fftw_reps = max(1, math.ceil(args.batch_s / max(lib0.fl_run_fn(execute, fftw.plan, 3) / 3, 1e-9)))
+        for r in range(args.rounds):
+            for i in (order if r % 2 == 0 else order[::-1]):
+                if i == len(libs):
+                    assert fftw is not None
+                    best = min(lib0.fl_run_fn(execute, fftw.plan, fftw_reps) / fftw_reps for _ in range(3))
+                else:
+                    plan, y = plans[i]
+                    best = min(plan.run_dft(x, y, (1, 1), (1, 1, 1), reps[i]) / reps[i] for _ in range(3))
+                times[i].append(best)
+        flops = 5 * n * math.log2(n)
+        line = [f"{n} {problem.describe_config(Config(word=word)).split(' = ', 1)[1]}"]
+        for i, (name, _) in enumerate(libs):
+            ratio = [b / a for a, b in zip(times[i], times[0])]
+            lo, hi = median_ci(ratio)
+            line.append(f"  {name}: {flops / float(np.median(times[i])) / 1e9:.2f} Gflop/s, "
+                        f"speed vs first {float(np.median(ratio)):.3f} [{lo:.3f}, {hi:.3f}]")
+        if fftw:
+            line.append(f"  FFTW {flops / float(np.median(times[-1])) / 1e9:.2f} Gflop/s; ours/FFTW: " + ", ".join(
+                f"{name} {float(np.median([f / o for f, o in zip(times[-1], times[i])])):.3f}"
+                for i, (name, _) in enumerate(libs)))
+            fftw.__exit__()
+        print("\n".join(line), flush=True)
+        for plan, _ in plans:
+            plan.close()
+
+
+if __name__ == "__main__":
+    main()
