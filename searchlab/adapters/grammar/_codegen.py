@@ -218,7 +218,8 @@ def _dft(body: _Body, values: list[Var], sink: Sink | None = None) -> list[Var]:
     return out
 
 
-def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjacent_out: bool = False) -> list[str]:
+def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjacent_out: bool = False,
+             transposed_out: bool = False) -> list[str]:
     """The body of one codelet; ``adjacent``: the two vector lanes' inputs are neighbours in
     memory (one 256-bit load instead of two 128-bit halves; for t1v also the stores);
     ``adjacent_out``: n1v's outputs too (a buffered stage writing neighbouring columns)."""
@@ -238,8 +239,35 @@ def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjace
     values = [body.emit_load(src(i)) for i in range(s)]
     if twiddle:
         values = [v if i == 0 else body.mul_twiddle(v, f"(w + 2 * {i - 1} * wstride)") for i, v in enumerate(values)]
-    _dft(body, values, lambda i, v: body.store(dst(i), v))
+    if transposed_out:
+        _dft(body, values, _transposed_sink(body, s))
+    else:
+        _dft(body, values, lambda i, v: body.store(dst(i), v))
     return body.lines
+
+
+def _transposed_sink(body: _Body, s: int) -> Sink:
+    """n1v with unit output stride (os = 1): outputs k and k+1 of the two transforms,
+    {A_k, B_k} and {A_k+1, B_k+1}, become {A_k, A_k+1} and {B_k, B_k+1} by two lane
+    permutations and are stored as two whole vectors instead of four halves (the store
+    port, one per cycle, bounds the 16/32-point codelets)."""
+    held: dict[int, tuple[int, Var]] = {}
+
+    def sink(i: int, v: Var) -> None:
+        if i == s - 1 and s % 2:  # the odd last output has no partner
+            body.store((f"y + 2 * {i}", f"y1 + 2 * {i}"), v)
+            return
+        other = held.pop(i // 2, None)
+        if other is None:
+            held[i // 2] = (i, v)
+            return
+        a, b = (other[1], v) if other[0] < i else (v, other[1])
+        k = i - i % 2
+        lo, hi = body._fresh(), body._fresh()
+        body.lines.extend([f"v4d {lo} = __builtin_shuffle({a}, {b}, (v4i){{0, 1, 4, 5}});",
+                           f"v4d {hi} = __builtin_shuffle({a}, {b}, (v4i){{2, 3, 6, 7}});",
+                           f"ST4(y + 2 * {k}, {lo});", f"ST4(y1 + 2 * {k}, {hi});"])
+    return sink
 
 
 def _paired_codelet(s: int, twiddle: bool) -> list[str]:
@@ -286,6 +314,7 @@ def codelet_source(s: int) -> str:
     t1 = "\n".join(ind + line for line in (_paired_codelet(s, True) if paired else _codelet(s, False, True)))
     t1v = "\n".join(ind + line for line in _codelet(s, True, True))
     n1va = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True))
+    n1vat = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True, transposed_out=True))
     n1vaa = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True, adjacent_out=True))
     t1va = "\n".join(ind + "    " + line for line in _codelet(s, True, True, adjacent=True))
     return f"""
@@ -299,6 +328,11 @@ static void n1v_{s}(const double *restrict x, double *restrict y, long is, long 
     if (ivs == 1 && ovs == 1)  /* inputs and outputs neighbours: whole-vector loads and stores */
         for (; l + 1 < v; l += 2, x += 4, y += 4) {{
 {n1vaa}
+        }}
+    if (ivs == 1 && os == 1 && TRANSPOSED)  /* unit output stride: outputs transposed in pairs, whole-vector stores */
+        for (; l + 1 < v; l += 2, x += 4, y += 4 * ovs) {{
+            double *y1 = y + 2 * ovs;
+{n1vat}
         }}
     if (ivs == 1)  /* the two transforms' inputs are neighbours: whole-vector loads */
         for (; l + 1 < v; l += 2, x += 4, y += 4 * ovs) {{
@@ -371,6 +405,9 @@ static inline v2d SPLAT1(double c) { return (v2d){c, c}; }
 #define FMAS1(a, b, c) ((a) * (b) + (c) * NP1)
 #endif
 static const v4d PN = {1.0, -1.0, 1.0, -1.0};
+#ifndef TRANSPOSED
+#define TRANSPOSED 1
+#endif
 #define SWAPLANES(a) __builtin_shuffle((a), (v4i){2, 3, 0, 1})  /* the paired scalar codelets */
 static const v4d SGN2 = {1.0, 1.0, -1.0, -1.0};
 static const double ONE[2] = {1.0, 0.0};

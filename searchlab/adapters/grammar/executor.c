@@ -184,7 +184,12 @@ static void pfa(const node *p, const double *x, double *y, long is, long os, int
 /* c[j] <- conj(c[j] * w[j]): the pointwise product of a convolution, conjugated so that
  * a forward DFT_len computes the inverse one (the 1/len is folded into w). */
 static void conj_product(double *c, const double *w, long len) {
-    for (long j = 0; j < len; ++j) {
+    long j = 0;
+    for (; j + 1 < len; j += 2) {  /* two complex per vector: conj(c*w) = (c*w) with the imaginary lanes negated */
+        v4d x = LD4(c + 2 * j), ww = LD4(w + 2 * j);
+        ST4(c + 2 * j, FMAS(x, DUPRE(ww), SWAP(x) * DUPIM(ww)) * PN);
+    }
+    for (; j < len; ++j) {
         double re = c[2 * j] * w[2 * j] - c[2 * j + 1] * w[2 * j + 1];
         double im = c[2 * j] * w[2 * j + 1] + c[2 * j + 1] * w[2 * j];
         c[2 * j] = re; c[2 * j + 1] = -im;
@@ -211,7 +216,13 @@ static void bluestein(const node *p, const double *x, double *y, long is, long o
     long n = p->n, len = p->len;
     double *b0 = work(p, t), *b1 = b0 + 2 * len;
     const double *c = p->chirp;
-    for (long j = 0; j < n; ++j) {
+    long j = 0;
+    if (is == 1)  /* contiguous input: the chirp product two complex per vector */
+        for (; j + 1 < n; j += 2) {
+            v4d a = LD4(x + 2 * j), w = LD4(c + 2 * j);
+            ST4(b0 + 2 * j, FMAS(a, DUPRE(w), SWAP(a) * DUPIM(w)));
+        }
+    for (; j < n; ++j) {
         const double *s = x + 2 * j * is;
         b0[2 * j] = s[0] * c[2 * j] - s[1] * c[2 * j + 1];
         b0[2 * j + 1] = s[0] * c[2 * j + 1] + s[1] * c[2 * j];
@@ -220,7 +231,13 @@ static void bluestein(const node *p, const double *x, double *y, long is, long o
     dft(p->left, b0, b1, 1, 1, 1, 0, 0, t);
     conj_product(b1, p->table, len);
     dft(p->left, b1, b0, 1, 1, 1, 0, 0, t);
-    for (long k = 0; k < n; ++k) {  /* c_k * conj(b0_k) */
+    long k = 0;
+    if (os == 1)  /* contiguous output: c_k * conj(b0_k) two complex per vector */
+        for (; k + 1 < n; k += 2) {
+            v4d a = LD4(b0 + 2 * k) * PN, w = LD4(c + 2 * k);
+            ST4(y + 2 * k, FMAS(a, DUPRE(w), SWAP(a) * DUPIM(w)));
+        }
+    for (; k < n; ++k) {  /* c_k * conj(b0_k) */
         double re = b0[2 * k], im = -b0[2 * k + 1];
         double *d = y + 2 * k * os;
         d[0] = re * c[2 * k] - im * c[2 * k + 1];
