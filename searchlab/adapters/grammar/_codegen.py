@@ -255,7 +255,7 @@ def _transposed_sink(body: _Body, s: int) -> Sink:
 
     def sink(i: int, v: Var) -> None:
         if i == s - 1 and s % 2:  # the odd last output has no partner
-            body.store((f"y + 2 * {i}", f"y1 + 2 * {i}"), v)
+            body.store((f"y + 2 * {i}", f"y1 + 2 * {i}"), v)  # type: ignore[arg-type]
             return
         other = held.pop(i // 2, None)
         if other is None:
@@ -285,13 +285,13 @@ def _paired_codelet(s: int, twiddle: bool) -> list[str]:
     values: list[Var] = []
     for j in range(m):
         if twiddle:
-            a = body.emit_load((f"p + 2 * {j} * stride", f"p + 2 * {j + m} * stride"))
+            a = body.emit_load((f"p + 2 * {j} * stride", f"p + 2 * {j + m} * stride"))  # type: ignore[arg-type]
             if j == 0:  # x_0 has no twiddle: {1, w_{m-1}}
                 a = body.mul_twiddle_pair(a, ("ONE", f"w + 2 * {m - 1} * wstride"))
             else:
                 a = body.mul_twiddle_pair(a, (f"w + 2 * {j - 1} * wstride", f"w + 2 * {j + m - 1} * wstride"))
         else:
-            a = body.emit_load((f"x + 2 * {j} * is", f"x + 2 * {j + m} * is"))
+            a = body.emit_load((f"x + 2 * {j} * is", f"x + 2 * {j + m} * is"))  # type: ignore[arg-type]
         b = body.butterfly_lanes(a, sign)
         w = -1j if 4 * j == s else cmath.exp(-2j * math.pi * j / s)
         values.append(b if j == 0 else body.mul_lane1(b, w))
