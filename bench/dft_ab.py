@@ -66,12 +66,16 @@ def main() -> None:
     args = parser.parse_args()
     libs: list[tuple[str, ctypes.CDLL]] = []
     for spec in args.variants:
+        spec, _, options = spec.partition("#")  # name=path@flags#chunk,group,rep (fl_set_options)
         name, _, rest = spec.partition("=")
         path, _, extra = (rest or "current").partition("@")
         flags = list(_clib.FLAGS) + [f for f in extra.split(",") if f]
         source = (_codegen.library_source(32) + _clib.EXECUTOR.read_text() if path == "current"
                   else Path(path).read_text())
-        libs.append((name, build(source, flags, name)))
+        lib = build(source, flags, name + options.replace(",", "_"))
+        if options:
+            lib.fl_set_options(*(int(c) for c in options.split(",")))
+        libs.append((name, lib))
     for item in args.plans:
         n_text, _, word = item.partition(":")
         n = int(n_text)
@@ -80,9 +84,9 @@ def main() -> None:
         x = _clib.aligned(np.random.default_rng(0).standard_normal(2 * n).view(np.complex128))
         ref = np.fft.fft(x)
         plans, reps = [], []
+        y = _clib.aligned(np.zeros_like(x))  # one output array for all variants: the same addresses
         for name, lib in libs:
             plan = _clib.Plan(lib, spec, problem.twiddles)
-            y = _clib.aligned(np.zeros_like(x))
             lib.fl_set_clock(1)
             plan.run_dft(x, y, (1, 1), (1, 1, 1), 1)
             err = float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
