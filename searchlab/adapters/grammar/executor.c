@@ -54,11 +54,11 @@ static int cpu_for_thread[2] = {-1, -1};
  * instead of REP calls over a few strided ones. */
 #define REP 8
 static long chunk = 8, buf_group = 0;
-static int use_rep = 1;
+static int use_rep = 1, use_copy = 1;  /* use_copy: see conflicts */
 /* The executor's settings (defaults chosen by bench/dft_fixed.py on the 2^16 / 2^20 plans):
  * chunk (transforms per chunk of the loop interchange), buffered columns per group (0: 8),
  * replicated twiddles on or off. Settings 1, 1, 0 (with no compact twiddles) run as before. */
-void fl_set_options(long c, long g, int rep) { chunk = c; buf_group = g; use_rep = rep; }
+void fl_set_options(long c, long g, int rep) { chunk = c; buf_group = g; use_rep = rep & 1; use_copy = !(rep & 2); }
 static int cpu_generation = 0;
 
 static n1_fn find_n1(int vector, long size) {
@@ -75,9 +75,40 @@ static t1_fn find_t1(int vector, long size) {
 
 static void dft(const node *p, const double *x, double *y, long is, long os, long v, long ivs, long ovs, int t);
 
+/* A stage's k rows at a stride of 16·stride bytes fall into 4096 / gcd(16·stride, 4096) sets of
+ * the L1 cache (8 ways, 4 kB per way): more rows than that many lines evict each other within
+ * one codelet call, and each line, which holds 4 columns, comes from L2 once per column pair
+ * for its loads and again for its stores. Such a stage (a twiddle codelet over neighbouring
+ * columns) runs on copies instead: COLS columns (one cache line) of every row copied to a
+ * contiguous scratch, the codelet run there, copied back. */
+#define L1_WAYS 8
+#define COLS 4
+static int conflicts(long k, long stride) {
+    long a = 16 * stride, b = 4096;
+    while (b) { long r = a % b; a = b; b = r; }
+    return use_copy && k > L1_WAYS * (4096 / a);
+}
+
 static void tws(const node *p, double *y, const double *W, long wstride, long stride, long count, long dist, int t) {
     if (p->kind != K_BUF) {
-        p->t1(y, W, wstride, stride, count, dist);
+        long j = 0;
+        if (dist == 1 && count >= COLS && conflicts(p->n, stride)) {
+            static __thread double scratch[2 * 64 * COLS] __attribute__((aligned(64)));
+            long k = p->n;
+            for (; j + COLS <= count; j += COLS) {
+                double *a = y + 2 * j;
+                for (long i = 0; i < k; ++i) {
+                    ST4(scratch + 2 * i * COLS, LD4(a + 2 * i * stride));
+                    ST4(scratch + 2 * i * COLS + 4, LD4(a + 2 * i * stride + 4));
+                }
+                p->t1(scratch, W + 2 * j, wstride, COLS, COLS, 1);
+                for (long i = 0; i < k; ++i) {
+                    ST4(a + 2 * i * stride, LD4(scratch + 2 * i * COLS));
+                    ST4(a + 2 * i * stride + 4, LD4(scratch + 2 * i * COLS + 4));
+                }
+            }
+        }
+        if (j < count) p->t1(y + 2 * j * dist, W + 2 * j, wstride, stride, count - j, dist);
         return;
     }
     long k = p->n, g = p->group, j = 0;
