@@ -54,11 +54,11 @@ static int cpu_for_thread[2] = {-1, -1};
  * instead of REP calls over a few strided ones. */
 #define REP 8
 static long chunk = 8, buf_group = 0;
-static int use_rep = 1, use_copy = 1;  /* use_copy: see conflicts */
+static int use_rep = 1, use_copy = 1, use_copy_leaves = 1;  /* use_copy: see conflicts */
 /* The executor's settings (defaults chosen by bench/dft_fixed.py on the 2^16 / 2^20 plans):
  * chunk (transforms per chunk of the loop interchange), buffered columns per group (0: 8),
  * replicated twiddles on or off. Settings 1, 1, 0 (with no compact twiddles) run as before. */
-void fl_set_options(long c, long g, int rep) { chunk = c; buf_group = g; use_rep = rep & 1; use_copy = !(rep & 2); }
+void fl_set_options(long c, long g, int rep) { chunk = c; buf_group = g; use_rep = rep & 1; use_copy = !(rep & 2); use_copy_leaves = !(rep & 4); }
 static int cpu_generation = 0;
 
 static n1_fn find_n1(int vector, long size) {
@@ -288,7 +288,21 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
         return;
     }
     if (p->kind != K_CT) {
-        p->n1(x, y, is, os, v, ivs, ovs);
+        long l = 0;
+        if (ivs == 1 && v >= COLS && conflicts(p->n, is) && use_copy_leaves) {
+            /* the leaf's rows conflict in L1 likewise (see conflicts): copy one cache line
+             * of neighbouring transforms per row to a contiguous scratch first */
+            static __thread double scratch[2 * 64 * COLS] __attribute__((aligned(64)));
+            for (; l + COLS <= v; l += COLS) {
+                const double *a = x + 2 * l;
+                for (long i = 0; i < p->n; ++i) {
+                    ST4(scratch + 2 * i * COLS, LD4(a + 2 * i * is));
+                    ST4(scratch + 2 * i * COLS + 4, LD4(a + 2 * i * is + 4));
+                }
+                p->n1(scratch, y + 2 * l * ovs, COLS, os, COLS, 1, ovs);
+            }
+        }
+        if (l < v) p->n1(x + 2 * l * ivs, y + 2 * l * ovs, is, os, v - l, ivs, ovs);
         return;
     }
     long k = p->k, m = p->m;
