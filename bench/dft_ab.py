@@ -3,11 +3,14 @@
 Each variant is a C source file (the generated codelets + executor.c, as ``_clib.build``
 compiles it; ``current`` = this tree's) and compiler flags. Every plan is built in every
 variant, checked against numpy.fft, and timed by the library's own C loop (thread CPU
-clock, pinned) in rounds, the variant order reversed every round; reported: each variant's
-time over the first variant's per round (median, 95 % order-statistic interval) and its
-pseudo-Gflop/s. For development; bench/dft_fixed.py and bench/dft_fftw.py measure against FFTW.
+clock, not pinned; one 64-byte aligned input and output array for all) in rounds, the variant
+order reversed every round (with ``--fftw`` FFTW_MEASURE's plan from a wisdom file too);
+reported: each variant's time over the first variant's per round (median, 95 % order-statistic
+interval), its pseudo-Gflop/s, and ours / FFTW per round. A variant ``git:COMMIT`` is the
+library as generated at that commit (its _codegen.py and executor.c).
 
-    /work/bin/cpuslot python bench/dft_ab.py --variants base=/tmp/base.c current --plans 1024:'DFT_1024(...)'
+    /work/bin/cpuslot python bench/dft_ab.py --fftw --variants before=git:081f390 after=current \
+        --plans 1024:'DFT_1024(TW_32(t1v_32),DFT_32(n1v_32))' --out bench/results/dft_ab.json
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse
 import ctypes
 import hashlib
+import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,16 +68,31 @@ def main() -> None:
     parser.add_argument("--plans", nargs="+", required=True, help="n:word")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--batch-s", type=float, default=0.003)
+    parser.add_argument("--out", type=Path, default=None, help="write the per-round times and ratios here (JSON)")
     parser.add_argument("--fftw", action="store_true", help="also time FFTW_MEASURE (wisdom /tmp/dft_fixed.wisdom)")
     args = parser.parse_args()
+    load, started = os.getloadavg(), time.time()
+    results: dict[str, Any] = {"what": "fixed plans, library builds A/B (+ FFTW_MEASURE from wisdom), interleaved",
+                               "rounds": args.rounds, "batch_s": args.batch_s, "variants": args.variants,
+                               "timing": "per round: the best of 3 batches of about batch_s, thread CPU clock",
+                               "plans": []}
     libs: list[tuple[str, ctypes.CDLL]] = []
     for spec in args.variants:
         spec, _, options = spec.partition("#")  # name=path@flags#chunk,group,rep (fl_set_options)
         name, _, rest = spec.partition("=")
         path, _, extra = (rest or "current").partition("@")
         flags = list(_clib.FLAGS) + [f for f in extra.split(",") if f]
-        source = (_codegen.library_source(32) + _clib.EXECUTOR.read_text() if path == "current"
-                  else Path(path).read_text())
+        if path == "current":
+            source = _codegen.library_source(32) + _clib.EXECUTOR.read_text()
+        elif path.startswith("git:"):
+            def show(name: str, commit: str = path[4:]) -> str:
+                return subprocess.run(["git", "show", f"{commit}:searchlab/adapters/grammar/{name}"], cwd=ROOT,
+                                      capture_output=True, text=True, check=True).stdout
+            namespace: dict[str, Any] = {"__name__": "_codegen_at_commit"}
+            exec(compile(show("_codegen.py"), "_codegen.py", "exec"), namespace)
+            source = namespace["library_source"](32) + show("executor.c")
+        else:
+            source = Path(path).read_text()
         lib = build(source, flags, name + options.replace(",", "_"))
         if options:
             lib.fl_set_options(*(int(c) for c in options.split(",")))
@@ -120,10 +141,28 @@ def main() -> None:
                         f"speed vs first {float(np.median(ratio)):.3f} [{lo:.3f}, {hi:.3f}]")
         if fftw:
             line.append(f"  FFTW {flops / float(np.median(times[-1])) / 1e9:.2f} Gflop/s; ours/FFTW: " + ", ".join(
-                f"{name} {float(np.median([f / o for f, o in zip(times[-1], times[i])])):.3f}"
+                "{} {:.3f} [{:.3f}, {:.3f}]".format(name, float(np.median([f / o for f, o in zip(times[-1], times[i])])),
+                                                    *median_ci([f / o for f, o in zip(times[-1], times[i])]))
                 for i, (name, _) in enumerate(libs)))
             fftw.__exit__()
         print("\n".join(line), flush=True)
+        entry: dict[str, Any] = {"n": n, "word": word, "describe": line[0], "seconds": {}, "gflops_median": {}}
+        for i, (name, _) in enumerate(libs):
+            entry["seconds"][name] = times[i]
+            entry["gflops_median"][name] = flops / float(np.median(times[i])) / 1e9
+            ratio = [b / a for a, b in zip(times[i], times[0])]
+            entry.setdefault("speed_vs_first", {})[name] = [float(np.median(ratio)), *median_ci(ratio)]
+            if fftw:
+                ours = [f / o for f, o in zip(times[-1], times[i])]
+                entry.setdefault("ours_over_fftw", {})[name] = [float(np.median(ours)), *median_ci(ours)]
+        if fftw:
+            entry["seconds"]["fftw"] = times[-1]
+            entry["gflops_median"]["fftw"] = flops / float(np.median(times[-1])) / 1e9
+        results["plans"].append(entry)
+        if args.out:
+            results["machine"] = {"load_average_before": list(load), "load_average_after": list(os.getloadavg()),
+                                  "elapsed_s": time.time() - started, "cpus": os.cpu_count()}
+            args.out.write_text(json.dumps(results, indent=1))
         for plan, _ in plans:
             plan.close()
 
