@@ -17,7 +17,9 @@
  * For large sizes (issue 26): neighbouring transforms travel down the recursion in chunks
  * (whole-vector loads at every leaf), large twiddle tables are compact (see stage), buffered
  * stages gather groups of neighbouring columns, and a small split's stage over such a group
- * runs column by column with replicated twiddles (see REP).
+ * runs column by column with replicated twiddles (see REP). Stages and leaves whose rows, at a
+ * power-of-two stride, would evict each other from L1 run on a copy of one cache line of
+ * columns (see conflicts). Bluestein's pointwise products run two complex per vector.
  */
 #include <stdlib.h>
 #include <time.h>
