@@ -18,7 +18,10 @@ The *vector* backend (suffix ``v``, §4.1 restructuring 1) computes two transfor
 loop at once in one 256-bit GCC vector ``{re_j, im_j, re_j+1, im_j+1}`` (AVX on x86; any
 ISA GCC vectorises for): the ``I_m`` loop of ``DFT_k ⊗ I_m`` (or of ``I_k ⊗ DFT_m``) is
 the vector dimension, as Spiral's vectorisation does. An odd trailing transform runs the
-scalar codelet. Complex products use one fused ``fmaddsub`` where the ISA has FMA.
+scalar codelet. Complex products use one fused ``fmaddsub`` where the ISA has FMA. The scalar
+codelets of even size >= 16 also run on 256-bit vectors, the two halves of one transform in
+the two lanes (:func:`_paired_codelet`); ``n1v`` with unit output stride stores its outputs as
+transposed pairs of whole vectors (:func:`_transposed_sink`).
 Deviation from genfft: no common-subexpression search and no scheduling for registers
 (AVX2's 16 registers spill for s >= 16). Loads are emitted first and each output is
 stored as soon as it is final: emitting loads lazily, just before first use, made the
@@ -40,12 +43,12 @@ class _Body:
     Both backends do complex arithmetic in GCC vectors: the vector backend two transforms
     per 256-bit ``v4d`` {re, im, re, im}, the scalar one a single transform with one complex
     per 128-bit ``v2d`` {re, im} (as FFTW's SSE2 codelets do): a complex addition is one
-    instruction instead of two, a product by a constant three instead of six.
+    instruction instead of two, a product by a constant three instead of six. (The paired
+    scalar codelets use the vector backend with the two halves of one transform as lanes.)
     """
 
-    def __init__(self, vector: bool, lazy: bool = False) -> None:
-        self.vector, self.lazy = vector, lazy
-        self._pending: dict[Var, list[str]] = {}  # lazy: a load's lines, emitted before its first use
+    def __init__(self, vector: bool) -> None:
+        self.vector = vector
         self._lines: list[str] = []
         self._n = 0
         self.t, self.s = ("v4d", "") if vector else ("v2d", "1")  # type, macro suffix
@@ -59,8 +62,6 @@ class _Body:
         return f"t{self._n}"
 
     def _emit(self, line: str, *uses: Var) -> None:
-        for use in uses:
-            self._lines += self._pending.pop(use, [])
         self._lines.append(line)
 
     def emit_load(self, address: str) -> Var:
@@ -69,14 +70,10 @@ class _Body:
             load = f"LD4({address[0]})" if not address[1] else f"LD2({address[0]}, {address[1]})"
         else:
             load = f"LD1({address})"
-        if self.lazy:
-            self._pending[name] = [f"{self.t} {name} = {load};"]
-        else:
-            self._lines.append(f"{self.t} {name} = {load};")
+        self._lines.append(f"{self.t} {name} = {load};")
         return name
 
     def store(self, address: str, a: Var) -> None:
-        self._lines += self._pending.pop(a, [])
         if self.vector:
             self._lines.append(f"ST4({address[0]}, {a});" if not address[1] else f"ST2({address[0]}, {address[1]}, {a});")
         else:
@@ -119,12 +116,8 @@ class _Body:
         """a·w, w loaded from the table."""
         name, x = self._fresh(), self.s
         load = "LD4" if self.vector else "LD1"
-        lines = [f"{self.t} {name}w = {load}({address});",
-                 f"{self.t} {name} = FMAS{x}({a}, DUPRE{x}({name}w), SWAP{x}({a}) * DUPIM{x}({name}w));"]
-        if a in self._pending:
-            self._pending[name] = self._pending.pop(a) + lines
-        else:
-            self._lines += lines
+        self._lines += [f"{self.t} {name}w = {load}({address});",
+                        f"{self.t} {name} = FMAS{x}({a}, DUPRE{x}({name}w), SWAP{x}({a}) * DUPIM{x}({name}w));"]
         return name
 
 
@@ -186,7 +179,6 @@ def radix(s: int) -> int:
 
 
 Sink = Callable[[int, Var], None]
-LAZY = [False]
 PAIRED_MIN = [16]  # the scalar codelets of even size >= this on 256-bit lane pairs (_paired_codelet)
 
 
@@ -223,7 +215,7 @@ def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjace
     """The body of one codelet; ``adjacent``: the two vector lanes' inputs are neighbours in
     memory (one 256-bit load instead of two 128-bit halves; for t1v also the stores);
     ``adjacent_out``: n1v's outputs too (a buffered stage writing neighbouring columns)."""
-    body = _Body(vector, LAZY[0])
+    body = _Body(vector)
     src: Callable[[int], str]
     second = "" if adjacent else "p1"
     if twiddle:  # in place on p (and p1 for the second vector lane)
