@@ -18,7 +18,10 @@ The *vector* backend (suffix ``v``, §4.1 restructuring 1) computes two transfor
 loop at once in one 256-bit GCC vector ``{re_j, im_j, re_j+1, im_j+1}`` (AVX on x86; any
 ISA GCC vectorises for): the ``I_m`` loop of ``DFT_k ⊗ I_m`` (or of ``I_k ⊗ DFT_m``) is
 the vector dimension, as Spiral's vectorisation does. An odd trailing transform runs the
-scalar codelet. Complex products use one fused ``fmaddsub`` where the ISA has FMA.
+scalar codelet. Complex products use one fused ``fmaddsub`` where the ISA has FMA. The scalar
+codelets of even size >= 16 also run on 256-bit vectors, the two halves of one transform in
+the two lanes (:func:`_paired_codelet`); ``n1v`` with unit output stride stores its outputs as
+transposed pairs of whole vectors (:func:`_transposed_sink`).
 Deviation from genfft: no common-subexpression search and no scheduling for registers
 (AVX2's 16 registers spill for s >= 16). Loads are emitted first and each output is
 stored as soon as it is final: emitting loads lazily, just before first use, made the
@@ -40,7 +43,8 @@ class _Body:
     Both backends do complex arithmetic in GCC vectors: the vector backend two transforms
     per 256-bit ``v4d`` {re, im, re, im}, the scalar one a single transform with one complex
     per 128-bit ``v2d`` {re, im} (as FFTW's SSE2 codelets do): a complex addition is one
-    instruction instead of two, a product by a constant three instead of six.
+    instruction instead of two, a product by a constant three instead of six. (The paired
+    scalar codelets use the vector backend with the two halves of one transform as lanes.)
     """
 
     def __init__(self, vector: bool) -> None:
@@ -117,6 +121,27 @@ class _Body:
         return name
 
 
+    def mul_twiddle_pair(self, a: Var, address: tuple[str, str]) -> Var:
+        """a·{w_lo, w_hi}, the two lanes' twiddles loaded from two places."""
+        name = self._fresh()
+        self._lines += [f"v4d {name}w = LD2({address[0]}, {address[1]});",
+                        f"v4d {name} = FMAS({a}, DUPRE({name}w), SWAP({a}) * DUPIM({name}w));"]
+        return name
+
+    def butterfly_lanes(self, a: Var, sign: str) -> Var:
+        """{lo, hi} -> {lo + hi, lo - hi}: one lane swap and one fused multiply-add."""
+        name = self._fresh()
+        self._lines.append(f"v4d {name} = SWAPLANES({a}) + {a} * {sign};")
+        return name
+
+    def mul_lane1(self, a: Var, w: complex) -> Var:
+        """The high lane times the constant w (the low lane times 1)."""
+        name = self._fresh()
+        c, d = repr(w.real), repr(w.imag)
+        self._lines.append(f"v4d {name} = FMAS({a}, ((v4d){{1.0, 1.0, {c}, {c}}}), SWAP({a}) * ((v4d){{0.0, 0.0, {d}, {d}}}));")
+        return name
+
+
 def smallest_factor(s: int) -> int:
     return next(p for p in range(2, s + 1) if s % p == 0)
 
@@ -154,6 +179,7 @@ def radix(s: int) -> int:
 
 
 Sink = Callable[[int, Var], None]
+PAIRED_MIN = [16]  # the scalar codelets of even size >= this on 256-bit lane pairs (_paired_codelet)
 
 
 def _dft(body: _Body, values: list[Var], sink: Sink | None = None) -> list[Var]:
@@ -184,7 +210,8 @@ def _dft(body: _Body, values: list[Var], sink: Sink | None = None) -> list[Var]:
     return out
 
 
-def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjacent_out: bool = False) -> list[str]:
+def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjacent_out: bool = False,
+             transposed_out: bool = False) -> list[str]:
     """The body of one codelet; ``adjacent``: the two vector lanes' inputs are neighbours in
     memory (one 256-bit load instead of two 128-bit halves; for t1v also the stores);
     ``adjacent_out``: n1v's outputs too (a buffered stage writing neighbouring columns)."""
@@ -204,18 +231,82 @@ def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjace
     values = [body.emit_load(src(i)) for i in range(s)]
     if twiddle:
         values = [v if i == 0 else body.mul_twiddle(v, f"(w + 2 * {i - 1} * wstride)") for i, v in enumerate(values)]
-    _dft(body, values, lambda i, v: body.store(dst(i), v))
+    if transposed_out:
+        _dft(body, values, _transposed_sink(body, s))
+    else:
+        _dft(body, values, lambda i, v: body.store(dst(i), v))
+    return body.lines
+
+
+def _transposed_sink(body: _Body, s: int) -> Sink:
+    """n1v with unit output stride (os = 1): outputs k and k+1 of the two transforms,
+    {A_k, B_k} and {A_k+1, B_k+1}, become {A_k, A_k+1} and {B_k, B_k+1} by two lane
+    permutations and are stored as two whole vectors instead of four halves (the store
+    port, one per cycle, bounds the 16/32-point codelets)."""
+    held: dict[int, tuple[int, Var]] = {}
+
+    def sink(i: int, v: Var) -> None:
+        if i == s - 1 and s % 2:  # the odd last output has no partner
+            body.store((f"y + 2 * {i}", f"y1 + 2 * {i}"), v)  # type: ignore[arg-type]
+            return
+        other = held.pop(i // 2, None)
+        if other is None:
+            held[i // 2] = (i, v)
+            return
+        a, b = (other[1], v) if other[0] < i else (v, other[1])
+        k = i - i % 2
+        lo, hi = body._fresh(), body._fresh()
+        body.lines.extend([f"v4d {lo} = __builtin_shuffle({a}, {b}, (v4i){{0, 1, 4, 5}});",
+                           f"v4d {hi} = __builtin_shuffle({a}, {b}, (v4i){{2, 3, 6, 7}});",
+                           f"ST4(y + 2 * {k}, {lo});", f"ST4(y1 + 2 * {k}, {hi});"])
+    return sink
+
+
+def _paired_codelet(s: int, twiddle: bool) -> list[str]:
+    """One transform of even size s = 2m on 256-bit vectors: lane pair {x_j, x_{j+m}}.
+
+    A radix-2 decimation-in-frequency step across the two lanes, b_j = {x_j + x_{j+m},
+    (x_j - x_{j+m})·ω_s^j}, leaves two DFT_m of the same shape, even outputs in the low lane
+    and odd ones in the high lane, computed by the vector body (constants splatted to both
+    lanes). The scalar codelets (``n1``, ``t1``: one transform at a time, also the odd tail of
+    a vector loop and every single-transform call of Rader / Bluestein / a buffered stage)
+    so use the full vector width instead of one complex per 128-bit register."""
+    m = s // 2
+    body = _Body(True)
+    sign = "SGN2"
+    values: list[Var] = []
+    for j in range(m):
+        if twiddle:
+            a = body.emit_load((f"p + 2 * {j} * stride", f"p + 2 * {j + m} * stride"))  # type: ignore[arg-type]
+            if j == 0:  # x_0 has no twiddle: {1, w_{m-1}}
+                a = body.mul_twiddle_pair(a, ("ONE", f"w + 2 * {m - 1} * wstride"))
+            else:
+                a = body.mul_twiddle_pair(a, (f"w + 2 * {j - 1} * wstride", f"w + 2 * {j + m - 1} * wstride"))
+        else:
+            a = body.emit_load((f"x + 2 * {j} * is", f"x + 2 * {j + m} * is"))  # type: ignore[arg-type]
+        b = body.butterfly_lanes(a, sign)
+        w = -1j if 4 * j == s else cmath.exp(-2j * math.pi * j / s)
+        values.append(b if j == 0 else body.mul_lane1(b, w))
+    if twiddle:
+        def dst(i: int) -> tuple[str, str]:
+            return (f"p + 2 * {2 * i} * stride", f"p + 2 * {2 * i + 1} * stride")
+    else:
+        def dst(i: int) -> tuple[str, str]:
+            return (f"y + 2 * {2 * i} * os", f"y + 2 * {2 * i + 1} * os")
+    _dft(body, values, lambda i, v: body.store(dst(i), v))  # type: ignore[arg-type]
     return body.lines
 
 
 def codelet_source(s: int) -> str:
     """The four codelets of size ``s``: n1_s, n1v_s, t1_s, t1v_s."""
     ind = "        "
-    n1 = "\n".join(ind + line for line in _codelet(s, False, False))
+    paired = s % 2 == 0 and s >= PAIRED_MIN[0]
+    n1 = "\n".join(ind + line for line in (_paired_codelet(s, False) if paired else _codelet(s, False, False)))
     n1v = "\n".join(ind + line for line in _codelet(s, True, False))
-    t1 = "\n".join(ind + line for line in _codelet(s, False, True))
+    t1 = "\n".join(ind + line for line in (_paired_codelet(s, True) if paired else _codelet(s, False, True)))
     t1v = "\n".join(ind + line for line in _codelet(s, True, True))
     n1va = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True))
+    n1vat = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True, transposed_out=True))
     n1vaa = "\n".join(ind + "    " + line for line in _codelet(s, True, False, adjacent=True, adjacent_out=True))
     t1va = "\n".join(ind + "    " + line for line in _codelet(s, True, True, adjacent=True))
     return f"""
@@ -229,6 +320,11 @@ static void n1v_{s}(const double *restrict x, double *restrict y, long is, long 
     if (ivs == 1 && ovs == 1)  /* inputs and outputs neighbours: whole-vector loads and stores */
         for (; l + 1 < v; l += 2, x += 4, y += 4) {{
 {n1vaa}
+        }}
+    if (ivs == 1 && os == 1 && TRANSPOSED)  /* unit output stride: outputs transposed in pairs, whole-vector stores */
+        for (; l + 1 < v; l += 2, x += 4, y += 4 * ovs) {{
+            double *y1 = y + 2 * ovs;
+{n1vat}
         }}
     if (ivs == 1)  /* the two transforms' inputs are neighbours: whole-vector loads */
         for (; l + 1 < v; l += 2, x += 4, y += 4 * ovs) {{
@@ -268,8 +364,14 @@ PRELUDE = """/* Generated by searchlab/adapters/grammar/_codegen.py: do not edit
 #include <string.h>
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4i __attribute__((vector_size(32)));
+#if defined(__AVX__)  /* two 128-bit halves: insert / extract (memcpy into a vector may go through the stack) */
+#include <immintrin.h>
+static inline v4d LD2(const double *a, const double *b) { return (v4d)_mm256_loadu2_m128d(b, a); }
+static inline void ST2(double *a, double *b, v4d r) { _mm256_storeu2_m128d(b, a, (__m256d)r); }
+#else
 static inline v4d LD2(const double *a, const double *b) { v4d r; memcpy(&r, a, 16); memcpy((double *)&r + 2, b, 16); return r; }
 static inline void ST2(double *a, double *b, v4d r) { memcpy(a, &r, 16); memcpy(b, (double *)&r + 2, 16); }
+#endif
 static inline v4d LD4(const double *a) { v4d r; memcpy(&r, a, 32); return r; }
 static inline void ST4(double *a, v4d r) { memcpy(a, &r, 32); }
 #define SWAP(a) __builtin_shuffle((a), (v4i){1, 0, 3, 2})
@@ -295,6 +397,12 @@ static inline v2d SPLAT1(double c) { return (v2d){c, c}; }
 #define FMAS1(a, b, c) ((a) * (b) + (c) * NP1)
 #endif
 static const v4d PN = {1.0, -1.0, 1.0, -1.0};
+#ifndef TRANSPOSED
+#define TRANSPOSED 1
+#endif
+#define SWAPLANES(a) __builtin_shuffle((a), (v4i){2, 3, 0, 1})  /* the paired scalar codelets */
+static const v4d SGN2 = {1.0, 1.0, -1.0, -1.0};
+static const double ONE[2] = {1.0, 0.0};
 typedef void (*n1_fn)(const double *, double *, long, long, long, long, long);
 typedef void (*t1_fn)(double *, const double *, long, long, long, long);
 struct n1_entry { long size; n1_fn f; };

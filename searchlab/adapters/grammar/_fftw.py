@@ -69,8 +69,8 @@ class FftwPlan:
             raise ConfigError(f"FFTW flag {flag!r}: must be one of {sorted(FLAGS)}")
         self.n, self.flag = n, flag
         self.fftw, self.ours = load(), _clib.load(max_codelet)
-        self.x = np.zeros(n, dtype=np.complex128)
-        self.y = np.zeros(n, dtype=np.complex128)
+        self.x = _clib.aligned(np.zeros(n, dtype=np.complex128))  # as fftw_malloc allocates: 64-byte aligned,
+        self.y = _clib.aligned(np.zeros(n, dtype=np.complex128))  # like our plans' arrays (dft.py)
         self.fftw.fftw_forget_wisdom()
         if wisdom is not None:
             self.fftw.fftw_import_wisdom_from_filename(wisdom.encode())

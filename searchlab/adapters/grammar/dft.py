@@ -163,7 +163,7 @@ class DftProblem(Problem):
         kind = "tw" if isinstance(spec, _fft.Twiddle) else "dft"
         key = (f"{kind}{spec.size}", extent)
         if extent not in self._inputs:
-            self._inputs[extent] = _fft.random_input(extent, 1, self.seed)[0]
+            self._inputs[extent] = _clib.aligned(_fft.random_input(extent, 1, self.seed)[0])
         x = self._inputs[extent]
         if key in self._data:
             self._data.move_to_end(key)
@@ -207,12 +207,12 @@ class DftProblem(Problem):
         planned = time.perf_counter()
         extent = self._extent(spec)
         x, ref = self._reference(spec, extent)
-        y = np.zeros_like(x)
+        y = _clib.aligned(np.zeros_like(x))
         run, cap = self._runner(plan, spec, extent, x, y)
         plan.lib.fl_set_clock(int(self.clock == "cpu"))
         with _Pinned(plan.lib, self.pin):
             error = self._check(run, x, y, ref, label)
-            data = x * 1e-150 if isinstance(spec, _fft.Twiddle) else x
+            data = _clib.aligned(x * 1e-150) if isinstance(spec, _fft.Twiddle) else x
             per_run = max(run(1, data), 1e-9)  # type: ignore[operator]
             reps = int(min(cap, max(1, math.ceil(self.batch_s / per_run))))
             samples = measure(lambda: Batch(run(reps, data) / reps, reps), self.protocol)  # type: ignore[operator]

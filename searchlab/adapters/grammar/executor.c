@@ -17,7 +17,9 @@
  * For large sizes (issue 26): neighbouring transforms travel down the recursion in chunks
  * (whole-vector loads at every leaf), large twiddle tables are compact (see stage), buffered
  * stages gather groups of neighbouring columns, and a small split's stage over such a group
- * runs column by column with replicated twiddles (see REP).
+ * runs column by column with replicated twiddles (see REP). Stages and leaves whose rows, at a
+ * power-of-two stride, would evict each other from L1 run on a copy of one cache line of
+ * columns (see conflicts). Bluestein's pointwise products run two complex per vector.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -54,11 +56,11 @@ static int cpu_for_thread[2] = {-1, -1};
  * instead of REP calls over a few strided ones. */
 #define REP 8
 static long chunk = 8, buf_group = 0;
-static int use_rep = 1;
+static int use_rep = 1, use_copy = 1, use_copy_leaves = 1;  /* use_copy: see conflicts */
 /* The executor's settings (defaults chosen by bench/dft_fixed.py on the 2^16 / 2^20 plans):
  * chunk (transforms per chunk of the loop interchange), buffered columns per group (0: 8),
  * replicated twiddles on or off. Settings 1, 1, 0 (with no compact twiddles) run as before. */
-void fl_set_options(long c, long g, int rep) { chunk = c; buf_group = g; use_rep = rep; }
+void fl_set_options(long c, long g, int rep) { chunk = c; buf_group = g; use_rep = rep & 1; use_copy = !(rep & 2); use_copy_leaves = !(rep & 4); }
 static int cpu_generation = 0;
 
 static n1_fn find_n1(int vector, long size) {
@@ -75,9 +77,40 @@ static t1_fn find_t1(int vector, long size) {
 
 static void dft(const node *p, const double *x, double *y, long is, long os, long v, long ivs, long ovs, int t);
 
+/* A stage's k rows at a stride of 16·stride bytes fall into 4096 / gcd(16·stride, 4096) sets of
+ * the L1 cache (8 ways, 4 kB per way): more rows than that many lines evict each other within
+ * one codelet call, and each line, which holds 4 columns, comes from L2 once per column pair
+ * for its loads and again for its stores. Such a stage (a twiddle codelet over neighbouring
+ * columns) runs on copies instead: COLS columns (one cache line) of every row copied to a
+ * contiguous scratch, the codelet run there, copied back. */
+#define L1_WAYS 8
+#define COLS 4
+static int conflicts(long k, long stride) {
+    long a = 16 * stride, b = 4096;
+    while (b) { long r = a % b; a = b; b = r; }
+    return use_copy && k > L1_WAYS * (4096 / a);
+}
+
 static void tws(const node *p, double *y, const double *W, long wstride, long stride, long count, long dist, int t) {
     if (p->kind != K_BUF) {
-        p->t1(y, W, wstride, stride, count, dist);
+        long j = 0;
+        if (dist == 1 && count >= COLS && conflicts(p->n, stride)) {
+            static __thread double scratch[2 * 64 * COLS] __attribute__((aligned(64)));
+            long k = p->n;
+            for (; j + COLS <= count; j += COLS) {
+                double *a = y + 2 * j;
+                for (long i = 0; i < k; ++i) {
+                    ST4(scratch + 2 * i * COLS, LD4(a + 2 * i * stride));
+                    ST4(scratch + 2 * i * COLS + 4, LD4(a + 2 * i * stride + 4));
+                }
+                p->t1(scratch, W + 2 * j, wstride, COLS, COLS, 1);
+                for (long i = 0; i < k; ++i) {
+                    ST4(a + 2 * i * stride, LD4(scratch + 2 * i * COLS));
+                    ST4(a + 2 * i * stride + 4, LD4(scratch + 2 * i * COLS + 4));
+                }
+            }
+        }
+        if (j < count) p->t1(y + 2 * j * dist, W + 2 * j, wstride, stride, count - j, dist);
         return;
     }
     long k = p->n, g = p->group, j = 0;
@@ -184,7 +217,12 @@ static void pfa(const node *p, const double *x, double *y, long is, long os, int
 /* c[j] <- conj(c[j] * w[j]): the pointwise product of a convolution, conjugated so that
  * a forward DFT_len computes the inverse one (the 1/len is folded into w). */
 static void conj_product(double *c, const double *w, long len) {
-    for (long j = 0; j < len; ++j) {
+    long j = 0;
+    for (; j + 1 < len; j += 2) {  /* two complex per vector: conj(c*w) = (c*w) with the imaginary lanes negated */
+        v4d x = LD4(c + 2 * j), ww = LD4(w + 2 * j);
+        ST4(c + 2 * j, FMAS(x, DUPRE(ww), SWAP(x) * DUPIM(ww)) * PN);
+    }
+    for (; j < len; ++j) {
         double re = c[2 * j] * w[2 * j] - c[2 * j + 1] * w[2 * j + 1];
         double im = c[2 * j] * w[2 * j + 1] + c[2 * j + 1] * w[2 * j];
         c[2 * j] = re; c[2 * j + 1] = -im;
@@ -211,7 +249,13 @@ static void bluestein(const node *p, const double *x, double *y, long is, long o
     long n = p->n, len = p->len;
     double *b0 = work(p, t), *b1 = b0 + 2 * len;
     const double *c = p->chirp;
-    for (long j = 0; j < n; ++j) {
+    long j = 0;
+    if (is == 1)  /* contiguous input: the chirp product two complex per vector */
+        for (; j + 1 < n; j += 2) {
+            v4d a = LD4(x + 2 * j), w = LD4(c + 2 * j);
+            ST4(b0 + 2 * j, FMAS(a, DUPRE(w), SWAP(a) * DUPIM(w)));
+        }
+    for (; j < n; ++j) {
         const double *s = x + 2 * j * is;
         b0[2 * j] = s[0] * c[2 * j] - s[1] * c[2 * j + 1];
         b0[2 * j + 1] = s[0] * c[2 * j + 1] + s[1] * c[2 * j];
@@ -220,7 +264,13 @@ static void bluestein(const node *p, const double *x, double *y, long is, long o
     dft(p->left, b0, b1, 1, 1, 1, 0, 0, t);
     conj_product(b1, p->table, len);
     dft(p->left, b1, b0, 1, 1, 1, 0, 0, t);
-    for (long k = 0; k < n; ++k) {  /* c_k * conj(b0_k) */
+    long k = 0;
+    if (os == 1)  /* contiguous output: c_k * conj(b0_k) two complex per vector */
+        for (; k + 1 < n; k += 2) {
+            v4d a = LD4(b0 + 2 * k) * PN, w = LD4(c + 2 * k);
+            ST4(y + 2 * k, FMAS(a, DUPRE(w), SWAP(a) * DUPIM(w)));
+        }
+    for (; k < n; ++k) {  /* c_k * conj(b0_k) */
         double re = b0[2 * k], im = -b0[2 * k + 1];
         double *d = y + 2 * k * os;
         d[0] = re * c[2 * k] - im * c[2 * k + 1];
@@ -240,7 +290,21 @@ static void dft(const node *p, const double *x, double *y, long is, long os, lon
         return;
     }
     if (p->kind != K_CT) {
-        p->n1(x, y, is, os, v, ivs, ovs);
+        long l = 0;
+        if (ivs == 1 && v >= COLS && conflicts(p->n, is) && use_copy_leaves) {
+            /* the leaf's rows conflict in L1 likewise (see conflicts): copy one cache line
+             * of neighbouring transforms per row to a contiguous scratch first */
+            static __thread double scratch[2 * 64 * COLS] __attribute__((aligned(64)));
+            for (; l + COLS <= v; l += COLS) {
+                const double *a = x + 2 * l;
+                for (long i = 0; i < p->n; ++i) {
+                    ST4(scratch + 2 * i * COLS, LD4(a + 2 * i * is));
+                    ST4(scratch + 2 * i * COLS + 4, LD4(a + 2 * i * is + 4));
+                }
+                p->n1(scratch, y + 2 * l * ovs, COLS, os, COLS, 1, ovs);
+            }
+        }
+        if (l < v) p->n1(x + 2 * l * ivs, y + 2 * l * ovs, is, os, v - l, ivs, ovs);
         return;
     }
     long k = p->k, m = p->m;
