@@ -33,8 +33,13 @@ from __future__ import annotations
 import cmath
 import math
 from collections.abc import Callable
+from typing import Union
 
 Var = str  # a value: one v2d (scalar backend) or v4d (vector backend) variable
+
+
+# a scalar codelet's address, or a vector codelet's two lane addresses ("" for the second: one whole-vector access)
+Address = Union[str, tuple[str, str]]
 
 
 class _Body:
@@ -64,7 +69,7 @@ class _Body:
     def _emit(self, line: str, *uses: Var) -> None:
         self._lines.append(line)
 
-    def emit_load(self, address: str) -> Var:
+    def emit_load(self, address: Address) -> Var:
         name = self._fresh()
         if self.vector:
             load = f"LD4({address[0]})" if not address[1] else f"LD2({address[0]}, {address[1]})"
@@ -73,7 +78,7 @@ class _Body:
         self._lines.append(f"{self.t} {name} = {load};")
         return name
 
-    def store(self, address: str, a: Var) -> None:
+    def store(self, address: Address, a: Var) -> None:
         if self.vector:
             self._lines.append(f"ST4({address[0]}, {a});" if not address[1] else f"ST2({address[0]}, {address[1]}, {a});")
         else:
@@ -216,18 +221,19 @@ def _codelet(s: int, vector: bool, twiddle: bool, adjacent: bool = False, adjace
     memory (one 256-bit load instead of two 128-bit halves; for t1v also the stores);
     ``adjacent_out``: n1v's outputs too (a buffered stage writing neighbouring columns)."""
     body = _Body(vector)
-    src: Callable[[int], str]
+    src: Callable[[int], Address]
+    dst: Callable[[int], Address]
     second = "" if adjacent else "p1"
     if twiddle:  # in place on p (and p1 for the second vector lane)
-        def src(i: int) -> str:
-            return (f"p + 2 * {i} * stride", second and f"p1 + 2 * {i} * stride") if vector else f"(p + 2 * {i} * stride)"  # type: ignore[return-value]
+        def src(i: int) -> Address:
+            return (f"p + 2 * {i} * stride", second and f"p1 + 2 * {i} * stride") if vector else f"(p + 2 * {i} * stride)"
         dst = src
     else:
-        def src(i: int) -> str:
-            return (f"x + 2 * {i} * is", second and f"x1 + 2 * {i} * is") if vector else f"(x + 2 * {i} * is)"  # type: ignore[return-value]
+        def src(i: int) -> Address:
+            return (f"x + 2 * {i} * is", second and f"x1 + 2 * {i} * is") if vector else f"(x + 2 * {i} * is)"
 
-        def dst(i: int) -> str:
-            return (f"y + 2 * {i} * os", "" if adjacent_out else f"y1 + 2 * {i} * os") if vector else f"(y + 2 * {i} * os)"  # type: ignore[return-value]
+        def dst(i: int) -> Address:
+            return (f"y + 2 * {i} * os", "" if adjacent_out else f"y1 + 2 * {i} * os") if vector else f"(y + 2 * {i} * os)"
     values = [body.emit_load(src(i)) for i in range(s)]
     if twiddle:
         values = [v if i == 0 else body.mul_twiddle(v, f"(w + 2 * {i - 1} * wstride)") for i, v in enumerate(values)]
@@ -247,7 +253,7 @@ def _transposed_sink(body: _Body, s: int) -> Sink:
 
     def sink(i: int, v: Var) -> None:
         if i == s - 1 and s % 2:  # the odd last output has no partner
-            body.store((f"y + 2 * {i}", f"y1 + 2 * {i}"), v)  # type: ignore[arg-type]
+            body.store((f"y + 2 * {i}", f"y1 + 2 * {i}"), v)
             return
         other = held.pop(i // 2, None)
         if other is None:
@@ -277,13 +283,13 @@ def _paired_codelet(s: int, twiddle: bool) -> list[str]:
     values: list[Var] = []
     for j in range(m):
         if twiddle:
-            a = body.emit_load((f"p + 2 * {j} * stride", f"p + 2 * {j + m} * stride"))  # type: ignore[arg-type]
+            a = body.emit_load((f"p + 2 * {j} * stride", f"p + 2 * {j + m} * stride"))
             if j == 0:  # x_0 has no twiddle: {1, w_{m-1}}
                 a = body.mul_twiddle_pair(a, ("ONE", f"w + 2 * {m - 1} * wstride"))
             else:
                 a = body.mul_twiddle_pair(a, (f"w + 2 * {j - 1} * wstride", f"w + 2 * {j + m - 1} * wstride"))
         else:
-            a = body.emit_load((f"x + 2 * {j} * is", f"x + 2 * {j + m} * is"))  # type: ignore[arg-type]
+            a = body.emit_load((f"x + 2 * {j} * is", f"x + 2 * {j + m} * is"))
         b = body.butterfly_lanes(a, sign)
         w = -1j if 4 * j == s else cmath.exp(-2j * math.pi * j / s)
         values.append(b if j == 0 else body.mul_lane1(b, w))
@@ -293,7 +299,7 @@ def _paired_codelet(s: int, twiddle: bool) -> list[str]:
     else:
         def dst(i: int) -> tuple[str, str]:
             return (f"y + 2 * {2 * i} * os", f"y + 2 * {2 * i + 1} * os")
-    _dft(body, values, lambda i, v: body.store(dst(i), v))  # type: ignore[arg-type]
+    _dft(body, values, lambda i, v: body.store(dst(i), v))
     return body.lines
 
 
