@@ -84,6 +84,8 @@ CASES: dict[str, Case] = {
                                             "searcher.dag='auto'"),
     "auto negative prior": lambda t: (["problem=synthetic_knobs", "searcher=auto", "searcher.prior=-1"],
                                       "searcher.prior=-1"),
+    "univariate TPE without a draw": lambda t: (["problem=synthetic_knobs", "searcher=optuna_tpe",
+                                                 "searcher.univariate_retries=0"], "univariate_retries=0"),
     "auto prior nan": lambda t: (["problem=synthetic_knobs", "searcher=auto", "searcher.prior=nan"], "searcher.prior"),
     "auto feasibility 1": lambda t: (["problem=synthetic_knobs", "searcher=auto", "searcher.min_feasibility=1"],
                                      "searcher.min_feasibility=1"),
