@@ -21,6 +21,7 @@ alternating): the ratio with its 95 % interval (``versus_fftw``).
     /work/bin/cpuslot --exclusive python bench/dag_search.py --sizes 1024 3000 --seeds 10
                                           # writes bench/results/dag_search.json + .png
     python bench/dag_search.py --plot-only
+    python bench/dag_search_table.py bench/results/dag_search.json   # the markdown table again
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from dag_search_parts import SEARCHERS, Table, comparisons, confirm, plot, run, summary
+from dag_search_table import rows
 
 from searchlab.adapters.grammar import DftProblem
 from searchlab.adapters.grammar._fftw import problem_reference, versus_fftw
@@ -165,8 +167,7 @@ def main() -> None:
         results["elapsed_s"] = time.perf_counter() - started
         args.out.write_text(json.dumps(results, indent=1))
         plot(results, args.out.with_suffix(".png"))
-    print(json.dumps({s["n"]: {n: x["evals_to_dp"]["median"] for n, x in s["searchers"].items()}
-                      | {"dp": s["dp"][args.dp_contexts[0]]["evaluations"]} for s in results["sizes"]}))
+    print("\n".join(rows(results)))  # the markdown table of docs/grammar.md (bench/dag_search_table.py)
 
 
 if __name__ == "__main__":

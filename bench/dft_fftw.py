@@ -44,8 +44,8 @@ def one_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
     problem = DftProblem(size=n, measure=MeasurementProtocol(**PROTOCOL), batch_s=args.batch_s)  # type: ignore[arg-type]
     problem.setup(problem.device)
     started = time.perf_counter()
-    outcome = optimize(problem, TagSearcher(problem.space, direction=problem.direction, seed=args.seed),
-                       Budget(evaluations=args.budget))
+    tag = TagSearcher(problem.space, direction=problem.direction, seed=args.seed, arcs=args.arcs)
+    outcome = optimize(problem, tag, Budget(evaluations=args.budget))
     search_s = time.perf_counter() - started
     if outcome.best is None:
         return {"n": n, "error": "no plan succeeded"}
@@ -64,12 +64,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-s", type=float, default=0.0005)
     parser.add_argument("--flag", default="measure")
+    parser.add_argument("--arcs", choices=("all", "canonical"), default="all",
+                        help="TAG's derivation graph: the paper's DAG (all) or leftmost derivations (canonical)")
     parser.add_argument("--out", type=Path, default=RESULTS / "dft_fftw.json")
     args = parser.parse_args()
     load, started = os.getloadavg(), time.time()
     out: dict[str, Any] = {
         "what": f"best plan of TAG in {args.budget} evaluations vs FFTW_{args.flag.upper()}, one protocol, interleaved",
-        "protocol": PROTOCOL | {"batch_s": args.batch_s}, "rounds": args.rounds, "seed": args.seed, "sizes": []}
+        "protocol": PROTOCOL | {"batch_s": args.batch_s}, "rounds": args.rounds, "seed": args.seed,
+        "arcs": args.arcs, "sizes": []}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for n in args.sizes:
         res = one_size(n, args)

@@ -106,6 +106,26 @@ def test_grammar_offers_every_rule_where_it_applies() -> None:
     assert {" ".join(rhs) for rhs in dft_grammar(13, 32).alternatives("DFT_13")} == {"n1_13", "n1v_13"}
 
 
+def test_vector_only_grammar_has_no_scalar_codelets_and_its_plans_are_right() -> None:
+    """problem.scalar_codelets=false: every codelet rule is n1v / t1v; a drawn word still plans,
+    runs and matches numpy.fft (the vector codelets' scalar tail covers loops of one)."""
+    g = dft_grammar(3000, 32, scalar=False)
+    terminals = set(g.terminals)
+    assert not any(t.startswith(("n1_", "t1_")) for t in terminals) and {"n1v_25", "t1v_8", "buf"} <= terminals
+    assert len(dft_grammar(3000, 32).terminals) > len(g.terminals)
+    problem = DftProblem(size=3000, scalar_codelets=False, **QUICK)
+    problem.setup(problem.device)
+    assert problem.space.count_sinks() < DftProblem(size=3000, **QUICK).space.count_sinks()
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        config = problem.space.sample(rng)
+        assert "n1_" not in str(config["word"]) and "t1_" not in str(config["word"])
+        m = problem.evaluate(config)
+        assert m.status is Status.OK, (config, m)
+    with pytest.raises(ConfigError, match="problem.scalar_codelets='no'"):
+        DftProblem(size=64, scalar_codelets="no")  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("spec", [Pfa(Leaf("n1", 4), Leaf("n1", 6)), Rader(15, Split(Twiddle("t1", 2), Leaf("n1", 7))),
                                   Rader(37, Leaf("n1", 32)), Bluestein(37, Leaf("n1", 32))], ids=describe)
 def test_impossible_plans_are_refused_before_c_runs_them(spec: Spec) -> None:
@@ -116,6 +136,8 @@ def test_impossible_plans_are_refused_before_c_runs_them(spec: Spec) -> None:
 def test_bluestein_lengths_and_primitive_roots() -> None:
     assert bluestein_lengths(1009, (2, 3, 5, 7)) == [2025, 2048]  # 2025 = 3^4 · 5^2 >= 2017
     assert bluestein_lengths(17, (2,)) == [64]
+    thirteen = (2, 3, 5, 7, 11, 13)  # 2079 = 3^3 * 7 * 11 and 20020 = 2^2 * 5 * 7 * 11 * 13 are not offered
+    assert bluestein_lengths(1031, thirteen) == [2100, 4096] and bluestein_lengths(10007, thirteen) == [20160, 32768]
     for p in (3, 37, 1009, 65537):
         g = primitive_root(p)
         assert len({pow(g, r, p) for r in range(p - 1)}) == p - 1

@@ -9,7 +9,7 @@ functions (``dft`` and ``tws`` in executor.c):
     DFT_s -> pfa DFT_a DFT_b              Good-Thomas, s = a·b, gcd(a, b) = 1, no twiddles
     DFT_p -> rader DFT_{p-1}              Rader, p a prime without a codelet
     DFT_p -> blue DFT_M                   Bluestein, M >= 2p-1 (a power of two, and the
-                                          smallest M whose factors all have codelets)
+                                          smallest M whose prime factors are all <= 7)
     DFT_n -> omp TW_k DFT_{n/k}           the top split over 2 OpenMP threads (start only)
     TW_k  -> t1_k | t1v_k                 a twiddle codelet, scalar or vectorised
     TW_k  -> buf DFT_k                    buffered: gather + scale into a buffer, then DFT_k
@@ -42,20 +42,28 @@ def divisors(s: int) -> list[int]:
 
 def bluestein_lengths(n: int, primes: tuple[int, ...]) -> list[int]:
     """Convolution lengths M >= 2n-1: the next power of two, and the next M whose prime
-    factors all have codelets (often 20-40 % shorter)."""
+    factors are all at most 7 (among ``primes``, those with codelets).
+
+    Why 7-smooth and not any size with codelets (13-smooth, the rule before): the DFT_M
+    behind Bluestein is most of its time, and codelets of 11 and 13 points cost more flops
+    per point. Chosen on the training primes 1031, 3001, 8009, 12011 and 25013 (DP's best
+    plan of each candidate M, ``docs/grammar.md``): the next 7-smooth M was the fastest at
+    all five (the next 13-smooth M took 1.19-1.33x as long, the next 5-smooth one
+    1.01-1.28x, the power of two 1.12-2.08x). 10007, a reported size, was not among them."""
     least = 2 * n - 1
     power = 1 << (least - 1).bit_length()
+    small = tuple(p for p in primes if p <= 7)
     m = least
-    while not smooth(m, primes):
+    while not smooth(m, small):
         m += 1
     return sorted({power, m})
 
 
-def _rules_for(s: int, codelets: set[int], primes: tuple[int, ...]) -> list[tuple[str, ...]]:
+def _rules_for(s: int, codelets: set[int], primes: tuple[int, ...], kinds: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Right-hand sides of DFT_s (the omp rule aside)."""
     rhs: list[tuple[str, ...]] = []
     if s in codelets:
-        rhs += [(f"n1_{s}",), (f"n1v_{s}",)]
+        rhs += [(f"{kind}_{s}",) for kind in kinds]
     ks = divisors(s)
     rhs += [(f"TW_{k}", f"DFT_{s // k}") for k in ks]
     rhs += [("pfa", f"DFT_{a}", f"DFT_{s // a}") for a in ks if math.gcd(a, s // a) == 1]
@@ -65,7 +73,11 @@ def _rules_for(s: int, codelets: set[int], primes: tuple[int, ...]) -> list[tupl
     return rhs
 
 
-def dft_grammar(n: int, max_codelet: int, threads: int = 1) -> Grammar:
+def dft_grammar(n: int, max_codelet: int, threads: int = 1, scalar: bool = True) -> Grammar:
+    """The grammar of DFT_n; ``scalar=False`` leaves out the scalar codelets (n1, t1), so
+    every codelet rule is a vector one (n1v, t1v: a loop of one transform runs their scalar
+    tail, so no plan becomes impossible)."""
+    kinds = ("n1", "n1v") if scalar else ("n1v",)
     codelets = set(codelet_sizes(max_codelet))
     primes = tuple(p for p in CODELET_PRIMES if p in codelets)
     rules: dict[int, list[tuple[str, ...]]] = {}
@@ -74,14 +86,14 @@ def dft_grammar(n: int, max_codelet: int, threads: int = 1) -> Grammar:
         s = todo.pop()
         if s in rules:
             continue
-        rules[s] = _rules_for(s, codelets, primes)
+        rules[s] = _rules_for(s, codelets, primes, kinds)
         todo += [int(sym[4:]) for rhs in rules[s] for sym in rhs if sym.startswith("DFT_")]
         todo += [int(sym[3:]) for rhs in rules[s] for sym in rhs if sym.startswith("TW_")]
     stages = sorted({k for s in rules for k in divisors(s)})
     productions = [Production((f"DFT_{s}",), rhs) for s in sorted(rules) for rhs in rules[s]]
     for k in stages:
         if k in codelets:
-            productions += [Production((f"TW_{k}",), (f"{kind}_{k}",)) for kind in ("t1", "t1v")]
+            productions += [Production((f"TW_{k}",), (f"t{kind[1:]}_{k}",)) for kind in kinds]
         productions.append(Production((f"TW_{k}",), ("buf", f"DFT_{k}")))
     if stages and threads > 1:
         productions += [Production((f"DFT_{n}",), ("omp", f"TW_{k}", f"DFT_{n // k}")) for k in divisors(n)]

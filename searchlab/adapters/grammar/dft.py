@@ -100,7 +100,7 @@ class DftProblem(Problem):
     direction = Direction.MAXIMIZE
     objective_name = "pseudo_mflops"
     capabilities = frozenset({"subproblems"})
-    code_version = "2"
+    code_version = "3"  # 3: the library of 2026-11-26 and 7-smooth Bluestein lengths; older cached timings are not reused
 
     def __init__(self,
                  size: int = 1024,  # n, any integer 2 .. 2^22 (mixed radix, Good-Thomas, Rader, Bluestein)
@@ -113,6 +113,7 @@ class DftProblem(Problem):
                  pin: bool = True,  # pin to one core while timing (the OpenMP helper to a second)
                  tolerance: float = 1e-10,  # largest relative error against numpy.fft (complex128)
                  seed: int = 0,  # the input data
+                 scalar_codelets: bool = True,  # false: only the vector codelet rules (n1v, t1v), a smaller space
                  ) -> None:
         self.n = _integer(size, "size", 2**22)
         check_memory(self.n, 1)
@@ -124,6 +125,8 @@ class DftProblem(Problem):
         if threads > 1 and clock != "wall":
             raise ConfigError(f"problem.threads={threads} needs problem.clock=wall: one thread's CPU time cannot "
                               "time a plan that runs on two")
+        if not isinstance(scalar_codelets, bool):
+            raise ConfigError(f"problem.scalar_codelets={scalar_codelets!r}: must be true or false")
         if not (isinstance(threads, int) and threads >= 1 and batch_s >= 0 and 0 < tolerance < 1):
             raise ConfigError(f"problem: need threads >= 1, batch_s >= 0 and 0 < tolerance < 1; got threads={threads}, "
                               f"batch_s={batch_s}, tolerance={tolerance}")
@@ -131,7 +134,8 @@ class DftProblem(Problem):
         super().__init__()
         self.context, self.batch_s, self.pin, self.clock = subproblem_context, batch_s, pin, clock
         self.tolerance, self.seed = tolerance, seed
-        self.graph = TreeGraph(dft_grammar(self.n, self.max_codelet, threads), subwords=True)
+        self.graph = TreeGraph(dft_grammar(self.n, self.max_codelet, threads, scalar_codelets),
+                                subwords=True)
         self.twiddles = _clib.Twiddles()
         self._inputs: dict[int, np.ndarray] = {}
         self._data: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
