@@ -76,6 +76,8 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
             head = (f"kept the default: {report.get('recommendation')}, so no .tuning file was written "
                     f"(the best found, {config}, is in {candidate})")
         return "\n".join(x for x in (head, details) if x)
+    if "tuned_is_default" in report:  # problem=searcher_settings: settings against the defaults on training tables
+        return _settings_decision(report)
     c, best = confirm.get("versus_default"), confirm.get("best")
     if confirm.get("default") is None:
         if best is not None:
@@ -93,6 +95,19 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
         return f"recommended: {which} ({config})\n{details}"
     return (f"keep the default: nothing measurably faster than the default was found (best candidate: {config})"
             f"\n{details}")
+
+
+def _settings_decision(report: Mapping[str, Any]) -> str:
+    def score(key: str) -> str:
+        value = report.get(key)
+        return "not scored" if value is None else f"{value:.4f}"
+
+    scores = f"training score: defaults {score('default_score')}, the search's best {score('search_best_score')}"
+    if report["tuned_is_default"]:
+        return (f"keep the defaults ({' '.join(report['tuned_overrides'])}): the search's best did not score above "
+                f"them on the training tables; {scores}")
+    return (f"recommended: {' '.join(report['tuned_overrides'])}, above the defaults on the training tables "
+            f"({scores}); judge it on tables it was not tuned on (a study's tune: rows)")
 
 
 def _ci(name: str, entry: Mapping[str, Any], unit: tuple[str, float]) -> str:

@@ -142,19 +142,44 @@ def test_the_best_settings_round_trip_through_the_cli(tmp_path: Path) -> None:
     summary = _cli(tmp_path, "problem=searcher_settings", "problem.searcher=genetic", f"problem.train=[{table}]",
                    "problem.seeds=1", "problem.budget=3", "problem.options=[method,popsize]", "searcher=exhaustive",
                    "budget.evaluations=12")
-    overrides = summary["report"]["tuned_overrides"]
-    assert overrides[0] == "searcher=genetic" and summary["best"]["description"] == " ".join(overrides)
-    assert summary["report"]["default_score"] is not None
+    report = summary["report"]
+    overrides = report["tuned_overrides"]
+    assert summary["best"]["description"] == " ".join(report["search_best_overrides"])
+    assert overrides[0] == "searcher=genetic" and report["default_score"] is not None
+    assert report["tuned_is_default"] == (report["search_best_score"] <= report["default_score"])
     run = _cli(tmp_path, "problem=kernel_tuner_cache", f"problem.path={table}", *overrides, "seed=0",
                "budget.evaluations=3")
-    best = dict(summary["best"]["config"])
+    best = report["default_settings"] if report["tuned_is_default"] else dict(summary["best"]["config"])
     assert {k: run["run_config"]["searcher"][k] for k in best} == best
     curve, value = [], float("inf")
     points = {int(n): v for n, v in run["trajectory"]}
     for n in range(1, 4):
         value = points.get(n, value)
         curve.append(1.0 / value)  # optimum 1.0, minimised time
-    assert summary["best"]["objective"] == pytest.approx(sum(curve) / 3, abs=1e-9)
+    assert report["tuned_score"] == pytest.approx(sum(curve) / 3, abs=1e-9)
+
+
+def test_the_defaults_are_recommended_unless_the_search_beats_them() -> None:
+    """Never worse than doing nothing: the search's best is recommended only where it scores
+    above the defaults on the training set; at or below them the defaults are."""
+    from searchlab.tuning.searcher_settings import recommendation
+
+    best, defaults = {"popsize": 30}, {"popsize": 20}
+    above = recommendation("genetic", best, 0.9, defaults, 0.8)
+    assert above["tuned_overrides"] == ["searcher=genetic", "searcher.popsize=30"] and not above["tuned_is_default"]
+    for score in (0.8, 0.7, None):
+        kept = recommendation("genetic", best, score, defaults, 0.8)
+        assert kept["tuned_overrides"] == ["searcher=genetic", "searcher.popsize=20"] and kept["tuned_score"] == 0.8
+        assert kept["search_best_overrides"] == ["searcher=genetic", "searcher.popsize=30"]
+    unknown = recommendation("genetic", best, 0.5, defaults, None)  # the defaults did not run: nothing to compare
+    assert unknown["tuned_overrides"][1] == "searcher.popsize=30" and not unknown["tuned_is_default"]
+    from searchlab.run.verdict import _decision
+
+    words = {k: _decision({"report": r, "objective_name": "score"}, ("", 1.0)) for k, r in (("above", above),
+                                                                                       ("kept", kept))}
+    assert words["above"].startswith("recommended: searcher=genetic searcher.popsize=30, above the defaults")
+    assert words["kept"].startswith("keep the defaults (searcher=genetic searcher.popsize=20)")
+    assert "the search's best not scored" in words["kept"]  # the last loop case: the search's best had no score
 
 
 def test_with_the_ray_executor_inner_replays_fan_out_and_give_the_same_scores(tables: list[str]) -> None:
