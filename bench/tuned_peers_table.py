@@ -31,6 +31,7 @@ def tuning(study: Path) -> dict[str, dict[str, Any]]:
         out.setdefault(path.parent.parent.name, {})[path.parent.name] = {
             "tuned_overrides": report.get("tuned_overrides"), "tuned_score": report.get("tuned_score"),
             "default_score": report.get("default_score"), "default_settings": report.get("default_settings"),
+            "tuned_is_default": report.get("tuned_is_default"), "search_best_score": report.get("search_best_score"),
             "meta_seed": summary.get("seed"), "evaluations": summary.get("evaluations"),
             "wall_time_s": summary.get("wall_time_s")}
     return out
