@@ -117,6 +117,8 @@ CASES: dict[str, Case] = {
     "dft size 1": lambda t: (["problem=dft", "problem.size=1"], "problem.size=1"),
     "dft size 2^22+1": lambda t: (["problem=dft", "problem.size=4194305"], "problem.size=4194305"),
     "dft size not an integer": lambda t: (["problem=dft", "problem.size=10.5"], "10.5"),
+    "dft scalar_codelets not a bool": lambda t: (["problem=dft", "problem.scalar_codelets=maybe"],
+                                                 "problem.scalar_codelets=maybe Value 'maybe' is not a valid bool"),
     "dft old flat protocol option": lambda t: (["problem=dft", "problem.min_runs=3"], "use problem.measure.min_runs"),
     "dft protocol option unknown": lambda t: (["problem=dft", "problem.measure.runs=3"], "problem.measure.runs"),
     # items 4-8
