@@ -1,64 +1,90 @@
-"""The confirm phase: re-measure the best k configurations at the end of a run.
+"""The confirm phase: re-measure the best k configurations beside the default until decided.
 
 A search keeps the configuration whose *one* measurement was best, and the minimum of many
 noisy measurements is biased low (the winner's curse): the reported best is often a lucky
 draw. Like a careful benchmark report, the run ends by re-measuring the best ``k``
-configurations, interleaved round-robin for ``rounds`` rounds on the run's own workers (so a
-slow phase of the machine hits every candidate alike), and reports the confirmed best: the
-candidate with the best median over its pooled confirmation samples, with that median's 95 %
-interval (docs/measurement.md, "Confirm phase").
+configurations and the problem's default (``Problem.default_config``), interleaved round-robin
+with the order rotated every round (so a slow phase of the machine hits every candidate alike),
+on the run's own workers. Each measurement is the median of several timed runs (the problem's
+measurement protocol, searchlab.core.measure).
 
-Never worse than doing nothing: the problem's default configuration (``Problem.default_config``:
-Futhark's untuned thresholds, a spec's default) is measured in every round beside the
-candidates, and the confirmed best is compared with it *paired by round* (the ratio of the two
-measurements of one round, so a slow minute of the machine cancels out). That speed-up and
-its distribution-free 95 % interval decide whether a configuration is recommended at all
-(:func:`recommended`: the interval's lower end above 1). Where the problem has validation
-datasets, the adapter repeats the comparison on them and that one decides (docs/futhark.md).
+Confirm until decided (issue 35; docs/measurement.md, "Confirm phase"): after ``confirm.rounds``
+rounds, and after every round from then on, each candidate's speed-up over the default, paired
+by round, gets an anytime-valid 95 % confidence sequence (searchlab.core.speedup: the sign
+process of the median with a beta-binomial mixture, Howard et al. 2021; Howard & Ramdas 2022),
+so looking after every round keeps the error rate. The phase stops when the best candidate's
+interval
 
-Confirmation measurements are recorded in ``results.db`` (negative candidate ids and
+- lies above 1 (**faster**: recommended) or below 1 (**slower**: keep the default);
+- lies inside ``1 ± confirm.equivalence`` (**equivalent**: a decided "no difference");
+- or when ``confirm.max_rounds`` or ``confirm.max_time_s`` is reached first (**undecided**:
+  the verdict names the interval and what to do next).
+
+A problem without a default measures its candidates for ``confirm.rounds`` rounds (nothing to
+decide). Confirmation measurements are recorded in ``results.db`` (negative candidate ids and
 ``meta.phase = "confirm"``), never told to the searcher and never charged to the budget. A
-resumed run whose confirm phase was interrupted re-measures only the (round, configuration)
-pairs it has no record of.
+resumed run whose phase was interrupted re-measures only the (round, configuration) pairs it
+has no record of, and goes on deciding.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-import statistics
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from searchlab.core.measure import Samples, median_ci, samples_are_objective
-from searchlab.core.records import Candidate, Config, Direction, Result, loss
-from searchlab.core.speedup import ratio_interval, speedup
+from searchlab.core.records import Candidate, Config, Direction, Result
 from searchlab.errors import ConfigError
+from searchlab.run.confirm_report import (
+    PHASE,
+    confirm_report,
+    decision,
+    entry,
+    is_confirmation,
+    noise_report,
+    paired_speedup,
+    top_k,
+)
 from searchlab.run.execution import Executor
 from searchlab.run.loop import StopReason, drive
 
-PHASE = "confirm"
+__all__ = ["ConfirmConfig", "confirm_after_search", "is_confirmation", "noise_report", "paired_speedup",
+           "plan", "run_confirm", "top_k"]
 
 
 @dataclass
 class ConfirmConfig:
-    """``confirm.k`` best configurations x ``confirm.rounds`` rounds; 0 in either disables.
+    """The confirm phase's options (``confirm.*``); ``k=0`` or ``rounds=0`` disables it.
 
-    The phase runs for problems whose measurements are noisy (``Problem.noisy``: device
-    problems, replays with ``sample_noise``); ``confirm.force=true`` runs it for any problem.
+    ``rounds``: rounds measured before the first look (and the rounds of a problem without a
+    default); ``max_rounds`` / ``max_time_s``: the caps after which an undecided comparison
+    stays undecided; ``equivalence``: the half-width of the band around a speed-up of 1 inside
+    which the interval decides "no difference" (0: never). The phase runs for problems whose
+    measurements are noisy (``Problem.noisy``); ``force=true`` runs it for any problem.
     """
 
     k: int = 3
     rounds: int = 5
+    max_rounds: int = 40
+    max_time_s: float = 120.0
+    equivalence: float = 0.02
     force: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("k", "rounds"):
+        for name in ("k", "rounds", "max_rounds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ConfigError(f"confirm.{name}={value!r}: must be an integer >= 0")
+                raise ConfigError(f"confirm.{name}={value!r}: must be an integer >= 0, e.g. confirm.{name}=5")
+        for name, top in (("max_time_s", math.inf), ("equivalence", 0.5)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= top \
+                    or not math.isfinite(value):
+                raise ConfigError(f"confirm.{name}={value!r}: must be a finite number in [0, {top}], "
+                                  f"e.g. confirm.{name}={0.02 if name == 'equivalence' else 120}")
+        if self.max_rounds < self.rounds:
+            raise ConfigError(f"confirm.max_rounds={self.max_rounds}: must be >= confirm.rounds ({self.rounds})")
 
     def enabled(self, noisy: bool) -> bool:
         return self.k > 0 and self.rounds > 0 and (noisy or self.force)
@@ -68,31 +94,13 @@ class Recorder(Protocol):
     def record(self, result: Result) -> None: ...
 
 
-def is_confirmation(result: Result) -> bool:
-    return result.candidate.meta.get("phase") == PHASE
-
-
-def top_k(results: Iterable[Result], direction: Direction, k: int, exclude: str | None = None) -> list[Result]:
-    """The ``k`` best distinct configurations the search measured (first measurement wins ties),
-    leaving out the configuration keyed ``exclude`` (the default, measured on its own)."""
-    best: dict[str, Result] = {}
-    for r in results:
-        if is_confirmation(r) or not math.isfinite(loss(r.measurement, direction)) or r.config.key == exclude:
-            continue
-        known = best.get(r.config.key)
-        if known is None or loss(r.measurement, direction) < loss(known.measurement, direction):
-            best[r.config.key] = r
-    ranked = sorted(best.values(), key=lambda r: (loss(r.measurement, direction), r.id))
-    return ranked[:k]
-
-
-def plan(configs: Sequence[Config], rounds: int, done: Iterable[Result]) -> list[tuple[int, Config]]:
-    """(round, configuration) pairs still to measure, round-robin: round 0 of every
-    configuration, then round 1, ..., each round's order rotated by one (no configuration is
-    always measured first). Pairs with a record (an interrupted phase) are skipped."""
+def plan(configs: Sequence[Config], rounds: Iterable[int], done: Iterable[Result]) -> list[tuple[int, Config]]:
+    """(round, configuration) pairs still to measure, round-robin: every configuration in one
+    round before the next, each round's order rotated by one (no configuration is always
+    measured first). Pairs with a record (an interrupted phase) are skipped."""
     have = {(int(r.candidate.meta.get("round", -1)), r.config.key) for r in done}
     todo = []
-    for n in range(rounds):
+    for n in rounds:
         shift = n % max(len(configs), 1)
         todo += [(n, c) for c in [*configs[shift:], *configs[:shift]] if (n, c.key) not in have]
     return todo
@@ -105,22 +113,48 @@ def confirm_configs(search: Sequence[Result], direction: Direction, k: int, defa
 
 
 class ConfirmPhase:
-    """The plan as a :class:`searchlab.run.loop.Phase`: submitted round-robin as workers free up,
-    each result recorded (never told to the searcher, never charged to the budget)."""
+    """The rounds as a :class:`searchlab.run.loop.Phase`: submitted round-robin as workers free up,
+    each result recorded (never told to the searcher, never charged to the budget); a new round
+    is planned while the sequential rule has not decided and no cap is reached."""
 
-    def __init__(self, executor: Executor, todo: list[tuple[int, Config]], prior: Sequence[Result],
-                 store: Recorder | None, default: Config | None) -> None:
-        self.executor, self.todo, self.store, self.default = executor, todo, store, default
+    def __init__(self, executor: Executor, configs: Sequence[Config], prior: Sequence[Result],
+                 store: Recorder | None, default: Config | None, options: ConfirmConfig, direction: Direction) -> None:
+        self.executor, self.store, self.default = executor, store, default
+        self.configs, self.options, self.direction = list(configs), options, direction
         self.results = list(prior)
         self.next_id = min([r.id for r in prior] + [0]) - 1
         self.in_flight: dict[int, Candidate] = {}
+        self.started = time.time()
+        self.stopped = ""  # why no further round was planned (summary.json confirm.stopped)
+        last = max([int(r.candidate.meta.get("round", -1)) for r in prior] + [options.rounds - 1])
+        self.planned = last + 1
+        self.todo = plan(self.configs, range(self.planned), prior)
 
     @property
     def pending(self) -> int:
         return len(self.in_flight)
 
+    def _more(self) -> bool:
+        """Plan one more round unless decided or capped (records why it stopped)."""
+        if self.default is None or len(self.configs) < 2:
+            self.stopped = "rounds"
+            return False
+        if decision(self.results, self.configs[1:], self.default, self.direction, self.options.equivalence):
+            self.stopped = "decided"
+        elif self.planned >= self.options.max_rounds:
+            self.stopped = "max_rounds"
+        elif time.time() - self.started >= self.options.max_time_s:
+            self.stopped = "max_time_s"
+        else:
+            self.todo = plan(self.configs, [self.planned], self.results)
+            self.planned += 1
+            return True
+        return False
+
     def fill(self) -> bool:
         asked = False
+        if not self.todo and not self.in_flight and not self.stopped:
+            self._more()
         while self.todo and self.executor.free() > 0:
             round_, config = self.todo.pop(0)
             meta: dict[str, Any] = {"phase": PHASE, "round": round_}
@@ -134,7 +168,7 @@ class ConfirmPhase:
         return asked
 
     def stop_reason(self) -> StopReason | None:
-        return None if self.todo else StopReason.EXHAUSTED
+        return StopReason.EXHAUSTED if self.stopped and not self.todo else None
 
     def idle_reason(self) -> StopReason:
         return StopReason.EXHAUSTED
@@ -148,96 +182,14 @@ class ConfirmPhase:
 
 def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Result], direction: Direction,
                 options: ConfirmConfig, store: Recorder | None = None,
-                default: Config | None = None) -> tuple[list[Result], bool]:
-    """Measure the plan on ``executor``; returns (every confirmation result, completed).
-
-    ``prior``: confirmation results already recorded (resume). An interrupt (Ctrl-C) ends
-    the phase early; what was measured is kept and reported.
-    """
+                default: Config | None = None) -> tuple[list[Result], bool, str]:
+    """Measure until decided on ``executor``; returns (every confirmation result, completed, why it
+    stopped). ``prior``: confirmation results already recorded (resume). An interrupt (Ctrl-C)
+    ends the phase early; what was measured is kept and reported."""
     configs = confirm_configs(search, direction, options.k, default)
-    phase = ConfirmPhase(executor, plan(configs, options.rounds, prior), prior, store, default)
+    phase = ConfirmPhase(executor, configs, prior, store, default, options, direction)
     reason, _ = drive(executor, phase)
-    return phase.results, reason is not StopReason.INTERRUPTED
-
-
-def _values(results: Sequence[Result]) -> list[float]:
-    """Pooled samples when they are draws of the objective, else one objective per round."""
-    values: list[float] = []
-    for r in results:
-        m = r.measurement
-        if samples_are_objective(m):
-            values.extend(m.samples)
-        elif m.objective is not None:
-            values.append(m.objective)
-    return values
-
-
-def _entry(mine: Sequence[Result]) -> dict[str, Any]:
-    """Counts, pooled median and its 95 % interval of one configuration's confirmations."""
-    ok = [r for r in mine if r.ok]
-    values = _values(ok)
-    entry: dict[str, Any] = {"measurements": len(mine), "failed": len(mine) - len(ok), "samples": len(values)}
-    if values:
-        lo, hi = median_ci(values)
-        entry.update(median=float(statistics.median(values)), ci95=[lo, hi], cv=Samples(tuple(values)).cv)
-    return entry
-
-
-def _by_round(results: Iterable[Result]) -> dict[int, Result]:
-    return {int(r.candidate.meta.get("round", -1)): r for r in results if r.ok and r.objective is not None}
-
-
-def paired_speedup(candidate: Sequence[Result], default: Sequence[Result], direction: Direction,
-                   basis: str = "tuning") -> dict[str, Any] | None:
-    """The candidate's speed-up over the default, paired by round (both measured in that round),
-    in total (the objective) and per dataset where the measurements name datasets."""
-    mine, base = _by_round(candidate), _by_round(default)
-    rounds = sorted(set(mine) & set(base))
-    if not rounds:
-        return None
-    out = {"basis": basis, **ratio_interval([speedup(base[n].objective or 0.0, mine[n].objective or 0.0, direction)
-                                             for n in rounds]), "datasets": {}}
-    names = [d for d in mine[rounds[0]].measurement.datasets if d in base[rounds[0]].measurement.datasets]
-    for d in names:
-        ratios = [speedup(base[n].measurement.datasets[d], mine[n].measurement.datasets[d], Direction.MINIMIZE)
-                  for n in rounds if d in mine[n].measurement.datasets and d in base[n].measurement.datasets]
-        out["datasets"][d] = ratio_interval(ratios)
-    return out
-
-
-def confirm_report(search: Sequence[Result], confirmations: Sequence[Result], direction: Direction,
-                   options: ConfirmConfig, complete: bool, default: Config | None = None) -> dict[str, Any]:
-    """``summary.json``'s ``confirm`` section: every candidate, the confirmed best, the default and
-    the confirmed best's paired speed-up over it (``versus_default``)."""
-    candidates = []
-    exclude = default.key if default is not None else None
-    for rank, found in enumerate(top_k(search, direction, options.k, exclude), start=1):
-        mine = [r for r in confirmations if r.config.key == found.config.key]
-        candidates.append({"rank": rank, "config": dict(found.config), "search_objective": found.objective,
-                           **_entry(mine)})
-    measured = [c for c in candidates if "median" in c]
-    sign = 1.0 if direction is Direction.MINIMIZE else -1.0
-    best = min(measured, key=lambda c: (sign * c["median"], c["rank"])) if measured else None
-    report = {"k": options.k, "rounds": options.rounds, "complete": complete, "candidates": candidates,
-              "best": best, "search_best_confirmed": bool(best and best["rank"] == 1),
-              "default": None, "versus_default": None}
-    if default is not None:
-        base = [r for r in confirmations if r.config.key == default.key]
-        report["default"] = {"config": dict(default), **_entry(base)}
-        if best is not None:
-            mine = [r for r in confirmations if r.config.key == Config(best["config"]).key]
-            report["versus_default"] = paired_speedup(mine, base, direction)
-    return report
-
-
-def noise_report(results: Sequence[Result]) -> dict[str, Any] | None:
-    """The noise of a run's measurements: median CV of the measurements with >= 2 samples."""
-    cvs = [Samples(r.measurement.samples).cv for r in results if r.ok and len(r.measurement.samples) >= 2]
-    if not cvs:
-        return None
-    return {"median_cv": float(statistics.median(cvs)), "max_cv": float(max(cvs)), "measurements": len(cvs),
-            "median_samples": float(statistics.median(len(r.measurement.samples) for r in results
-                                                      if r.ok and len(r.measurement.samples) >= 2))}
+    return phase.results, reason is not StopReason.INTERRUPTED, phase.stopped or "interrupted"
 
 
 def confirm_after_search(executor: Executor, search: Sequence[Result], prior: Sequence[Result],
@@ -250,38 +202,42 @@ def confirm_after_search(executor: Executor, search: Sequence[Result], prior: Se
     if not options.enabled(noisy):
         if default is None or noisy or options.k == 0 or options.rounds == 0:
             return None
-        return exact_versus_default(executor, [*search, *prior], direction, options, default, store)
+        return exact_versus_default(executor, [*search, *prior], direction, default, store)
     started = time.time()
-    confirmations, complete = run_confirm(executor, search, prior, direction, options, store, default)
-    report = confirm_report(search, confirmations, direction, options, complete, default)
-    return {**report, "wall_time_s": time.time() - started}
+    confirmations, complete, stopped = run_confirm(executor, search, prior, direction, options, store, default)
+    report = confirm_report(search, confirmations, direction, options.k, complete, default,
+                            equivalence=options.equivalence, stopped=stopped)
+    return {**report, "max_rounds": options.max_rounds, "max_time_s": options.max_time_s,
+            "wall_time_s": time.time() - started}
 
 
 def exact_versus_default(executor: Executor, search: Sequence[Result], direction: Direction,
-                         options: ConfirmConfig, default: Config, store: Recorder | None) -> dict[str, Any]:
+                         default: Config, store: Recorder | None) -> dict[str, Any]:
     """A deterministic problem's best against its default: one measurement each is exact, so the
     interval is the point (a ratio of 1 is "no gain")."""
     started = time.time()
     measured = [r for r in search if r.config.key == default.key and r.ok]
     complete = True
     if not measured:
-        done, complete = run_confirm(executor, [], [], direction, ConfirmConfig(k=0, rounds=1), store, default)
+        done, complete, _ = run_confirm(executor, [], [], direction, ConfirmConfig(k=0, rounds=1), store, default)
         measured = [r for r in done if r.ok]
     top = top_k(search, direction, 1, default.key)
     report: dict[str, Any] = {"k": 1, "rounds": 0, "complete": complete, "candidates": [], "best": None,
-                              "search_best_confirmed": False, "exact": True,
-                              "default": {"config": dict(default), **_entry(measured[:1])}, "versus_default": None}
+                              "search_best_confirmed": False, "exact": True, "decision": None, "stopped": "exact",
+                              "default": {"config": dict(default), **entry(measured[:1])}, "versus_default": None}
     if top:
         best = top[0]
-        report["best"] = {"rank": 1, "config": dict(best.config), "search_objective": best.objective,
-                          **_entry([best])}
+        report["best"] = {"rank": 1, "config": dict(best.config), "search_objective": best.objective, **entry([best])}
         if measured:
-            pair = [replace_round(best), replace_round(measured[0])]
-            report["versus_default"] = paired_speedup([pair[0]], [pair[1]], direction, basis="tuning (exact)")
+            c = paired_speedup([replace_round(best)], [replace_round(measured[0])], direction, "tuning (exact)",
+                               exact=True)
+            report["versus_default"] = c
+            ratio = c["speedup"] if c else 1.0
+            report["decision"] = "faster" if ratio > 1 else ("slower" if ratio < 1 else "equivalent")
     return {**report, "wall_time_s": time.time() - started}
 
 
 def replace_round(result: Result, round_: int = 0) -> Result:
     """``result`` as confirmation round ``round_`` (pairs a search measurement with the default's)."""
     meta = {**result.candidate.meta, "round": round_}
-    return dataclasses.replace(result, candidate=dataclasses.replace(result.candidate, meta=meta))
+    return replace(result, candidate=replace(result.candidate, meta=meta))

@@ -30,7 +30,7 @@ from searchlab.core.records import Result
 from searchlab.core.signals import Guard, interruptible
 from searchlab.core.store import RunStore, is_disk_full, package_versions
 from searchlab.errors import WriteError
-from searchlab.run.confirm import confirm_after_search
+from searchlab.run.confirm import ConfirmConfig, confirm_after_search
 from searchlab.run.execution import SerialExecutor
 from searchlab.run.loop import SearchLoop, StopReason, is_known_infeasible
 from searchlab.run.prepare import Prepared, prepare
@@ -180,7 +180,7 @@ class Run:
             assert p.run_dir is not None
             report = p.problem.finalize(FinalizeContext(p.run_dir, state.best, state.results, p.executor.call,
                                                         len(state.results), time.time() - self.started,
-                                                        confirm=confirmed, rounds=p.confirm.rounds or 5))
+                                                        confirm=confirmed, **_rule(p.confirm)))
         except KeyboardInterrupt as exc:
             self.interrupt, self.reason = exc, StopReason.INTERRUPTED
             return confirmed, {}
@@ -249,6 +249,13 @@ def _shortfall(searcher: Any, reason: StopReason) -> str | None:
         return None
     text = explain()
     return str(text) if text else None
+
+
+def _rule(options: ConfirmConfig) -> dict[str, Any]:
+    """The confirm phase's sequential rule, for a problem's own run-end comparison (Futhark's validation)."""
+    rounds = options.rounds or 5
+    return {"rounds": rounds, "max_rounds": max(options.max_rounds, rounds), "max_time_s": options.max_time_s,
+            "equivalence": options.equivalence}
 
 
 def _optimum(problem: Problem) -> float | None:

@@ -13,7 +13,7 @@ from typing import Any
 from searchlab.core.problem import Problem
 from searchlab.core.records import Direction, Result, loss
 from searchlab.core.units import run_time_unit, show
-from searchlab.run.confirm import noise_report
+from searchlab.run.confirm_report import noise_report
 from searchlab.run.failures import failure_lines, first_failures
 from searchlab.run.loop import is_known_infeasible
 from searchlab.run.verdict import build_verdict
@@ -92,9 +92,9 @@ def format_summary(s: Mapping[str, Any], run_dir: Path) -> str:
         optimum = s.get("known_optimum")
         unit = run_time_unit(s["objective_name"], best["objective"])
         gap = f" (known optimum {show(s['objective_name'], optimum, unit)})" if isinstance(optimum, (int, float)) else ""
-        lines.append(f"  best {s['objective_name']} = {show(s['objective_name'], best['objective'], unit)}{gap} "
-                     f"at evaluation {best['evaluation']}")
-        lines.append(f"  best configuration: {best['description']}")
+        lines.append(f"  search's best {s['objective_name']} = {show(s['objective_name'], best['objective'], unit)}{gap} "
+                     f"at evaluation {best['evaluation']} (one measurement)")
+        lines.append(f"  search's best configuration: {best['description']}")
     lines += _noise_lines(s)
     text = s.get("report", {}).get("report_text")
     if text:
@@ -133,14 +133,21 @@ def _confirm_line(s: Mapping[str, Any], confirm: Mapping[str, Any], best: Mappin
         lo, hi = entry["ci95"]
         return f"{show(name, entry['median'], unit)} [95% CI {show(name, lo, unit)}, {show(name, hi, unit)}]"
 
-    which = "the search's best" if best["rank"] == 1 else f"the search's #{best['rank']}"
+    which = "the search's best" if best["rank"] == 1 else f"the search's #{best['rank']} confirmed fastest"
     if confirm.get("exact"):
         return f"  default {name} = {show(name, confirm['default']['median'], unit)} (exact, measured once)" \
             if (confirm.get("default") or {}).get("median") is not None else "  default: not measured"
     plus = " and the default" if confirm.get("default") else ""
     text = (f"  confirmed best {name} = {cell(best)} ({which}; {best['samples']} samples, {len(confirm['candidates'])} "
             f"candidates{plus} x {confirm['rounds']} rounds interleaved){state}")
+    if best["rank"] != 1:
+        text += "\n  confirmed best configuration: " + ", ".join(f"{k}={v}" for k, v in best["config"].items())
     default = confirm.get("default")
     if default and default.get("median") is not None:
         text += f"\n  default {name} = {cell(default)} (measured in the same rounds)"
+    c = confirm.get("versus_default")
+    if c:
+        lo, hi = c["ci95"]
+        text += (f"\n  paired speed-up over the default: {c['speedup']:.2f}x [{lo:.2f}, {hi:.2f}] (anytime 95 %, "
+                 f"{c['pairs']} rounds; {confirm.get('decision')}, stopped: {confirm.get('stopped')})")
     return text

@@ -42,13 +42,16 @@ def _interval(c: Mapping[str, Any]) -> str:
 
 
 def change_words(name: str, c: Mapping[str, Any], base: str) -> str:
-    """One dataset's (or the total's) paired speed-up in words."""
+    """One dataset's (or the total's) paired speed-up in words: faster, slower, or undecided (the
+    interval holds 1; a decided "no difference" is said by :func:`decision_words`)."""
     s, (lo, hi) = c["speedup"], c["ci95"]
     if lo > 1:
         return f"{s:.2f}x faster than {base} on {name} {_interval(c)}"
     if hi < 1:
         return f"{1 / s:.2f}x slower than {base} on {name} (speed-up {s:.2f} {_interval(c)})"
-    return f"no measurable change on {name} ({s:.2f}x {_interval(c)})"
+    if lo == hi:
+        return f"no change on {name} ({s:.2f}x {_interval(c)})"
+    return f"undecided on {name} ({s:.2f}x {_interval(c)})"
 
 
 def comparison_words(c: Mapping[str, Any], base: str) -> str:
@@ -56,8 +59,25 @@ def comparison_words(c: Mapping[str, Any], base: str) -> str:
     parts = [change_words(d, v, base) for d, v in c.get("datasets", {}).items()]
     total = change_words(f"the {where}" + (" (summed)" if len(parts) > 1 else ""), c, base)
     pairs = c.get("pairs", 0)
-    note = f" (95 % intervals over {pairs} paired rounds)" if pairs > 1 else ""
+    kind = "anytime 95 % intervals" if c.get("method") else "95 % intervals"
+    note = f" ({kind} over {pairs} paired rounds)" if pairs > 1 else ""
     return "; ".join([*parts, total] if len(parts) > 1 else [total]) + note
+
+
+def next_step(c: Mapping[str, Any], equivalence: float) -> str:
+    """What an undecided comparison needs: the interval, and what to do next."""
+    band = f" nor lies within 1 ± {equivalence:.2f}" if equivalence > 0 else ""
+    return (f"undecided after {c.get('pairs', 0)} paired rounds: the speed-up {c['speedup']:.2f}x {_interval(c)} "
+            f"neither excludes 1{band}; to decide, allow more rounds (confirm.max_rounds, confirm.max_time_s) "
+            "or run on a quieter machine")
+
+
+def _which(confirm: Mapping[str, Any]) -> str:
+    best = confirm.get("best") or {}
+    k = len(confirm.get("candidates") or [])
+    if best.get("rank", 1) != 1:
+        return f"the search's #{best['rank']} confirmed fastest of {k}"
+    return f"the confirmed best of {k}" if k else "the best"
 
 
 def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
@@ -69,11 +89,17 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
         c = report.get("versus_default")
         config = ", ".join(f"{k}={v}" for k, v in sorted(report.get("tuned", {}).items()))
         details = f"tuned vs untuned: {comparison_words(c, 'untuned')}" if c else ""
+        training = confirm.get("versus_default")
+        if c and training and c.get("basis") == "validation":  # the confirm phase's comparison, as printed above
+            details += f"\nconfirm phase (tuning datasets): {comparison_words(training, 'untuned')}"
         if report["recommended"]:
             head = f"wrote {Path(report['tuning_file']).name}: {report.get('chosen')} ({config})"
         else:
             candidate = Path(str(report.get("candidate_tuning_file"))).name
-            head = (f"kept the default: {report.get('recommendation')}, so no .tuning file was written "
+            why = str(report.get("recommendation"))
+            if why.startswith("undecided") and c:
+                why = next_step(c, float(confirm.get("equivalence") or 0))
+            head = (f"kept the default: {why}, so no .tuning file was written "
                     f"(the best found, {config}, is in {candidate})")
         return "\n".join(x for x in (head, details) if x)
     if "tuned_is_default" in report:  # problem=searcher_settings: settings against the defaults on training tables
@@ -90,9 +116,17 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
 
     config = s["best"]["description"] if best is None else ", ".join(f"{k}={v}" for k, v in best["config"].items())
     details = f"tuned vs the default: {comparison_words(c, 'the default')}"
+    decided = confirm.get("decision")
     if recommended(c):
-        which = f"the confirmed best of {len(confirm['candidates'])}" if confirm.get("candidates") else "the best"
-        return f"recommended: {which} ({config})\n{details}"
+        return f"recommended: {_which(confirm)} ({config})\n{details}"
+    if decided == "slower":
+        return f"keep the default: {_which(confirm)} is measurably slower than the default ({config})\n{details}"
+    if decided == "equivalent":
+        return (f"keep the default: no difference from the default (the interval lies within "
+                f"1 ± {confirm.get('equivalence', 0):.2f}; best candidate: {config})\n{details}")
+    if decided == "undecided":
+        return (f"undecided, so the default is kept: {next_step(c, float(confirm.get('equivalence') or 0))} "
+                f"(best candidate: {config})\n{details}")
     return (f"keep the default: nothing measurably faster than the default was found (best candidate: {config})"
             f"\n{details}")
 

@@ -62,3 +62,17 @@ def test_median_ci_covers_median_and_is_order_statistics() -> None:
 def test_bad_protocol_is_refused(kwargs: dict[str, float]) -> None:
     with pytest.raises(ConfigError, match="measure."):
         MeasurementProtocol(**kwargs)  # type: ignore[arg-type]
+
+
+def test_median_ci_uses_exact_binomial_ranks() -> None:
+    """The ranks are the exact ones (scipy.stats.binom), symmetric, for n = 3..200: the normal
+    approximation it replaced put them one rank too high from n = 9 (issue 35; 0.9475 at n = 21)."""
+    from scipy.stats import binom
+
+    for n in range(3, 201):
+        valid = [rank for rank in range(1, n + 1) if binom.cdf(rank - 1, n, 0.5) <= 0.025]
+        low = max(valid, default=1)
+        assert median_ci([float(v) for v in range(n, 0, -1)]) == (float(low), float(n + 1 - low)), n
+        if valid:  # exact coverage at least 95 %, equal mass outside on either side
+            assert 1 - 2 * binom.cdf(low - 1, n, 0.5) >= 0.95
+    assert median_ci([3.0]) == (3.0, 3.0) and median_ci([2.0, 1.0]) == (1.0, 2.0)

@@ -118,7 +118,7 @@ def _finish(problem: Any, ctx: FinalizeContext, run_dir: Path, tuning: Path, ste
                                                           run_dir / f"{stem}.validation.txt")
     if comparison is None and not problem.space.validation_datasets() and ctx.confirm:
         comparison = ctx.confirm.get("versus_default")  # no validation data: the training datasets decide
-    recommend, why = vs.decision(comparison, configs["tuned"] == configs["untuned"])
+    recommend, why = vs.decision(comparison, configs["tuned"] == configs["untuned"], ctx.equivalence)
     written = vs.write_or_remove(tuning, configs["tuned"] if recommend else None, write_tuning)
     return {"tuning_file": written, "candidate_tuning_file": str(candidate), "recommended": recommend,
             "recommendation": why, "chosen": source, "versus_default": comparison,

@@ -5,15 +5,17 @@ default thresholds) and the tuned configuration are measured in alternating roun
 validation datasets (each round also times all-false and a reference, in a rotated order), so a
 slow minute of a shared machine hits every configuration alike. The speed-up is paired by
 round (untuned time / tuned time of the same round), per dataset and on the summed time, with
-the distribution-free 95 % interval of its median (``searchlab.core.speedup.ratio_interval``). A
-``.tuning`` file is written only when the summed speed-up's lower end is above 1; without
-validation datasets the confirm phase's paired comparison on the training datasets decides.
+the anytime-valid 95 % interval of its median (``searchlab.core.speedup.sequential_interval``),
+measured until that interval decides or a cap is reached, as in the confirm phase. A ``.tuning``
+file is written only when the summed speed-up's lower end is above 1; without validation
+datasets the confirm phase's paired comparison on the training datasets decides.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,23 +23,38 @@ from typing import Any
 from searchlab.core.measure import median_ci
 from searchlab.core.problem import FinalizeContext
 from searchlab.core.records import Config
-from searchlab.core.speedup import ratio_interval, recommended
+from searchlab.core.speedup import UNDECIDED, decide, recommended, sequential_interval
 
 Rounds = dict[str, list[dict[str, float]]]  # label -> per round, dataset -> median seconds
 
 
 def validation_rounds(problem: Any, ctx: FinalizeContext, configs: Mapping[str, Mapping[str, int]],
                       names: list[str], runs: int) -> Rounds:
-    """Every configuration on the validation datasets, ``ctx.rounds`` interleaved rounds of
-    ``runs`` timed runs each (order rotated per round)."""
+    """Every configuration on the validation datasets in interleaved rounds of ``runs`` timed runs
+    each (order rotated per round): ``ctx.rounds`` rounds, then one more at a time until the
+    sequential rule decides tuned against untuned or a cap (``ctx.max_rounds``,
+    ``ctx.max_time_s``) is reached (searchlab.core.speedup; the confirm phase's rule)."""
     labels = list(configs)
     out: Rounds = {label: [] for label in labels}
-    for n in range(max(ctx.rounds, 1)):
+    started, n = time.time(), 0
+    while n < max(ctx.rounds, 1) or not _settled(out, ctx, started, n, configs):
         shift = n % len(labels)
         for label in [*labels[shift:], *labels[:shift]]:
             times = ctx.call("validation_times", dict(configs[label]), names, runs)
             out[label].append({d: float(v["median"] if isinstance(v, Mapping) else v) for d, v in times.items()})
+        n += 1
     return out
+
+
+def _settled(rounds: Rounds, ctx: FinalizeContext, started: float, n: int,
+             configs: Mapping[str, Mapping[str, int]]) -> bool:
+    """Whether no further round is needed: decided, capped, or nothing to compare."""
+    if configs.get("tuned") == configs.get("untuned") or n >= max(ctx.max_rounds, ctx.rounds):
+        return True
+    if time.time() - started >= ctx.max_time_s:
+        return True
+    c = paired(rounds["untuned"], rounds["tuned"], "validation")
+    return decide(c["ci95"], ctx.equivalence) is not None
 
 
 def round_runs(total: int, rounds: int) -> int:
@@ -61,9 +78,9 @@ def summarise(rounds: Rounds) -> dict[str, dict[str, dict[str, Any]]]:
 def paired(untuned: list[dict[str, float]], tuned: list[dict[str, float]], basis: str) -> dict[str, Any]:
     """Speed-up of tuned over untuned paired by round: summed over datasets, and per dataset."""
     totals = [sum(u.values()) / max(sum(t.values()), 1e-300) for u, t in zip(untuned, tuned)]
-    out = {"basis": basis, **ratio_interval(totals), "datasets": {}}
+    out = {"basis": basis, **sequential_interval(totals), "datasets": {}}
     for d in untuned[0]:
-        out["datasets"][d] = ratio_interval([u[d] / max(t[d], 1e-300) for u, t in zip(untuned, tuned)])
+        out["datasets"][d] = sequential_interval([u[d] / max(t[d], 1e-300) for u, t in zip(untuned, tuned)])
     return out
 
 
@@ -73,20 +90,23 @@ def chosen(ctx: FinalizeContext, fallback: Any) -> tuple[Config, str]:
     best = confirm.get("best")
     if best is not None:
         k = len(confirm["candidates"])
-        return Config(best["config"]), f"confirmed best of {k}" + ("" if best["rank"] == 1
-                                                                  else f", the search's #{best['rank']}")
+        return Config(best["config"]), (f"confirmed best of {k}" if best["rank"] == 1
+                                         else f"the search's #{best['rank']} confirmed fastest of {k}")
     return fallback.config, "the search's best (no confirm phase)"
 
 
-def decision(comparison: Mapping[str, Any] | None, same: bool) -> tuple[bool, str]:
-    """(recommend, why) for a comparison with untuned."""
+def decision(comparison: Mapping[str, Any] | None, same: bool, equivalence: float = 0.0) -> tuple[bool, str]:
+    """(recommend, why) for a comparison with untuned, in the sequential rule's words."""
     if same:
         return False, "the best configuration found is the untuned one"
     if comparison is None:
         return False, "not compared with untuned (no validation datasets and no confirm phase)"
     if recommended(comparison):
         return True, "measurably faster than untuned"
-    return False, "nothing measurably faster than untuned was found"
+    verdict = decide(comparison["ci95"], equivalence) or UNDECIDED
+    return False, {"slower": "the best found is measurably slower than untuned",
+                   "equivalent": f"no difference from untuned (within ±{equivalence:.0%})",
+                   UNDECIDED: "undecided: the interval still holds 1 at the cap"}[verdict]
 
 
 def write_or_remove(path: Path, assignment: Mapping[str, int] | None, write: Any) -> str | None:
