@@ -50,7 +50,8 @@ BUILTINS = {
     "searcher": {"searchlab": "searchlab.searchers:SCHEMAS"},
 }
 # the executors: classes whose constructors declare their options, named by the path stored configs use
-_EXECUTORS = {"serial": "searchlab.run.execution.SerialExecutor", "ray": "searchlab.run.execution.RayExecutor"}
+_EXECUTORS = {"serial": "searchlab.run.execution.SerialExecutor", "ray": "searchlab.run.execution.RayExecutor",
+              "auto": "searchlab.run.execution.AutoExecutor"}
 # Where a registered class lived before it moved (issue 21): stored configs of earlier runs name these
 # ``_target_``s, and results.db files stay readable and resumable. The one alias table; old -> new.
 

@@ -61,7 +61,7 @@ class Run:
             self._guard.install()  # after ray.init, whose handlers would print a stack and abort on SIGTERM
         if p.run_dir is None:
             return
-        self.devices = [dict(w.device.to_dict(), worker=w.name) for w in workers]
+        self.devices = [dict(w.device.to_dict(), worker=w.name, executor=p.executor.name) for w in workers]
         fingerprint = p.problem.fingerprint([w.device.name for w in workers])
         self.store = self._open_store(p.run_dir, fingerprint)
         self.store.node_of = p.executor.node_of  # evaluations.node: where each ran (issue 24)

@@ -31,7 +31,7 @@ from searchlab.errors import ConfigError, IncompatibleError, SearchlabError
 from searchlab.recompose import recompose, registered_class
 from searchlab.run.checks import check_run_config
 from searchlab.run.confirm import ConfirmConfig
-from searchlab.run.execution import Executor, build_problem
+from searchlab.run.execution import AutoExecutor, Executor, build_problem
 from searchlab.run.loop import Budget, MeasurementCache, Progress, Recorder
 from searchlab.run.progress import ProgressReporter
 from searchlab.searchers import Searcher
@@ -173,6 +173,8 @@ def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     _give_prior(searcher, plain.get("prior"), problem, searcher_name)
     progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name)
     executor: Executor = _build("executor", plain["executor"], "executor")
+    if isinstance(executor, AutoExecutor):  # executor=auto: serial or Ray, by what the problem needs
+        executor = executor.resolve(problem)
     cache = SQLiteCache(str(plain["cache"])) if plain.get("cache") else None
     return Prepared(Path(run_dir), budget, problem, searcher, executor, cfg=cfg, resuming=resuming,
                     names=(problem_name, searcher_name), progress=progress, cache=cache, confirm=confirm,

@@ -50,6 +50,7 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
         "known_optimum": run.get("known_optimum"), "stop_reason": stop_reason, "wall_time_s": wall_time_s,
         "charged_time_s": sum(r.measurement.charged for r in results),
         "trajectory": trajectory(results, problem.direction), "devices": list(devices),
+        "executor": next((d.get("executor") for d in devices if d.get("executor")), None),  # the one that ran
         "versions": run.get("versions"), "report": dict(report),
         **measurement_counts(results), "noise": noise_report(results),
         "confirm": None if confirm is None else dict(confirm),

@@ -204,12 +204,12 @@ def test_no_tuning_file_when_untuned_is_not_beaten(loopmm: tuple[FutharkLoopmm, 
     run = tmp_path / "run"
     (run).mkdir()
     (run / "loopmm.fut.tuning").write_text("stale=1\n")  # a file an earlier finish left (resume)
-    report = problem.finalize(FinalizeContext(run, result, [result], executor.call, 1, 1.0, rounds=3))
+    report = problem.finalize(FinalizeContext(run, result, [result], executor.call, 1, 1.0, rounds=3, max_rounds=12))
     assert report["recommended"] is False and report["tuning_file"] is None
     assert not (run / "loopmm.fut.tuning").exists()
     assert read_tuning(report["candidate_tuning_file"]) == dict(config)
     v = report["versus_default"]
-    assert v["basis"] == "validation" and v["pairs"] == 3 and v["ci95"][1] < 1  # measurably slower
+    assert v["basis"] == "validation" and 8 <= v["pairs"] <= 12 and v["ci95"][1] < 1  # measured until measurably slower
     # independent of the comparison code: the table's own medians say all-false is the slower one
     rows = report["validation"]
     assert sum(d["median_ms"] for d in rows["tuned"].values()) > sum(d["median_ms"] for d in rows["untuned"].values())

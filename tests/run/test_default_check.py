@@ -5,6 +5,7 @@ with a verdict (searchlab.run.confirm, searchlab.run.verdict)."""
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from searchlab.core.speedup import recommended
 from searchlab.core.units import run_time_unit, show
 from searchlab.run.confirm import paired_speedup
 from searchlab.run.lifecycle import execute
+from searchlab.run.summary import format_summary
 from searchlab.run.verdict import stop_words
 from searchlab.study._grid import _compose_run
 from tests.doubles import register_problem
@@ -62,14 +64,20 @@ def test_default_that_is_best_is_kept_and_the_summary_says_so(tmp_path: Path) ->
                    "confirm.k=3", "confirm.rounds=5")
     rows = _confirm_rows(tmp_path / "run")
     default_rows = [r for r in rows if r[1].get("default")]
-    assert len(rows) == 4 * 5 and len(default_rows) == 5  # the default measured in every round
-    assert {r[0] for r in default_rows} == {PICK["default"].key}
-    assert sorted(r[1]["round"] for r in default_rows) == list(range(5))
     c = summary["confirm"]
+    rounds = c["rounds"]
+    assert 5 < rounds <= 40 and c["stopped"] == "decided"  # five rounds cannot decide; it measured on until decided
+    assert len(rows) == 4 * rounds and len(default_rows) == rounds  # the default measured in every round
+    assert {r[0] for r in default_rows} == {PICK["default"].key}
+    assert sorted(r[1]["round"] for r in default_rows) == list(range(rounds))
+    assert c["decision"] == "slower" and c["versus_default"]["ci95"][1] < 1
     assert c["default"]["config"] == dict(PICK["default"])
     assert all(e["config"] != dict(PICK["default"]) for e in c["candidates"])  # not counted twice
     assert not recommended(c["versus_default"]) and c["versus_default"]["ci95"][0] <= 1
-    assert "keep the default: nothing measurably faster than the default was found" in summary["verdict"]
+    assert "keep the default: the confirmed best of 3 is measurably slower than the default" in summary["verdict"]
+    lo, hi = c["versus_default"]["ci95"]  # one story: the confirm lines state the verdict's interval
+    text = format_summary(summary, tmp_path / "run")
+    assert f"[{lo:.2f}, {hi:.2f}]" in text and f"[{lo:.2f}, {hi:.2f}]" in summary["verdict"]
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["verdict"] == summary["verdict"]
 
 
@@ -81,7 +89,8 @@ def test_clearly_better_best_is_recommended_with_interval_above_one(tmp_path: Pa
                    "confirm.k=2", "confirm.rounds=5")
     v = summary["confirm"]["versus_default"]
     best = Config(summary["confirm"]["best"]["config"])
-    assert v["ci95"][0] > 1 and recommended(v) and v["pairs"] == 5
+    assert v["ci95"][0] > 1 and recommended(v) and v["pairs"] == summary["confirm"]["rounds"] >= 8
+    assert summary["confirm"]["decision"] == "faster" and summary["confirm"]["stopped"] == "decided"
     # independent of the code under test: the recorded objectives' ratio lies in the interval's range
     truth = slow_value / TABLE.rows[best].objective  # type: ignore[operator]
     assert v["ci95"][0] * 0.5 < truth < v["ci95"][1] * 2
@@ -97,10 +106,14 @@ def _result(i: int, round_: int, value: float, datasets: dict[str, float] | None
 def test_paired_speedup_pairs_rounds_and_datasets() -> None:
     default = [_result(0, n, v, {"a": v / 2, "b": v / 2}) for n, v in enumerate([10.0, 20.0, 10.0, 40.0, 10.0])]
     tuned = [_result(1, n, v, {"a": v / 4, "b": 3 * v / 4}) for n, v in enumerate([5.0, 10.0, 5.0, 20.0, 5.0])]
-    c = paired_speedup(tuned, default, Direction.MINIMIZE)
-    assert c is not None
-    # unpaired, the medians (10 vs 5) and their ranges overlap; paired, every round is exactly 2x
-    assert c["speedup"] == 2.0 and c["ci95"] == [2.0, 2.0] and recommended(c)
+    c = paired_speedup(tuned * 2, default * 2, Direction.MINIMIZE)  # rounds 0-4 twice: still five pairs
+    assert c is not None and c["pairs"] == 5
+    # unpaired, the medians (10 vs 5) and their ranges overlap; paired, every round is exactly 2x, but five
+    # rounds are too few for the anytime interval to bound anything
+    assert c["speedup"] == 2.0 and c["ci95"] == [0.0, math.inf] and not recommended(c)
+    more = paired_speedup([_result(1, n, 5.0) for n in range(8)], [_result(0, n, 10.0) for n in range(8)],
+                          Direction.MINIMIZE)
+    assert more is not None and more["ci95"] == [2.0, 2.0] and recommended(more)
     assert c["datasets"]["a"]["speedup"] == 4.0 and c["datasets"]["b"]["speedup"] == pytest.approx(4 / 3)
     flat = paired_speedup([_result(1, n, v) for n, v in enumerate([9.0, 11.0, 10.0, 12.0, 8.0])],
                           [_result(0, n, 10.0) for n in range(5)], Direction.MINIMIZE)
@@ -148,3 +161,18 @@ def test_the_verdict_is_printed_last(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert summary["stop_reason"] == "exhausted"
     assert lines[-1].endswith("every configuration in the space was measured") or "nothing left to propose" in lines[-1]
     assert f"stopped at {summary['evaluations']} of 1000 evaluations" in lines[-1]
+
+
+@pytest.mark.usefixtures("registered_double")
+def test_a_cap_reached_undecided_is_a_third_decision_that_says_what_to_do(tmp_path: Path) -> None:
+    """Six rounds cannot bound the anytime interval: capped there, the verdict is "undecided" (not
+    "no measurable change"), names the interval and the next step, and recommends nothing."""
+    PICK["default"] = OK_ROWS[int(len(OK_ROWS) * 0.9)][1]
+    summary = _run(tmp_path / "run", "problem.sample_noise=true", "budget.evaluations=30", "seed=1",
+                   "confirm.k=2", "confirm.rounds=5", "confirm.max_rounds=6")
+    c = summary["confirm"]
+    assert c["decision"] == "undecided" and c["stopped"] == "max_rounds" and c["rounds"] == 6
+    assert not recommended(c["versus_default"])
+    first = summary["verdict"].splitlines()[0]
+    assert first.startswith("undecided, so the default is kept: undecided after 6 paired rounds")
+    assert "confirm.max_rounds" in first and "quieter machine" in first and "no measurable change" not in first

@@ -1,11 +1,13 @@
-"""Executors: serial (in process) and Ray (one persistent actor per device)."""
+"""Executors: serial (in process), Ray (one persistent actor per device) and auto (either, by the problem)."""
 
 from searchlab.recompose import build_problem
+from searchlab.run.execution._auto import AutoExecutor, needs_ray
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.run.execution._serial import SerialExecutor
 from searchlab.run.execution._worker import WorkerRuntime
 
 __all__ = [
+    "AutoExecutor",
     "Executor",
     "ProblemSource",
     "RayExecutor",
@@ -13,6 +15,7 @@ __all__ = [
     "WorkerInfo",
     "WorkerRuntime",
     "build_problem",
+    "needs_ray",
 ]
 
 
