@@ -133,7 +133,10 @@ def build_problem(source: Problem | Mapping[str, Any]) -> Problem:
     missing = sorted(str(k).removeprefix(prefix) for k in OmegaConf.missing_keys(node))
     target = node.get("_target_")
     if missing:
-        raise ConfigError(f"problem.{missing[0]}: no value given (problem {target!r} needs problem.{missing[0]}=...)")
+        from searchlab.registry import name_of_target
+
+        name = name_of_target(target, "problem") or str(target).rsplit(".", 1)[-1]
+        raise ConfigError(f"problem={name} needs problem.{missing[0]}=... (no value given)")
     cls = registered_class("problem", target, "problem")
     data = OmegaConf.to_container(node, resolve=True)
     assert isinstance(data, dict)

@@ -71,8 +71,48 @@ def _hint(exc: BaseException, text: str, options: list[str]) -> str:
         if "not in" in str(cause) and key is not None and isinstance(schema, type) and dataclasses.is_dataclass(schema):
             hint = _renamed(schema, str(key), text)
         cause = cause.__cause__
-    text += hint
-    return f"{text} (available: {', '.join(options)})" if options else text
+    text = re.sub(r"Could not override '([^']*)'\. Key '[^']*' not in '[^']*'", r"\1: no such option", text) + hint
+    return _typed(exc, text) or _listing(text, options)
+
+
+_LIMIT = 140  # the message; "searchlab: error: " makes the printed line at most 160 characters (issue 35)
+
+
+def _listing(text: str, options: list[str]) -> str:
+    """``text`` with as many of ``options`` as fit, then where the rest are (``--help``)."""
+    if not options:
+        return text
+    more = f"; all {len(options)}: python -m searchlab --help"
+    shown: list[str] = []
+    for name in options:
+        if len(f"{text} (available: {', '.join([*shown, name])}, ...{more})") > _LIMIT:
+            break
+        shown.append(name)
+    if len(shown) == len(options) and len(f"{text} (available: {', '.join(shown)})") <= _LIMIT:
+        return f"{text} (available: {', '.join(shown)})"
+    return f"{text} (available: {', '.join(shown)}, ...{more})" if shown else f"{text} ({more[2:]})"
+
+
+_KINDS = {"Integer": ("an integer", 10), "Float": ("a number", 1.5), "Boolean": ("true or false", "true")}
+
+
+def _typed(exc: BaseException, text: str) -> str:
+    """A value of the wrong type as key, expected type and an example (issue 35):
+    ``budget.evaluations=ten: expected an integer, e.g. budget.evaluations=100`` (the default)."""
+    found = re.search(r"override (\S+?)=(\S*) Value .* (?:could not be converted to (\w+)|is not a valid bool)", text)
+    if not found or (found.group(3) or "Boolean") not in _KINDS:
+        return ""
+    key, value, kind = found.group(1), found.group(2), found.group(3) or "Boolean"
+    words, example = _KINDS[kind]
+    cause: BaseException | None = exc
+    while cause is not None:
+        schema = getattr(cause, "object_type", None)
+        field = next((f for f in dataclasses.fields(schema) if f.name == key.rsplit(".", 1)[-1]), None) \
+            if isinstance(schema, type) and dataclasses.is_dataclass(schema) else None
+        if field is not None and isinstance(field.default, (int, float)) and field.default not in (None, 0):
+            example = str(field.default).lower() if isinstance(field.default, bool) else field.default
+        cause = cause.__cause__
+    return f"{key}={value}: expected {words}, e.g. {key}={example}"
 
 
 def _renamed(schema: type, key: str, text: str) -> str:
@@ -88,7 +128,11 @@ def _renamed(schema: type, key: str, text: str) -> str:
             prefix = full.group(1).rsplit(".", 1)[0] + "." if full and "." in full.group(1) else ""
             return f" (it moved: use {prefix}{f.name}.{key})"
     valid = [f.name for f in dataclasses.fields(schema) if not f.name.startswith("_")]
-    return f"{did_you_mean(key, valid)} (valid keys: {', '.join(valid) or 'none'})"
+    hint = did_you_mean(key, valid)
+    shown = ", ".join(valid) or "none"
+    if len(shown) > 40:  # the line stays within 160 characters; --help lists every option
+        shown = shown[:shown.rfind(", ", 0, 40)] + ", ... (--help lists them)"
+    return hint or f" (valid keys: {shown})"
 
 
 def _parse(overrides: list[str]) -> list[Any]:

@@ -135,7 +135,14 @@ def _doc_for(where: str) -> str:
 
 
 def _fit(line: str) -> str:
-    return line if len(line) <= WIDTH else line[:WIDTH - 3] + "..."
+    """``line`` within WIDTH, counted in UTF-8 bytes (what ``awk length`` and most terminals'
+    column checks count for "§"), cut at a word boundary and marked with "..."."""
+    if len(line.encode()) <= WIDTH:
+        return line
+    cut = line
+    while len(cut.encode()) > WIDTH - 4:
+        cut = cut[: cut.rstrip().rfind(" ")] if " " in cut.strip() else cut[:-1]
+    return cut.rstrip(" ,;:") + " ..."
 
 
 def describe(path: Path) -> str:

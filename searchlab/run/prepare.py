@@ -89,10 +89,29 @@ def make_searcher(node: Mapping[str, Any], problem: Problem, seed: int, name: st
         raise ConfigError(f"searcher={name}: {plain['_target_']!r} is not a searchlab Searcher")
     reason = cls.incompatibility(problem.space, problem.capabilities)
     if reason:
-        raise IncompatibleError(f"problem={problem.name} searcher={name} is not a valid pair: {reason}")
+        raise IncompatibleError(f"problem={problem.name} searcher={name} is not a valid pair: {reason}; "
+                                f"{_fitting(problem)}")
     searcher: Searcher = _build("searcher", plain, f"searcher={name}", space=problem.space,
                                 direction=problem.direction, seed=seed)
     return searcher
+
+
+def _fitting(problem: Problem, shown: int = 5) -> str:
+    """A few registered searchers that do fit ``problem`` (issue 35: an incompatible pair names them)."""
+    from searchlab import registry
+
+    fit = []
+    for entry_name in sorted(registry.searchers()):
+        try:
+            cls: Any = registered_class("searcher", registry.searchers()[entry_name].target, "searcher")
+            if cls.incompatibility(problem.space, problem.capabilities) is None:
+                fit.append(entry_name)
+        except Exception:  # a plugin that cannot be loaded is not a suggestion
+            continue
+    if not fit:
+        return "no registered searcher fits it"
+    more = f", ... ({len(fit)} in all)" if len(fit) > shown else ""
+    return f"searchers that fit: {', '.join(fit[:shown])}{more}"
 
 
 def _stored_config(run_dir: Path) -> tuple[DictConfig, Mapping[str, Any]]:

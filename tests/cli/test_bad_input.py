@@ -99,7 +99,7 @@ CASES: dict[str, Case] = {
     "futhark program not .fut": lambda t: (["problem=futhark", f"problem.program={_file(t, 'x.txt', b'hi')}"], "x.txt"),
     "futhark sizes not a bool": lambda t: (["problem=lud", "problem.sizes=maybe"], "maybe"),
     # issue 21: one problem.measure protocol; the former names say the new spelling
-    "futhark runs renamed": lambda t: (["problem=lud", "problem.runs=3"], "'runs' not in 'FutharkLudConfig': renamed, "
+    "futhark runs renamed": lambda t: (["problem=lud", "problem.runs=3"], "problem.runs: no such option: renamed, "
                                        "use problem.measure.min_runs"),
     "futhark max_runs renamed": lambda t: (["problem=futhark", "problem.max_runs=3"], "use problem.measure.max_runs"),
     "opencl repeats renamed": lambda t: (["problem=lud_opencl", "problem.repeats=3"], "use problem.measure.min_runs"),
@@ -118,7 +118,8 @@ CASES: dict[str, Case] = {
     "dft size 2^22+1": lambda t: (["problem=dft", "problem.size=4194305"], "problem.size=4194305"),
     "dft size not an integer": lambda t: (["problem=dft", "problem.size=10.5"], "10.5"),
     "dft scalar_codelets not a bool": lambda t: (["problem=dft", "problem.scalar_codelets=maybe"],
-                                                 "problem.scalar_codelets=maybe Value 'maybe' is not a valid bool"),
+                                                 "problem.scalar_codelets=maybe: expected true or false, e.g. "
+                                                 "problem.scalar_codelets=true"),
     "dft old flat protocol option": lambda t: (["problem=dft", "problem.min_runs=3"], "use problem.measure.min_runs"),
     "dft protocol option unknown": lambda t: (["problem=dft", "problem.measure.runs=3"], "problem.measure.runs"),
     # items 4-8
@@ -145,8 +146,9 @@ CASES: dict[str, Case] = {
     "problem misspelt": lambda t: (["problem=synthetic_knob"], "(did you mean 'synthetic_knobs'"),
     "executor misspelt": lambda t: (["executor=sereal"], "(did you mean 'serial'?)"),
     "unknown searcher key": lambda t: (["searcher=random", "searcher.foo=1"],
-                                       "Key 'foo' not in 'RandomConfig' (valid keys: tries)"),
-    "misspelt budget key": lambda t: (["budget.evaluationz=3"], "(did you mean 'evaluations'?) (valid keys: evaluations,"),
+                                       "searcher.foo: no such option (valid keys: tries)"),
+    "misspelt budget key": lambda t: (["budget.evaluationz=3"], "budget.evaluationz: no such option (did you mean 'evaluations'?)"),
+    "unknown budget key": lambda t: (["budget.zzz=3"], "budget.zzz: no such option (valid keys: evaluations, wall_time_s, "),
     "relative resume path": lambda t: (["resume=runs/nowhere"], f"{t / 'runs' / 'nowhere'}: no results.db"),
     "relative table path": lambda t: (["problem=table", "problem.path=tables/t.json.gz"], f"'{t / 'tables' / 't.json.gz'}'"),
     # issue 23: problem=searcher_settings
@@ -183,6 +185,24 @@ CASES: dict[str, Case] = {
                                             "problem.measure.max_runs=5"),
     "measure unknown field": lambda t: (["problem=command", "problem.measure.runs=3"], "runs"),
     "measure bad value": lambda t: (["problem=fir", "problem.measure.min_runs=0"], "measure.min_runs=0"),
+    # issue 35: the confirm phase's sequential rule, executor=auto, and messages that say what to write
+    "confirm max_rounds not an integer": lambda t: (["confirm.max_rounds=x"],
+                                                    "confirm.max_rounds=x: expected an integer, e.g. confirm.max_rounds=40"),
+    "confirm max_rounds below rounds": lambda t: (["confirm.rounds=8", "confirm.max_rounds=6"],
+                                                  "confirm.max_rounds=6: must be >= confirm.rounds (8)"),
+    "confirm max_rounds negative": lambda t: (["confirm.max_rounds=-1"], "confirm.max_rounds=-1: must be an integer >= 0"),
+    "confirm equivalence too wide": lambda t: (["confirm.equivalence=0.9"], "confirm.equivalence=0.9: must be a finite"),
+    "confirm equivalence not a number": lambda t: (["confirm.equivalence=tight"],
+                                                   "confirm.equivalence=tight: expected a number, e.g. confirm.equivalence=0.02"),
+    "confirm max_time_s negative": lambda t: (["confirm.max_time_s=-5"], "confirm.max_time_s=-5.0: must be a finite"),
+    "confirm max_time_s inf": lambda t: (["confirm.max_time_s=inf"], "confirm.max_time_s=inf: must be a finite"),
+    "auto workers 0": lambda t: (["executor=auto", "executor.workers=0"], "executor.workers=0: must be a positive integer"),
+    "budget not an integer": lambda t: (["budget.evaluations=ten"],
+                                        "budget.evaluations=ten: expected an integer, e.g. budget.evaluations=100"),
+    "seed not an integer": lambda t: (["seed=abc"], "seed=abc: expected an integer"),
+    "missing spec names the problem": lambda t: (["problem=opencl_kernel"], "problem=opencl_kernel needs problem.spec=..."),
+    "incompatible pair names searchers that fit": lambda t: (["problem=synthetic_knobs", "searcher=dp"],
+                                                             "searchers that fit: auto, "),
 }
 
 
@@ -319,3 +339,13 @@ def test_a_bad_study_run_dirs_is_one_line_exit_2_and_nothing_written(value: str,
     assert status == 2 and len(err) == 1 and "study.run_dirs=" in err[0] and "true or false" in err[0], err
     assert not (tmp_path / "study").exists()
 
+
+
+@pytest.mark.parametrize("argv", [["problem=lud2"], ["searcher=tagg"], ["searcher=zzzzqq"], ["budget.zzzzzz=1"],
+                                  ["problem=synthetic_knobs", "searcher=random", "searcher.zzzz=1"]])
+def test_a_refusal_that_lists_names_stays_within_160_characters(argv: list[str], in_tmp: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35: the did-you-mean line was 624 characters; now a few names, then where the rest are."""
+    status, err = _refused(argv, capsys)
+    assert status == 2 and len(err) == 1 and len(err[0]) <= 160, err
+    assert "did you mean" in err[0] or "--help" in err[0] or "valid keys" in err[0]
