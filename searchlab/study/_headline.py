@@ -85,11 +85,16 @@ def headline(data: StudyData, problem: str) -> Headline | None:
         ranked = sorted(means, key=lambda s: -np.nan_to_num(means[s][i], nan=-np.inf))
         lead, second = ranked[0], ranked[1]
         gap = means[lead][i] - means[second][i]
-        parts.append(f"after {cp}: {lead} leads {second} by {_number(gap)} of peak "
+        tied = _number(gap) in ("0.00", "-0.00")  # a lead too small to print is a tie (issue 35)
+        parts.append(f"after {cp}: {lead} and {second} tie at {_number(means[lead][i])}" if tied else
+                     f"after {cp}: {lead} leads {second} by {_number(gap)} of peak "
                      f"({_number(means[lead][i])} vs {_number(means[second][i])})")
     table = [c for c in data.comparisons if c.scope == problem and c.metric == "final"]
-    text = (f"{problem}: {lead} is ahead at the end of the budget ({budget} evaluations). "
-            f"Mean fraction of peak {'; '.join(parts)}. {_holds(table, lead, second)}")
+    ahead = (f"{lead} and {second} are tied at the end of the budget" if tied
+             else f"{lead} is ahead at the end of the budget")
+    text = (f"{problem}: {ahead} ({budget} evaluations). "
+            f"Mean fraction of peak {'; '.join(parts)}. "
+            f"{_holds(table, lead, second).replace('The lead does not hold: no', 'No') if tied else _holds(table, lead, second)}")
     return Headline(problem, text)
 
 

@@ -29,11 +29,18 @@ def node_rows(runs: Sequence[Any]) -> list[dict[str, Any]]:
             for node, n in sorted(evaluations.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def html_section(runs: Sequence[Any], table: Callable[[Sequence[dict[str, Any]]], str]) -> str:
+def _spread(runs: Sequence[Any]) -> list[dict[str, Any]]:
+    """The rows when the work spread over more than one machine; none on one machine (issue 35:
+    a one-row table says nothing)."""
     rows = node_rows(runs)
+    return rows if len(rows) > 1 else []
+
+
+def html_section(runs: Sequence[Any], table: Callable[[Sequence[dict[str, Any]]], str]) -> str:
+    rows = _spread(runs)
     return "<h2>Work per node</h2>" + table(rows) if rows else ""
 
 
 def markdown_section(runs: Sequence[Any], table: Callable[[Sequence[dict[str, Any]]], str]) -> list[str]:
-    rows = node_rows(runs)
+    rows = _spread(runs)
     return ["## Work per node", "", table(rows), ""] if rows else []

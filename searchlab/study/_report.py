@@ -262,7 +262,10 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
     metrics.to_csv(paths["csv"], index=False)
     metrics.to_parquet(paths["parquet"], index=False)
     P.frame(data.comparisons).to_csv(paths["pairwise"], index=False)
-    pd.DataFrame([r.as_row() for r in data.tuned]).to_csv(paths["tuned"], index=False)
+    if data.tuned:  # a study with no tune: rows writes no empty tuned.csv (issue 35)
+        pd.DataFrame([r.as_row() for r in data.tuned]).to_csv(paths["tuned"], index=False)
+    else:
+        del paths["tuned"]
     evaluations_frame(data).to_parquet(paths["evaluations"], index=False)
     paths["html"].write_text(render_html(data, figures, meta))
     paths["markdown"].write_text(render_markdown(data, meta))

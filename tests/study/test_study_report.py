@@ -127,3 +127,17 @@ def test_time_curve_note_only_where_time_could_be_recorded(tmp_path: Path) -> No
     data = aggregate(*collect_runs([tmp_path]))
     assert {n.split(":")[0] for n in data.notes if n.endswith("no time curves")} == {"synthetic_knobs", "p"}
     assert [n.split(":")[0] for n in _report.applicable_notes(data) if n.endswith("no time curves")] == ["p"]
+
+
+def test_one_machine_no_tuning_and_ties(study: tuple[Path, dict[str, Path]], tmp_path: Path) -> None:
+    """Issue 35: no "Work per node" table on one machine, no empty tuned.csv, and a tie reads as a tie."""
+    root, paths = study
+    assert "tuned" not in paths and not (root / "out" / "tuned.csv").exists()
+    assert "Work per node" not in paths["markdown"].read_text() and "Work per node" not in paths["html"].read_text()
+    make_run(tmp_path / "a0", [2, 1], searcher="a", seed=0)
+    make_run(tmp_path / "b0", [2, 1], searcher="b", seed=0)
+    from searchlab.study._headline import headlines
+
+    text = headlines(aggregate(*collect_runs([tmp_path])))[0].text
+    assert "a and b are tied at the end of the budget" in text and "tie at 1.00" in text
+    assert "leads" not in text and "by 0.00" not in text
