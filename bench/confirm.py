@@ -48,7 +48,8 @@ def one_run(path: Path, seed: int, budget: int, k: int, rounds: int) -> dict[str
     from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
     from searchlab.core.records import Config
-    from searchlab.run.confirm import ConfirmConfig, confirm_report, run_confirm
+    from searchlab.run.confirm import ConfirmConfig, run_confirm
+    from searchlab.run.confirm_report import confirm_report
     from searchlab.run.execution import SerialExecutor
     from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
@@ -60,10 +61,10 @@ def one_run(path: Path, seed: int, budget: int, k: int, rounds: int) -> dict[str
         outcome = optimize(problem, RandomSearcher(problem.space, seed=seed), Budget(evaluations=budget),
                            executor=executor)
         options = ConfirmConfig(k=k, rounds=rounds)
-        confirmations, complete = run_confirm(executor, outcome.results, [], problem.direction, options)
+        confirmations, complete, _ = run_confirm(executor, outcome.results, [], problem.direction, options)
     finally:
         executor.close()
-    report = confirm_report(outcome.results, confirmations, problem.direction, options, complete)
+    report = confirm_report(outcome.results, confirmations, problem.direction, options.k, complete)
     rows, optimum = problem.table.rows, problem.known_optimum
     assert outcome.best is not None and report["best"] is not None and optimum
     true_search = rows[outcome.best.config].objective

@@ -1,0 +1,157 @@
+"""How often the run-end decision flips under a one-core load: the old protocol against the new.
+
+Issue 35: ``make demo`` run twice gave two contradicting answers, because the old confirm phase
+decided from 5 paired rounds, whose 95 % interval of the median ratio is their range (one
+disturbed round decides). This bench repeats only the decision, on the same candidates, many
+times while ``yes > /dev/null`` keeps the measuring core busy:
+
+- **old**: 5 interleaved rounds, the median ratio's range over them; faster / slower /
+  "no measurable change" (the interval holds 1);
+- **new**: the sequential rule (searchlab.core.speedup: anytime confidence sequence, rounds until
+  the interval excludes 1, lies within ``1 ± equivalence``, or a cap): faster / slower /
+  equivalent / undecided.
+
+Per problem, one seeded random search (``--budget`` evaluations, sized down from the demo's 100
+to fit the time: the candidates only need to differ) picks the best 3 configurations; the
+comparison is with the problem's default (Futhark: no ``.tuning``). A knob problem has no
+default, so its baseline is the configuration of median rank in that search (fixed before the
+repetitions, stated in the JSON). Then ``--repeats`` repetitions, each one old and one new
+decision in alternating order. Every repetition's decision, interval and rounds are reported;
+no run is picked. A "flip" is a repetition whose decision differs from the protocol's most
+frequent one.
+
+    python bench/confirm_flips.py --repeats 10
+
+Writes bench/results/confirm_flips.json. Run it alone (``cpuslot --exclusive``).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).resolve().parent / "results" / "confirm_flips.json"
+PROBLEMS = {"lud": [], "matmul": [], "conv2d": ["problem.arch=none"]}
+
+
+def old_decision(confirmations: list[Any], default: Any, direction: Any) -> dict[str, Any]:
+    """The protocol before issue 35: the pooled-median best, its 5 paired ratios' median and range."""
+    from searchlab.core.records import Direction
+    from searchlab.core.speedup import speedup
+
+    def by_round(key: str) -> dict[int, float]:
+        return {int(r.candidate.meta["round"]): float(r.objective) for r in confirmations
+                if r.config.key == key and r.ok and r.objective is not None}
+
+    base = by_round(default.key)
+    keys = {r.config.key for r in confirmations} - {default.key}
+    sign = 1.0 if direction is Direction.MINIMIZE else -1.0
+    best = min(keys, key=lambda k: sign * statistics.median(by_round(k).values()))
+    mine = by_round(best)
+    ratios = [speedup(base[n], mine[n], direction) for n in sorted(set(base) & set(mine))]
+    lo, hi = min(ratios), max(ratios)  # the old median_ci at n = 5: the sample range
+    decision = "faster" if lo > 1 else "slower" if hi < 1 else "no measurable change"
+    return {"decision": decision, "speedup": statistics.median(ratios), "ci95": [lo, hi], "rounds": len(ratios)}
+
+
+def new_decision(report: dict[str, Any]) -> dict[str, Any]:
+    c = report["versus_default"]
+    return {"decision": report["decision"], "speedup": c["speedup"], "ci95": c["ci95"], "rounds": c["pairs"],
+            "stopped": report["stopped"]}
+
+
+def one_problem(name: str, extra: list[str], repeats: int, budget: int, options: Any) -> dict[str, Any]:
+    from searchlab.api import optimize
+    from searchlab.core.records import loss
+    from searchlab.recompose import build_problem
+    from searchlab.run.confirm import ConfirmConfig, run_confirm
+    from searchlab.run.confirm_report import confirm_report
+    from searchlab.run.execution import SerialExecutor
+    from searchlab.run.loop import Budget
+    from searchlab.searchers import RandomSearcher
+    from searchlab.study._grid import _compose_run
+
+    problem = build_problem(_compose_run([f"problem={name}", *extra])["problem"])
+    executor = SerialExecutor()
+    executor.start(problem)
+    started = time.time()
+    try:
+        outcome = optimize(problem, RandomSearcher(problem.space, seed=0), Budget(evaluations=budget), executor=executor)
+        ok = sorted((r for r in outcome.results if r.ok), key=lambda r: loss(r.measurement, problem.direction))
+        default = problem.default_config() or ok[len(ok) // 2].config
+        search = [r for r in outcome.results if r.config.key != default.key]
+        old_cfg = ConfirmConfig(k=3, rounds=5, max_rounds=5)
+        rows = []
+        for n in range(repeats):
+            row: dict[str, Any] = {"repeat": n}
+            for protocol in (("old", "new") if n % 2 == 0 else ("new", "old")):
+                t0 = time.time()
+                if protocol == "old":
+                    done, _, _ = run_confirm(executor, search, [], problem.direction, old_cfg, None, default)
+                    row["old"] = {**old_decision(done, default, problem.direction), "seconds": time.time() - t0}
+                else:
+                    done, complete, stopped = run_confirm(executor, search, [], problem.direction, options, None, default)
+                    report = confirm_report(search, done, problem.direction, options.k, complete, default,
+                                            equivalence=options.equivalence, stopped=stopped)
+                    row["new"] = {**new_decision(report), "seconds": time.time() - t0}
+            rows.append(row)
+            print(name, n, row["old"]["decision"], row["new"]["decision"], row["new"]["rounds"], flush=True)
+    finally:
+        executor.close()
+    out: dict[str, Any] = {"problem": name, "overrides": extra, "search_budget": budget,
+                           "baseline": "the problem's default" if problem.default_config() else
+                           f"median-rank configuration of the search: {dict(default)}",
+                           "runs": rows, "wall_s": time.time() - started}
+    for protocol in ("old", "new"):
+        counts = Counter(r[protocol]["decision"] for r in rows)
+        mode = counts.most_common(1)[0][0]
+        out[protocol] = {"decisions": dict(counts), "flips": sum(c for d, c in counts.items() if d != mode),
+                         "median_rounds": statistics.median(r[protocol]["rounds"] for r in rows),
+                         "median_seconds": statistics.median(r[protocol]["seconds"] for r in rows)}
+    return out
+
+
+def main() -> None:
+    from searchlab.run.confirm import ConfirmConfig
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--budget", type=int, default=10)
+    parser.add_argument("--max-rounds", type=int, default=20)
+    parser.add_argument("--max-time-s", type=float, default=20.0)
+    parser.add_argument("--problems", nargs="*", default=list(PROBLEMS))
+    args = parser.parse_args()
+    options = ConfirmConfig(k=3, rounds=5, max_rounds=args.max_rounds, max_time_s=args.max_time_s, equivalence=0.02)
+    core = sorted(os.sched_getaffinity(0))[-1]  # the serial executor measures on the last core: load that one
+    load = subprocess.Popen(["taskset", "-c", str(core), "yes"], stdout=subprocess.DEVNULL)
+    try:
+        results = [one_problem(p, PROBLEMS[p], args.repeats, args.budget, options) for p in args.problems]
+    finally:
+        load.terminate()
+        load.wait()
+    payload = {"load": f"yes > /dev/null pinned to core {core} (the measuring core)", "repeats": args.repeats,
+               "new_rule": {"rounds": 5, "max_rounds": args.max_rounds, "max_time_s": args.max_time_s,
+                            "equivalence": 0.02, "k": 3, "alpha": 0.05},
+               "old_rule": {"rounds": 5, "k": 3, "interval": "range of the 5 paired ratios"},
+               "problems": results,
+               "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+               "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    for r in results:
+        print(r["problem"], "old", r["old"], "new", r["new"])
+
+
+if __name__ == "__main__":
+    main()
