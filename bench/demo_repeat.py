@@ -69,9 +69,8 @@ def main() -> None:
         load.terminate()
         load.wait()
     decisions = Counter(r.get("decision") for r in runs)
-    previous = json.loads(args.out.read_text())["runs"] if args.out.exists() and "--append" in sys.argv else []
     payload = {"command": "python -m searchlab problem=lud searcher=tag (make demo), seed 0",
-               "load": f"yes > /dev/null pinned to core {core}", "runs": previous + runs,
+               "load": f"yes > /dev/null pinned to core {core}", "runs": runs,
                "decisions": dict(decisions), "contradictions": sum(r.get("contradiction", False) for r in runs),
                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     args.out.parent.mkdir(parents=True, exist_ok=True)

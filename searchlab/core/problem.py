@@ -65,7 +65,7 @@ class FinalizeContext:
     confirm: Mapping[str, Any] | None = None  # the confirm phase's report (searchlab.run.confirm), run before
     rounds: int = 5  # interleaved rounds of a run-end comparison with the default before its first look (confirm.rounds)
     max_rounds: int = 5  # ... and the caps of its sequential rule (confirm.max_rounds, confirm.max_time_s,
-    max_time_s: float = 120.0  # confirm.equivalence; searchlab.core.speedup)
+    max_time_s: float = 60.0  # confirm.equivalence; searchlab.core.speedup)
     equivalence: float = 0.0
 
 
