@@ -82,7 +82,7 @@ class ConfirmConfig:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= top \
                     or not math.isfinite(value):
                 raise ConfigError(f"confirm.{name}={value!r}: must be a finite number in [0, {top}], "
-                                  f"e.g. confirm.{name}={0.02 if name == "equivalence" else 60}")
+                                  f"e.g. confirm.{name}={0.02 if name == 'equivalence' else 60}")
         if self.max_rounds < self.rounds:
             raise ConfigError(f"confirm.max_rounds={self.max_rounds}: must be >= confirm.rounds ({self.rounds})")
 
