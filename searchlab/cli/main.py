@@ -37,9 +37,10 @@ Common overrides:
   budget.charged_time_s=S     stop once recorded compile+run time reaches S (replayed tables)
   budget.max_failure_rate=F   stop when more than F of the evaluations failed
   budget.max_infeasible_proposals=N  stop after N known-infeasible proposals (not counted above)
-  confirm.k=K confirm.rounds=R   re-measure the best K configurations R rounds at the end (0: off;
-                              default 3 x 5 on device problems and noisy replays; docs/measurement.md)
-  executor=serial|ray         in-process, or Ray actors pinned to devices (default ray)
+  confirm.k=K confirm.rounds=R   re-measure the best K configurations beside the default at the end, R rounds, then
+                              until decided (0: off; default 3 x 5 on device problems and noisy replays; docs/measurement.md)
+  confirm.max_rounds=N confirm.max_time_s=S confirm.equivalence=E   caps (40, 60 s) and the no-difference band (0.02)
+  executor=auto|serial|ray    auto (default): in process unless the problem needs a device, workers > 1 or an address
   executor.workers=N          number of device workers (ray; default: one per GPU, else cores/2)
   executor.timeout_s=S        per-evaluation timeout; the worker is replaced (default 600)
   executor.address=ADDR       join an existing Ray cluster
