@@ -176,3 +176,24 @@ def test_a_cap_reached_undecided_is_a_third_decision_that_says_what_to_do(tmp_pa
     first = summary["verdict"].splitlines()[0]
     assert first.startswith("undecided, so the default is kept: undecided after 6 paired rounds")
     assert "confirm.max_rounds" in first and "quieter machine" in first and "no measurable change" not in first
+
+
+def test_one_story_when_confirmation_reorders_the_candidates() -> None:
+    """Issue 35: one best per run, said in words when confirmation reorders; the confirm lines and the
+    verdict state the interval summary.json has."""
+    from searchlab.run.summary import _noise_lines
+    from searchlab.run.verdict import build_verdict
+
+    c = {"basis": "tuning", "speedup": 1.41, "ci95": [1.2, 1.63], "pairs": 12, "method": "anytime", "datasets": {}}
+    entry = {"median": 0.004, "ci95": [0.0039, 0.0041], "samples": 12}
+    confirm = {"k": 3, "rounds": 12, "complete": True, "decision": "faster", "stopped": "decided",
+               "candidates": [{"rank": 1, "config": {"x": 1}, **entry}, {"rank": 2, "config": {"x": 2}, **entry}],
+               "best": {"rank": 2, "config": {"x": 2}, **entry}, "default": {"config": {"x": 0}, **entry},
+               "versus_default": c, "equivalence": 0.02}
+    s = {"objective_name": "time_s", "best": {"objective": 0.0038, "evaluation": 3, "description": "x=1"},
+         "report": {}, "confirm": confirm, "stop_reason": "evaluations", "evaluations": 10}
+    verdict = build_verdict(s, 10, None, 10)
+    lines = "\n".join(_noise_lines(s))
+    assert verdict.startswith("recommended: the search's #2 confirmed fastest of 2 (x=2)")
+    assert "the search's #2 confirmed fastest" in lines and "confirmed best configuration: x=2" in lines
+    assert "1.41x [1.20, 1.63]" in lines and "[1.20, 1.63]" in verdict
