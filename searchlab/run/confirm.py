@@ -233,7 +233,7 @@ def exact_versus_default(executor: Executor, search: Sequence[Result], direction
                                exact=True)
             report["versus_default"] = c
             ratio = c["speedup"] if c else 1.0
-            report["decision"] = "faster" if ratio > 1 else ("slower" if ratio < 1 else "equivalent")
+            report["decision"] = "faster" if ratio > 1 else ("slower" if ratio < 1 else None)  # exact: no band
     return {**report, "wall_time_s": time.time() - started}
 
 
