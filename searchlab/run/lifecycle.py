@@ -18,6 +18,7 @@ SIGINT/SIGTERM stop a run cleanly: in-flight work is abandoned, the summary says
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -62,8 +63,15 @@ class Run:
         if p.run_dir is None:
             return
         self.devices = [dict(w.device.to_dict(), worker=w.name) for w in workers]
-        fingerprint = p.problem.fingerprint([w.device.name for w in workers])
-        self.store = self._open_store(p.run_dir, fingerprint)
+        names = [w.device.name for w in workers]
+        fingerprint = p.problem.fingerprint(names)
+        changed = p.changed
+        if p.resuming:  # the devices the workers report must be those the run was measured on
+            from searchlab.run.inputs import check_devices
+
+            changed = "; ".join(c for c in (changed, check_devices(p.run_dir, p.stored_fingerprint, p.problem, names,
+                                                                   p.accept_changed)) if c)
+        self.store = self._open_store(p.run_dir, fingerprint, changed)
         self.store.node_of = p.executor.node_of  # evaluations.node: where each ran (issue 24)
         if p.cache is not None and hasattr(p.cache, "fingerprint"):
             p.cache.fingerprint = fingerprint
@@ -123,7 +131,10 @@ class Run:
                 raise self.interrupt
             return self.summary or {}
         except WriteError:
-            self._mark_write_failed()
+            self._mark_failed("write_failed")
+            raise
+        except Exception:  # a refusal or a bug mid-run: the records must not say 'running' forever
+            self._mark_failed("error")
             raise
         finally:
             self.close()
@@ -147,10 +158,13 @@ class Run:
         assert isinstance(source, dict)
         return {str(k): v for k, v in source.items()}
 
-    def _open_store(self, run_dir: Path, fingerprint: str) -> RunStore:
+    def _open_store(self, run_dir: Path, fingerprint: str, changed: str = "") -> RunStore:
         p = self.p
         if p.resuming:
-            store = RunStore.open(run_dir, self.hydra_dir)
+            store = RunStore.open(run_dir, self.hydra_dir, inputs=p.inputs, changed=changed)
+            if changed:
+                print(f"searchlab: note: resume_changed=true: continuing as a new session although {changed}",
+                      file=sys.stderr, flush=True)
             self.prior = list(store.results())
             for result in self.prior:
                 p.searcher.replay(result)
@@ -165,7 +179,7 @@ class Run:
             "objective_name": p.problem.objective_name, "known_optimum": _optimum(p.problem),
             "config": OmegaConf.to_container(p.cfg, resolve=True), "space": p.problem.space.describe(),
             "versions": package_versions(), "devices": self.devices,
-        }, self.hydra_dir)
+        }, self.hydra_dir, inputs=p.inputs)
 
     def _confirm_and_finalize(self, store: RunStore,
                               search: SearchLoop) -> tuple[Mapping[str, Any] | None, Mapping[str, Any]]:
@@ -205,11 +219,11 @@ class Run:
         if callable(close):
             close()
 
-    def _mark_write_failed(self) -> None:
+    def _mark_failed(self, reason: str) -> None:
         if self.store is None:
             return
         try:
-            self.store.finish("write_failed", "failed")
+            self.store.finish(reason, "failed")
         except Exception:  # the disk may still be full: the message says what was kept
             pass
 

@@ -1,0 +1,207 @@
+"""Faults a hostile probe found (issue 37): each must end in one line and a documented exit status,
+with nothing lost and nothing left behind. Every test here fails on the code before the fix.
+
+Runs are small and in process (``executor=serial``) unless the fault is Ray's (``@pytest.mark.ray``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from searchlab.cli.main import precheck, run_command
+
+SERIAL = ["executor=serial", "progress=off", "plot=false"]
+
+
+def _table(path: Path, offset: float = 0.0, knobs: int = 4) -> Path:
+    payload = {"format": "searchlab-table/1", "direction": "minimize",
+               "space": {"knobs": [{"name": "a", "kind": "int", "low": 0, "high": knobs - 1}]},
+               "rows": [{"config": {"a": a}, "status": "ok", "objective": float(a + 1) + offset} for a in range(knobs)]}
+    path.write_text(json.dumps(payload))
+    return path
+
+
+def _run(tmp: Path, *args: str) -> tuple[int, list[str], Path]:
+    """One run of the command line in process: (status, stderr lines, its run directory)."""
+    run_dir = tmp / "run"
+    status = run_command([*args, *SERIAL, f"hydra.run.dir={run_dir}"])
+    return status, [], run_dir
+
+
+def _status_err(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    status = run_command([*argv, "progress=off", "plot=false"])
+    return status, capsys.readouterr().err.strip().splitlines()
+
+
+def _cli(cwd: Path, *args: str, env: dict[str, str] | None = None,
+         timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "searchlab", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})))
+
+
+def _one_line(err: list[str], needle: str) -> None:
+    lines = [line for line in err if not line.startswith("searchlab: note:")]
+    assert len(lines) == 1 and lines[0].startswith("searchlab: error: ") and needle in lines[0], err
+    assert "Traceback" not in "\n".join(err)
+
+
+def _dump(db: Path) -> list[tuple[object, ...]]:
+    with closing(sqlite3.connect(db)) as conn:  # read-write: a read-only connection would leave -wal/-shm behind
+        return [*conn.execute("SELECT * FROM evaluations ORDER BY id"), *conn.execute("SELECT * FROM runs"),
+                *conn.execute("SELECT id, run_id, pid FROM sessions")]
+
+
+@pytest.fixture()
+def table_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    monkeypatch.chdir(tmp_path)
+    table = _table(tmp_path / "t.json")
+    status, _, run_dir = _run(tmp_path, "problem=table", f"problem.path={table}", "searcher=random",
+                              "budget.evaluations=2")
+    assert status == 0
+    return table, run_dir
+
+
+# -- item 2: a resume checks what it resumes ---------------------------------------------------------
+def test_resume_refuses_a_table_replaced_under_the_same_path(table_run: tuple[Path, Path],
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    table, run_dir = table_run
+    capsys.readouterr()
+    _table(table, offset=5.0)  # another device's measurements, same path
+    before = _dump(run_dir / "results.db")
+    status, err = _status_err([f"resume={run_dir}", "budget.evaluations=4", "executor=serial"], capsys)
+    assert status == 2
+    _one_line(err, f"{table} (the problem reads) changed content")
+    assert _dump(run_dir / "results.db") == before
+    assert not list(run_dir.glob("results.db-*"))  # item 11: a refused resume leaves no -wal/-shm
+
+
+def test_resume_changed_true_continues_as_a_new_session_recorded_as_such(table_run: tuple[Path, Path],
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    table, run_dir = table_run
+    _table(table, offset=5.0)
+    status, err = _status_err([f"resume={run_dir}", "budget.evaluations=4", "executor=serial", "resume_changed=true"],
+                              capsys)
+    assert status == 0, err
+    with sqlite3.connect(run_dir / "results.db") as conn:
+        notes = dict(conn.execute("SELECT key, value FROM meta WHERE key LIKE 'session:%'").fetchall())
+        sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+    assert sessions == 2 and list(notes) == ["session:2:changed"] and str(table) in notes["session:2:changed"]
+
+
+def test_resume_refuses_an_edited_command_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("knobs: {n: [1, 2, 3]}\nrun: [true]\n")
+    status, _, run_dir = _run(tmp_path, "problem=command", f"problem.spec={spec}", "searcher=random",
+                              "budget.evaluations=1")
+    assert status == 0
+    spec.write_text("knobs: {n: [1, 2, 3]}\nrun: [false]\n")
+    capsys.readouterr()
+    status, err = _status_err([f"resume={run_dir}", "budget.evaluations=2", "executor=serial"], capsys)
+    assert status == 2
+    _one_line(err, "changed content")
+
+
+# -- item 4: one writer per run ------------------------------------------------------------------------
+def test_a_second_writer_is_refused_naming_the_live_process(table_run: tuple[Path, Path],
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    from searchlab.core.store import RunStore
+
+    _, run_dir = table_run
+    live = RunStore.open(run_dir)  # this process writes the run now
+    try:
+        capsys.readouterr()
+        status, err = _status_err([f"resume={run_dir}", "budget.evaluations=4", "executor=serial"], capsys)
+    finally:
+        live.close()
+    assert status == 2
+    _one_line(err, f"being written by live process {os.getpid()}")
+
+
+def test_the_lock_does_not_outlive_its_holder(table_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _, run_dir = table_run
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from searchlab.core.runlock import RunLock; "
+                               f"RunLock(__import__('pathlib').Path({str(run_dir / 'results.db')!r})); print('held', "
+                               "flush=True); time.sleep(600)"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    assert precheck([f"resume={run_dir}", "budget.evaluations=4", "executor=serial"]) == 2
+    holder.kill()
+    holder.wait()
+    capsys.readouterr()
+    status, err = _status_err([f"resume={run_dir}", "budget.evaluations=4", "executor=serial"], capsys)
+    assert status == 0, err
+
+
+def test_cache_refuses_a_runs_results_db(table_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    table, run_dir = table_run
+    before = _dump(run_dir / "results.db")
+    status = precheck(["problem=table", f"problem.path={table}", "executor=serial", f"cache={run_dir / 'results.db'}"])
+    assert status == 2
+    _one_line(capsys.readouterr().err.strip().splitlines(), "is a run's records (results.db), not a cache")
+    with sqlite3.connect(run_dir / "results.db") as conn:
+        assert "cache" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert _dump(run_dir / "results.db") == before
+
+
+# -- item 7: corrupt records are one line, exit 2 ------------------------------------------------------
+def _corrupt(run_dir: Path, sql: str) -> None:
+    with sqlite3.connect(run_dir / "results.db") as conn:
+        conn.execute(sql)
+
+
+CORRUPT = {"config": "UPDATE runs SET config='{not json'", "status": "UPDATE evaluations SET status='BOGUS'"}
+
+
+@pytest.mark.parametrize("damage", list(CORRUPT))
+@pytest.mark.parametrize("reader", ["resume", "prior", "study", "export"])
+def test_corrupt_records_are_one_line_exit_2(table_run: tuple[Path, Path], damage: str, reader: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    table, run_dir = table_run
+    _corrupt(run_dir, CORRUPT[damage])
+    capsys.readouterr()
+    if reader == "resume":
+        status = precheck([f"resume={run_dir}", "budget.evaluations=4", "executor=serial"])
+    elif reader == "prior":
+        status = precheck(["problem=table", f"problem.path={table}", "searcher=transfer", f"prior=[{run_dir}]",
+                           "executor=serial"])
+    elif reader == "study":
+        from searchlab.study.__main__ import main as study
+
+        status = study([str(run_dir), "--out", str(run_dir.parent / "study")])
+    else:
+        from searchlab.export import main as export
+
+        status = export(["t4", str(run_dir), "-o", str(run_dir.parent / "t4.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2, err
+    assert len(err) == 1 and "error: " in err[0] and "damaged" in err[0], err
+    assert not (run_dir.parent / "study").exists() and not (run_dir.parent / "t4.json").exists()
+
+
+def test_a_cache_with_a_bad_entry_is_refused_before_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from searchlab.core.cache import SQLiteCache
+
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache.db"
+    SQLiteCache(cache).close()
+    with sqlite3.connect(cache) as conn:
+        conn.execute("INSERT INTO cache VALUES ('x', '{\"a\": 1}', '{not json', 0)")
+    table = _table(tmp_path / "t.json")
+    status, err = _status_err(["problem=table", f"problem.path={table}", "executor=serial", f"cache={cache}",
+                               "budget.evaluations=3"], capsys)
+    assert status == 2
+    _one_line(err, "the cache is damaged")
+    assert not (tmp_path / "outputs").exists()  # no run stuck at status=running
