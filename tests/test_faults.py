@@ -205,3 +205,136 @@ def test_a_cache_with_a_bad_entry_is_refused_before_the_run(tmp_path: Path, monk
     assert status == 2
     _one_line(err, "the cache is damaged")
     assert not (tmp_path / "outputs").exists()  # no run stuck at status=running
+
+
+# -- item 3: bounded reads ----------------------------------------------------------------------------
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)) + "knobs: {n: [1]}\nrun: [true]\n"
+
+
+def _bomb(path: Path, megabytes: int) -> Path:
+    import gzip
+
+    with gzip.open(path, "wb", compresslevel=9) as fh:
+        for _ in range(megabytes):
+            fh.write(b" " * (1 << 20))
+    return path
+
+
+@pytest.mark.parametrize("case", ["table /dev/zero", "kt /dev/zero", "prior /dev/zero", "t4 fifo", "gzip bomb",
+                                  "billion laughs", "bad cap"])
+def test_reads_are_bounded(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    table = _table(tmp_path / "t.json")
+    argv, needle = {
+        "table /dev/zero": (["problem=table", "problem.path=/dev/zero"], "not a regular file"),
+        "kt /dev/zero": (["problem=kernel_tuner_cache", "problem.path=/dev/zero"], "not a regular file"),
+        "prior /dev/zero": (["problem=table", f"problem.path={table}", "searcher=transfer", "prior=[/dev/zero]"],
+                            "not a regular file"),
+        "t4 fifo": (["problem=t4", f"problem.path={tmp_path / 'fifo.json'}"], "not a regular file"),
+        "gzip bomb": (["problem=table", f"problem.path={tmp_path / 'bomb.json.gz'}"], "inflates to more than 1 MB"),
+        "billion laughs": (["problem=command", f"problem.spec={tmp_path / 'laughs.yaml'}"], "through its aliases"),
+        "bad cap": (["problem=table", f"problem.path={table}"], "SEARCHLAB_MAX_READ_MB='lots'"),
+    }[case]
+    if case == "t4 fifo":
+        os.mkfifo(tmp_path / "fifo.json")  # a reader that opened it would wait for ever
+    if case == "gzip bomb":
+        _bomb(tmp_path / "bomb.json.gz", 4)
+        monkeypatch.setenv("SEARCHLAB_MAX_READ_MB", "1")
+    if case == "billion laughs":
+        (tmp_path / "laughs.yaml").write_text(LAUGHS)
+    if case == "bad cap":
+        monkeypatch.setenv("SEARCHLAB_MAX_READ_MB", "lots")
+    before = set(tmp_path.rglob("*"))
+    assert precheck([*argv, "executor=serial"]) == 2
+    _one_line(capsys.readouterr().err.strip().splitlines(), needle)
+    assert set(tmp_path.rglob("*")) == before
+
+
+def test_the_gzip_cap_stops_inflating_at_the_cap() -> None:
+    """The decompressed size is capped while inflating, not after: a bomb never lies whole in memory."""
+    import gzip
+
+    from searchlab.core import files
+    from searchlab.errors import ConfigError
+
+    raw = gzip.compress(b" " * (3 << 20))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SEARCHLAB_MAX_READ_MB", "1")
+        with pytest.raises(ConfigError, match="inflates to more than 1 MB"):
+            files._gunzip(raw, Path("x.gz"), "table", files.max_bytes())
+    assert files.load_yaml("a: &x [1]\nb: *x\n", "spec") == {"a": [1], "b": [1]}  # a few aliases are fine
+
+
+# -- items 1 and 5: the executor cannot hang or leak ---------------------------------------------------
+def test_unknown_ray_auth_mode_is_refused_for_a_local_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAY_AUTH_MODE", "tokn")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert precheck(["problem=synthetic_knobs", "searcher=random", "executor=ray"]) == 2
+    _one_line(capsys.readouterr().err.strip().splitlines(), "RAY_AUTH_MODE='tokn'")
+    assert not list(tmp_path.iterdir())
+
+
+def test_an_unreachable_address_is_refused_at_once(tmp_path: Path) -> None:
+    out = _cli(tmp_path, "problem=synthetic_knobs", "searcher=random", "executor=ray", "executor.address=127.0.0.1:1",
+               "executor.connect_timeout_s=2", timeout=60)
+    assert out.returncode == 2
+    _one_line(out.stderr.strip().splitlines(), "executor.address=127.0.0.1:1: no Ray cluster answers there")
+    assert not list(tmp_path.iterdir())  # no run directory
+
+
+def _spec(tmp: Path, run: list[str], **extra: object) -> Path:
+    spec = tmp / "spec.yaml"
+    spec.write_text(json.dumps({"knobs": {"n": [1, 2, 3]}, "run": run, "measure": {"min_runs": 1, "max_runs": 1},
+                                **extra}))
+    return spec
+
+
+def _sleepers(marker: str) -> list[int]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker in cmdline.read_bytes().decode(errors="replace"):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_serial_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    marker = "1000.3817"  # sleep's argument: names our processes in /proc
+    spec = _spec(tmp_path, ["sh", "-c", f"sleep {marker}; true"], timeout_s=600)
+    out = _cli(tmp_path, "problem=command", f"problem.spec={spec}", "searcher=random", "budget.evaluations=2",
+               "executor=serial", "executor.timeout_s=1", "progress=off", "plot=false")
+    assert out.returncode == 0, out.stderr
+    assert _sleepers(marker) == []  # the shell and its sleep were killed with the evaluation
+
+
+def test_a_catastrophic_objective_pattern_is_bounded_by_the_timeout(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, ["printf", "a" * 40 + "!"], timeout_s=2,
+                 objective={"kind": "stdout", "pattern": "^(a|a)+$"})  # 2^40 ways to fail for a backtracker
+    out = _cli(tmp_path, "problem=command", f"problem.spec={spec}", "searcher=random", "budget.evaluations=1",
+               "executor=serial", "progress=off", "plot=false", timeout=90)
+    assert out.returncode == 0, out.stderr
+    (summary,) = tmp_path.glob("outputs/*/*/summary.json")
+    with closing(sqlite3.connect(summary.parent / "results.db")) as conn:
+        assert conn.execute("SELECT status FROM evaluations").fetchall() == [("timeout",)]
+
+
+@pytest.mark.ray
+def test_ray_timeout_kills_the_process_group_and_leaves_no_scratch(tmp_path: Path) -> None:
+    import tempfile
+
+    marker = "1000.4729"
+    scratch = set(Path(tempfile.gettempdir()).glob("searchlab-command-*"))
+    spec = _spec(tmp_path, ["sh", "-c", f"sleep {marker}; true"], timeout_s=600)
+    out = _cli(tmp_path, "problem=command", f"problem.spec={spec}", "searcher=random", "budget.evaluations=2",
+               "executor=ray", "executor.workers=1", "executor.timeout_s=2", "progress=off", "plot=false", timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert _sleepers(marker) == []
+    assert set(Path(tempfile.gettempdir()).glob("searchlab-command-*")) <= scratch

@@ -206,12 +206,21 @@ def resolve_paths(message: str, overrides: list[str]) -> str:
         if override.startswith("-"):
             continue
         value = (override.partition("=")[2] if "=" in override else override).strip("'\"")
-        if not value or Path(value).is_absolute() or "://" in value or not ("/" in value or Path(value).suffix):
+        if not value or Path(value).is_absolute() or "://" in value or not _looks_like_path(value):
             continue
         if re.fullmatch(r"[-+.\deE]+|\$\{.*\}", value):  # a number or an interpolation, not a path
             continue
         message = re.sub(rf"(?<![\w/.~-]){re.escape(value)}(?![\w/])", str(Path(value).resolve()), message)
     return message
+
+
+FILE_SUFFIXES = {".json", ".gz", ".yaml", ".yml", ".db", ".fut", ".c", ".cl", ".txt", ".csv", ".tuning", ".png"}
+
+
+def _looks_like_path(value: str) -> bool:
+    """A value holding a ``/``, or ending in a file suffix; a dotted name (``os.system``) or an address
+    (``127.0.0.1:1``) is not shown resolved as a path (issue 37, item 11)."""
+    return "/" in value or Path(value).suffix.lower() in FILE_SUFFIXES
 
 
 def _interrupted(exc: KeyboardInterrupt) -> int:

@@ -9,8 +9,10 @@ Here every read:
   ``/dev/zero`` and a FIFO that never ends are one line, not a hang;
 - reads at most :func:`max_bytes` bytes from the disk, and at most as many after decompressing
   a ``.gz`` (read in chunks, so a gzip bomb stops at the cap, never whole in memory);
-- parses YAML with a safe loader that refuses anchors/aliases beyond :data:`MAX_YAML_ALIASES`
-  (a "billion laughs" document is refused as it is composed, before any expansion).
+- parses YAML with a safe loader that refuses more than :data:`MAX_YAML_ALIASES` aliases, or a
+  document whose aliases would expand it beyond :data:`MAX_YAML_NODES` values (counted on the
+  composed graph, where each shared node is one object): a "billion laughs" document is refused
+  before anything expands it.
 
 The cap is ``SEARCHLAB_MAX_READ_MB`` (default :data:`DEFAULT_MAX_MB`; real Kernel Tuner caches
 inflate to about 5 MB), refused in one line when it is not a positive integer.
@@ -38,6 +40,7 @@ from searchlab.errors import ConfigError
 OVERRIDE = "SEARCHLAB_MAX_READ_MB"
 DEFAULT_MAX_MB = 256
 MAX_YAML_ALIASES = 100
+MAX_YAML_NODES = 100_000
 _CHUNK = 1 << 20
 _NOTED: dict[str, str] = {}  # resolved path -> sha256 of its bytes, for every file read in this process
 
@@ -151,7 +154,30 @@ def _bounded_loader() -> type:
                                       f"that expands exponentially would be")
             return super().compose_node(parent, index)
 
+        def compose_document(self) -> Any:
+            node = super().compose_document()
+            if _expanded(node, {}) > MAX_YAML_NODES:
+                raise ConfigError(f"expands to more than {MAX_YAML_NODES} values through its aliases (*name): refused")
+            return node
+
     return BoundedLoader
+
+
+def _expanded(node: Any, sizes: dict[int, int]) -> int:
+    """Values ``node`` stands for once every alias is expanded (shared nodes counted once per use)."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    sizes[id(node)] = MAX_YAML_NODES + 1  # a cycle (a recursive alias) expands for ever
+    children = node.value if isinstance(node.value, list) else []
+    total = 1
+    for child in children:
+        for part in child if isinstance(child, tuple) else (child,):
+            total += _expanded(part, sizes)
+            if total > MAX_YAML_NODES:
+                break
+    sizes[id(node)] = total
+    return total
 
 
 def noted() -> dict[str, str]:

@@ -43,17 +43,30 @@ class RayExecutor(Executor):
     __runtime__ = frozenset({"opencl_lister"})  # a test seam, not an option (searchlab.core.schema)
 
     def __init__(self, workers: int | None = None, timeout_s: float | None = 600.0, address: str | None = None,
-                 cpus_per_worker: int | None = None, opencl_lister: Any = None) -> None:
+                 cpus_per_worker: int | None = None, connect_timeout_s: float = 10.0, opencl_lister: Any = None) -> None:
+        """The options (declared once here; searchlab.core.schema).
+
+        Args:
+            workers: evaluator actors (default: one per GPU, else half the cores)
+            timeout_s: per evaluation; past it the worker and what it started are killed and replaced
+            address: join an existing Ray cluster (host:port, or auto)
+            cpus_per_worker: CPUs each actor holds (default 1; OpenCL CPU workers: their cores)
+            connect_timeout_s: how long executor.address may take to accept a connection before the run is refused
+        """
         if workers is not None and workers < 1:
             raise ConfigError(f"executor.workers={workers}: must be a positive integer or null")
         if timeout_s is not None and timeout_s <= 0:
             raise ConfigError(f"executor.timeout_s={timeout_s}: must be positive or null")
         if cpus_per_worker is not None and cpus_per_worker < 0:
             raise ConfigError(f"executor.cpus_per_worker={cpus_per_worker}: must be >= 0 or null")
-        if address or os.environ.get("RAY_ADDRESS"):
-            from searchlab.run.execution._join import auth_mode
+        if not connect_timeout_s > 0:
+            raise ConfigError(f"executor.connect_timeout_s={connect_timeout_s}: must be positive")
+        from searchlab.run.execution._join import auth_mode, check_reachable
 
-            auth_mode()  # a typo in RAY_AUTH_MODE is refused before anything starts
+        auth_mode()  # a typo in RAY_AUTH_MODE is refused before anything starts, for a local cluster too
+        if address or os.environ.get("RAY_ADDRESS"):
+            source = "executor.address" if address else "RAY_ADDRESS"
+            check_reachable(str(address or os.environ.get("RAY_ADDRESS")), source, connect_timeout_s)
         self.requested, self.timeout_s, self.address, self.cpus_per_worker = workers, timeout_s, address, cpus_per_worker
         self._slots: list[_Slot] = []
         self._started_ray = False
@@ -181,6 +194,14 @@ class RayExecutor(Executor):
     def _spawn(self, slot: _Slot) -> Any:
         return self._remote.options(**slot.options).remote(self._source, slot.device, self._need.value, self._lister)
 
+    def _reap(self, slot: _Slot) -> None:
+        """Kill the process groups a worker on this machine started, before the worker is killed."""
+        from searchlab.run.execution._base import current_node
+        from searchlab.run.execution._reap import kill_children
+
+        if slot.pid and (self._started_ray or slot.node == current_node()):
+            kill_children(slot.pid)
+
     def node_of(self, worker: str) -> str:
         return self._nodes.get(worker, "")
 
@@ -215,6 +236,7 @@ class RayExecutor(Executor):
     def _replace(self, slot: _Slot) -> None:
         import ray
 
+        self._reap(slot)
         try:
             ray.kill(slot.actor, no_restart=True)
         except Exception:  # its node may be gone: the new actor is placed on a live one
@@ -290,11 +312,18 @@ class RayExecutor(Executor):
         if not ray.is_initialized():
             return
         for slot in self._slots:
-            if slot.actor is not None:
-                try:
-                    ray.kill(slot.actor, no_restart=True)
+            if slot.actor is None:
+                continue
+            if slot.candidate is None and slot.info is not None:
+                try:  # teardown: the problem removes its scratch (problem=command's /tmp/searchlab-command-*)
+                    ray.get(slot.actor.close.remote(), timeout=30)
                 except Exception:
                     pass
+            self._reap(slot)
+            try:
+                ray.kill(slot.actor, no_restart=True)
+            except Exception:
+                pass
         self._slots = []
         if self._started_ray:
             ray.shutdown()

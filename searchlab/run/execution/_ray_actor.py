@@ -97,6 +97,10 @@ class EvaluatorActor:
     def call(self, method: str, *args: Any) -> Any:
         return self.runtime.call(method, *args)
 
+    def close(self) -> None:
+        """The problem's teardown (scratch directories), before the executor kills the actor."""
+        self.runtime.close()
+
 
 @dataclass
 class _Slot:
