@@ -209,7 +209,8 @@ def test_a_cache_with_a_bad_entry_is_refused_before_the_run(tmp_path: Path, monk
 
 # -- item 3: bounded reads ----------------------------------------------------------------------------
 LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)) + "knobs: {n: [1]}\nrun: [true]\n"
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)
+) + "knobs: {n: [1]}\nrun: [true]\n"
 
 
 def _bomb(path: Path, megabytes: int) -> Path:
@@ -338,3 +339,95 @@ def test_ray_timeout_kills_the_process_group_and_leaves_no_scratch(tmp_path: Pat
     assert out.returncode == 0, out.stderr
     assert _sleepers(marker) == []
     assert set(Path(tempfile.gettempdir()).glob("searchlab-command-*")) <= scratch
+
+
+# -- item 6 and issue 35: signals, start-up failures ---------------------------------------------------
+def _start(tmp: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    import os
+
+    return subprocess.Popen([sys.executable, "-m", "searchlab", *args], cwd=tmp, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1", **(env or {})))
+
+
+def _wait_for_records(tmp: Path, at_least: int, seconds: float = 150) -> Path | None:
+    import time
+
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        for db in tmp.glob("outputs/*/*/results.db"):
+            try:
+                with closing(sqlite3.connect(db)) as conn:
+                    if conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] >= at_least:
+                        return db
+            except sqlite3.Error:
+                pass
+        time.sleep(0.2)
+    return None
+
+
+def test_ctrl_c_says_how_far_the_run_got_and_how_to_resume(tmp_path: Path) -> None:
+    import signal
+
+    proc = _start(tmp_path, "problem=synthetic_dag", "searcher=random", "problem.delay_s=0.05",
+                  "budget.evaluations=100000", *SERIAL)
+    db = _wait_for_records(tmp_path, 3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert db is not None and proc.returncode == 130, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("searchlab: interrupted after ") and lines[0].endswith(
+        f" of 100000 evaluations; resume with: python -m searchlab resume={db.parent.resolve()}"), lines
+
+
+def test_a_resumed_run_prints_absolute_paths(table_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _, run_dir = table_run
+    capsys.readouterr()
+    status = run_command(["resume=run", "budget.evaluations=3", "progress=off", "plot=false"])  # relative, from cwd
+    out = capsys.readouterr().out
+    assert status == 0 and f"records: {run_dir.resolve()}/results.db" in out, out
+
+
+@pytest.mark.ray
+def test_sigterm_while_ray_waits_exits_143_with_the_summary(tmp_path: Path) -> None:
+    """The driver blocks in ray.wait while the worker sleeps; Ray turned the handler's exception into a
+    plain KeyboardInterrupt there (exit 130, 'interrupted ()')."""
+    import signal
+
+    proc = _start(tmp_path, "problem=synthetic_dag", "searcher=random", "problem.delay_s=1.5", "budget.evaluations=500",
+                  "executor=ray", "executor.workers=1", "progress=off", "plot=false")
+    db = _wait_for_records(tmp_path, 2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert db is not None and proc.returncode == 143, err[-2000:]
+    assert "Traceback" not in err and "interrupted after " in err
+    assert json.loads((db.parent / "summary.json").read_text())["stop_reason"] == "interrupted"
+
+
+@pytest.mark.ray
+def test_sigterm_during_ray_start_up_writes_no_half_made_run(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    proc = _start(tmp_path, "problem=synthetic_dag", "searcher=random", "budget.evaluations=5", "executor=ray",
+                  "progress=off", "plot=false")
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(tmp_path.glob("outputs/*/*/.hydra")):
+        time.sleep(0.05)
+    time.sleep(1.0)  # inside ray.init: it takes several seconds
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-2000:]  # not SIGABRT (-6)
+    assert "Traceback" not in err
+    assert not list(tmp_path.glob("outputs/*/*/results.db")) and not list(tmp_path.glob("outputs/*/*"))
+
+
+@pytest.mark.ray
+def test_ray_oom_killer_at_start_up_is_one_line(tmp_path: Path) -> None:
+    """Ray's memory monitor with a threshold every machine is above: it kills the evaluator as it starts."""
+    out = _cli(tmp_path, "problem=synthetic_knobs", "searcher=random", "budget.evaluations=3", "executor=ray",
+               "executor.workers=1", "executor.startup_timeout_s=60", "progress=off",
+               env={"RAY_memory_usage_threshold": "0.01", "RAY_memory_monitor_refresh_ms": "50"}, timeout=300)
+    assert out.returncode == 2, out.stderr[-2000:]
+    _one_line(out.stderr.strip().splitlines(), "worker 0 ")
+    assert "Traceback" not in out.stdout + out.stderr
+    assert not list(tmp_path.glob("outputs/*/*/results.db"))

@@ -227,7 +227,9 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
     from searchlab.core.signals import exit_status
 
     status = exit_status(exc)
-    print(f"searchlab: interrupted ({exc or 'SIGINT'}); finished evaluations are recorded", file=sys.stderr, flush=True)
+    detail = getattr(exc, "detail", "")  # a run's own line: how far it got, how to resume (run.lifecycle)
+    print(f"searchlab: interrupted {detail}" if detail else
+          f"searchlab: interrupted ({exc or 'SIGINT'}); finished evaluations are recorded", file=sys.stderr, flush=True)
     return status
 
 

@@ -28,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from searchlab.core.problem import FinalizeContext, Problem
 from searchlab.core.records import Result
-from searchlab.core.signals import Guard, interruptible
+from searchlab.core.signals import Guard, Interrupted, interruptible
 from searchlab.core.store import RunStore, is_disk_full, package_versions
 from searchlab.errors import WriteError
 from searchlab.run.confirm import confirm_after_search
@@ -123,12 +123,15 @@ class Run:
         try:
             with interruptible() as guard:
                 self._guard = guard
-                self.start()
-                self.loop()
-                self.finish()
+                try:
+                    self.start()
+                    self.loop()
+                    self.finish()
+                except KeyboardInterrupt as exc:  # during start-up or finish: nothing half-made is kept
+                    raise self._interrupted(guard.translate(exc)) from None
             self.report()
             if self.interrupt is not None:
-                raise self.interrupt
+                raise self._interrupted(guard.translate(self.interrupt))
             return self.summary or {}
         except WriteError:
             self._mark_failed("write_failed")
@@ -138,6 +141,21 @@ class Run:
             raise
         finally:
             self.close()
+
+    def _interrupted(self, exc: Interrupted) -> Interrupted:
+        """``exc`` with the one line the command line prints (issue 35, item 6): how far the run got
+        and how to go on, with the run's absolute directory."""
+        p = self.p
+        if p.run_dir is None:
+            return exc
+        if self.store is None or self.search is None:
+            exc.detail = "during start-up; nothing was recorded"
+            return exc
+        done = self.search.state.done  # as the budget counts them
+        total = p.budget.evaluations if p.budget.evaluations is not None else "no limit on"
+        exc.detail = (f"after {done} of {total} evaluations; resume with: python -m searchlab "
+                      f"resume={p.run_dir.resolve()}")
+        return exc
 
     def report(self) -> None:
         """The summary, notes and verdict on stdout (unless quiet)."""

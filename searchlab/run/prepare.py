@@ -123,7 +123,7 @@ def resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfig
     record (refused at once if another process writes the run: searchlab.core.runlock)."""
     from searchlab.core.runlock import check_free
 
-    run_dir = Path(str(cfg.resume))
+    run_dir = Path(str(cfg.resume)).expanduser().resolve()  # a resumed run prints absolute paths, as a fresh one
     check_free(run_dir)
     stored, info = _stored_config(run_dir)
     allowed = ", ".join(f"{name}.*" for name in RESUMABLE)

@@ -98,8 +98,12 @@ def join_cluster(address: str, what: str) -> None:
     import ray
 
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
+    from searchlab.core.signals import deferred
+    from searchlab.run.execution._ray_actor import no_ray_sigterm_handler
+
     try:
-        ray.init(address=address, **kwargs)
+        with deferred(no_ray_sigterm_handler):
+            ray.init(address=address, **kwargs)
     except ConnectionError as exc:
         raise ConfigError(f"{what}={address}: no Ray cluster answers there ({str(exc).splitlines()[0][:200]})") from None
     except Exception as exc:  # AuthenticationError and friends: Ray's message is several sentences
