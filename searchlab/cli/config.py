@@ -46,6 +46,7 @@ class SearchlabConfig:
     confirm: ConfirmConfig = field(default_factory=ConfirmConfig)  # the run-end confirm phase (searchlab.run.confirm)
     seed: int = 0
     resume: str | None = None  # a run directory to continue
+    resume_changed: bool = False  # resume although an input changed (a new session, recorded so; searchlab.run.inputs)
     cache: str | None = None  # a measurement cache (SQLite file)
     progress: str = "auto"  # auto | bar | log | off
     name: str | None = None  # a label stored with the run

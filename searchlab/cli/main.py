@@ -207,7 +207,7 @@ def resolve_paths(message: str, overrides: list[str]) -> str:
         if override.startswith("-"):
             continue
         value = (override.partition("=")[2] if "=" in override else override).strip("'\"")
-        if not value or Path(value).is_absolute() or "://" in value or not ("/" in value or Path(value).suffix):
+        if not value or Path(value).is_absolute() or "://" in value or not _looks_like_path(value):
             continue
         if re.fullmatch(r"[-+.\deE]+|\$\{.*\}", value):  # a number or an interpolation, not a path
             continue
@@ -215,11 +215,22 @@ def resolve_paths(message: str, overrides: list[str]) -> str:
     return message
 
 
+FILE_SUFFIXES = {".json", ".gz", ".yaml", ".yml", ".db", ".fut", ".c", ".cl", ".txt", ".csv", ".tuning", ".png"}
+
+
+def _looks_like_path(value: str) -> bool:
+    """A value holding a ``/``, or ending in a file suffix; a dotted name (``os.system``) or an address
+    (``127.0.0.1:1``) is not shown resolved as a path (issue 37, item 11)."""
+    return "/" in value or Path(value).suffix.lower() in FILE_SUFFIXES
+
+
 def _interrupted(exc: KeyboardInterrupt) -> int:
     from searchlab.core.signals import exit_status
 
     status = exit_status(exc)
-    print(f"searchlab: interrupted ({exc or 'SIGINT'}); finished evaluations are recorded", file=sys.stderr, flush=True)
+    detail = getattr(exc, "detail", "")  # a run's own line: how far it got, how to resume (run.lifecycle)
+    print(f"searchlab: interrupted {detail}" if detail else
+          f"searchlab: interrupted ({exc or 'SIGINT'}); finished evaluations are recorded", file=sys.stderr, flush=True)
     return status
 
 

@@ -40,16 +40,35 @@ def _open(path: Path) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"{where}: cannot be opened as an SQLite cache ({exc})") from None
     try:
+        tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if {"runs", "evaluations"} <= tables:  # a run's results.db: its records are not a cache's to extend
+            raise ConfigError(f"{where}: is a run's records (results.db), not a cache; give another file")
         conn.executescript(_SCHEMA)
         columns = [row[1] for row in conn.execute("PRAGMA table_info(cache)")]
         if columns != _COLUMNS:
             raise ConfigError(f"{where}: holds a 'cache' table with columns {columns}, not a searchlab cache")
         conn.execute("BEGIN IMMEDIATE")  # takes the write lock: fails now on a read-only file or place
         conn.execute("ROLLBACK")
+        _check_entries(conn, where)
     except sqlite3.Error as exc:
         conn.close()
         raise ConfigError(f"{where}: is not a usable searchlab cache ({exc})") from None
+    except ConfigError:
+        conn.close()
+        raise
     return conn
+
+
+def _check_entries(conn: sqlite3.Connection, where: str) -> None:
+    """Every entry decodes to a measurement, checked before the run starts (issue 37, item 7): a bad
+    entry found mid-run used to crash it and leave its records at status 'running'."""
+    for key, text in conn.execute("SELECT config_key, measurement FROM cache"):
+        try:
+            Config.from_json(key)
+            measurement_from_dict(json.loads(text))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise ConfigError(f"{where}: entry {str(key)[:60]!r} is not a measurement ({type(exc).__name__}: "
+                              f"{str(exc)[:80]}); the cache is damaged (delete the entry or give another file)") from None
 
 
 class SQLiteCache:

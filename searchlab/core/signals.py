@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -25,6 +25,7 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.detail = ""  # what the run did before it stopped, for the command line's one line
 
     @property
     def exit_status(self) -> int:
@@ -38,12 +39,22 @@ class Guard:
     def __init__(self) -> None:
         self.holding = False
         self.pending: Interrupted | None = None
+        self.raised: Interrupted | None = None
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         if self.holding:
             self.pending = self.pending or Interrupted(signum)
             return
-        raise Interrupted(signum)
+        self.raised = self.raised or Interrupted(signum)
+        raise self.raised
+
+    def translate(self, exc: KeyboardInterrupt) -> Interrupted:
+        """The signal behind ``exc``: Ray turns an exception raised by a handler while it waits in C++
+        (``ray.wait``, ``ray.get``) into a plain ``KeyboardInterrupt()`` (issue 37, item 6: SIGTERM
+        exited 130 and printed ``interrupted ()``), so the one this guard raised is returned instead."""
+        if isinstance(exc, Interrupted):
+            return exc
+        return self.raised or self.pending or Interrupted(signal.SIGINT)
 
     def hold(self) -> None:
         self.holding = True
@@ -68,6 +79,30 @@ def interruptible() -> Iterator[Guard]:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+
+
+@contextmanager
+def deferred(patch: Callable[[], Callable[[], None]] | None = None) -> Iterator[None]:
+    """SIGINT/SIGTERM wait until the block ends, then are delivered to the handlers of before.
+
+    For ``ray.init``: a signal inside it used to abort the process (SIGABRT: its own SIGTERM handler,
+    ``sys.exit``, fired while its C++ core worker was being built). ``patch`` stops a library from
+    installing its own handler during the block and returns the function that undoes that."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in SIGNALS}
+    undo = patch() if patch is not None else None
+    try:
+        yield
+    finally:
+        if undo is not None:
+            undo()
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            signal.raise_signal(caught[0])  # the handler of before decides: Guard raises Interrupted
 
 
 def exit_status(exc: BaseException) -> int:

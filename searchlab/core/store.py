@@ -27,33 +27,16 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from searchlab.core.records import Candidate, Config, Result, measurement_from_dict, measurement_to_dict
+from searchlab.core._rows import _SCHEMA as _SCHEMA
+from searchlab.core._rows import SCHEMA_VERSION as SCHEMA_VERSION
+from searchlab.core._rows import _row_to_result
+from searchlab.core._rows import migrate as migrate
+from searchlab.core.records import Candidate, Result, measurement_to_dict
+from searchlab.core.runlock import RunLock
 from searchlab.errors import StoreError, WriteError
 
 DB_NAME = "results.db"
-SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema 1: before the node columns (issue 24)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY, name TEXT, problem TEXT NOT NULL, searcher TEXT NOT NULL, seed INTEGER,
-    fingerprint TEXT, direction TEXT, objective_name TEXT, known_optimum REAL,
-    config TEXT NOT NULL, space TEXT, versions TEXT, devices TEXT, host TEXT,
-    started REAL NOT NULL, ended REAL, status TEXT NOT NULL, stop_reason TEXT, nodes TEXT);
-CREATE TABLE IF NOT EXISTS sessions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, pid INTEGER, host TEXT,
-    hydra_dir TEXT, started REAL NOT NULL, ended REAL, stop_reason TEXT);
-CREATE TABLE IF NOT EXISTS evaluations (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, session_id INTEGER,
-    candidate_id INTEGER NOT NULL, config TEXT NOT NULL, config_key TEXT NOT NULL,
-    proposal TEXT, meta TEXT, status TEXT NOT NULL, failure_mode TEXT NOT NULL, message TEXT,
-    objective REAL, samples TEXT, sensors TEXT, datasets TEXT, log TEXT, extra TEXT,
-    worker TEXT, device TEXT, t_submit REAL, t_start REAL, t_end REAL,
-    queue_s REAL, compile_s REAL, run_s REAL, charged_s REAL, cache_hit INTEGER NOT NULL, node TEXT,
-    UNIQUE (run_id, candidate_id));
-CREATE INDEX IF NOT EXISTS evaluations_config ON evaluations (run_id, config_key);
-"""
 
 VERSIONED = ("searchlab", "numpy", "scipy", "ray", "optuna", "pyopencl", "hydra-core", "omegaconf")
 
@@ -78,6 +61,15 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def read_connection(path: Path) -> sqlite3.Connection:
+    """A connection that only reads, but opened read-write where it can be: a read-only connection to a
+    WAL database leaves ``-wal``/``-shm`` files behind (it cannot delete them on close; issue 37, item 11)."""
+    try:
+        return sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30.0)
+    except sqlite3.OperationalError:  # a read-only file or directory
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+
+
 def is_disk_full(exc: BaseException) -> bool:
     """SQLite's SQLITE_FULL ("database or disk is full") or the OS's ENOSPC / EDQUOT."""
     import errno
@@ -91,16 +83,6 @@ def _no_node(worker: str) -> str:
     return ""
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Schema 1 -> 2: the node columns (old rows keep NULL: where they ran is unknown)."""
-    have = {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}
-    if "node" not in have:
-        conn.execute("ALTER TABLE evaluations ADD COLUMN node TEXT")
-    if "nodes" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(runs)")}:
-        conn.execute("ALTER TABLE runs ADD COLUMN nodes TEXT")
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-
-
 def _dumps(value: Any) -> str:
     return json.dumps(value, default=str)
 
@@ -108,27 +90,37 @@ def _dumps(value: Any) -> str:
 class RunStore:
     """The records of one run."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, run_id: int, session_id: int) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, run_id: int, session_id: int,
+                 lock: RunLock | None = None) -> None:
         self.path, self._conn, self.run_id, self.session_id = path, conn, run_id, session_id
+        self._lock = lock  # one writer per run (searchlab.core.runlock); None: read-only access
         # worker name -> the node it runs on; the executor's (app.py sets it), "" when unknown
         self.node_of: Callable[[str], str] = _no_node
 
     @classmethod
-    def create(cls, run_dir: str | Path, run: Mapping[str, Any], hydra_dir: str = "") -> RunStore:
-        """A new ``results.db`` in ``run_dir``; refuses to overwrite an existing one."""
+    def create(cls, run_dir: str | Path, run: Mapping[str, Any], hydra_dir: str = "",
+               inputs: Mapping[str, Any] | None = None) -> RunStore:
+        """A new ``results.db`` in ``run_dir``; refuses to overwrite an existing one. ``inputs``:
+        what the run read (content hashes; searchlab.run.inputs), checked by a resume."""
         path = Path(run_dir) / DB_NAME
         if path.exists():
             raise StoreError(f"{path} already exists: use resume={run_dir} to continue that run")
+        conn: sqlite3.Connection | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = connect(path)
+            lock = RunLock(path)
             run_id = cls._insert_run(conn, run)
-            return cls(path, conn, run_id, cls._new_session(conn, run_id, hydra_dir))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('inputs', ?)", (_dumps(dict(inputs or {})),))
+            return cls(path, conn, run_id, cls._new_session(conn, run_id, hydra_dir), lock)
         except (sqlite3.Error, OSError) as exc:  # e.g. a full disk: leave no half-made database
+            if conn is not None:
+                conn.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
+            error = WriteError if is_disk_full(exc) else StoreError  # a full disk: status 1, as documented
             what = "the disk is full" if is_disk_full(exc) else str(exc)
-            raise StoreError(f"{path} could not be created ({what}); nothing was kept") from None
+            raise error(f"{path} could not be created ({what}); nothing was kept; free space and run again") from None
 
     @staticmethod
     def _insert_run(conn: sqlite3.Connection, run: Mapping[str, Any]) -> int:
@@ -144,22 +136,33 @@ class RunStore:
         return int(cur.lastrowid or 1)
 
     @classmethod
-    def open(cls, run_dir: str | Path, hydra_dir: str = "") -> RunStore:
-        """An existing run, for resume (a new session row is added)."""
+    def open(cls, run_dir: str | Path, hydra_dir: str = "", inputs: Mapping[str, Any] | None = None,
+             changed: str = "") -> RunStore:
+        """An existing run, for resume (a new session row is added). ``changed``: the inputs that
+        changed since the run was recorded and a ``resume_changed=true`` accepted; the new
+        session's record says so (meta ``session:<id>:changed``) and ``inputs`` replaces the stored."""
         path = Path(run_dir) / DB_NAME
         if not path.is_file():
             raise StoreError(f"resume={run_dir}: no {DB_NAME} there")
+        lock = RunLock(path)  # before anything is written: a live writer is named, the run untouched
         try:
             conn = connect(path)
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             run = conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()
         except sqlite3.DatabaseError as exc:
+            lock.release()
             raise StoreError(f"resume={run_dir}: {DB_NAME} is not a readable searchlab database ({exc})") from None
         if row is None or int(row[0]) not in READABLE_VERSIONS or run is None:
+            conn.close()
+            lock.release()
             raise StoreError(f"resume={run_dir}: {DB_NAME} has no run of schema version {SCHEMA_VERSION}")
         migrate(conn)
         conn.execute("UPDATE runs SET status='running', ended=NULL WHERE id=?", (run[0],))
-        return cls(path, conn, int(run[0]), cls._new_session(conn, int(run[0]), hydra_dir))
+        store = cls(path, conn, int(run[0]), cls._new_session(conn, int(run[0]), hydra_dir), lock)
+        if changed:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('inputs', ?)", (_dumps(dict(inputs or {})),))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"session:{store.session_id}:changed", changed))
+        return store
 
     @staticmethod
     def _new_session(conn: sqlite3.Connection, run_id: int, hydra_dir: str) -> int:
@@ -175,8 +178,21 @@ class RunStore:
             self._conn.row_factory = None
         for key in ("config", "space", "versions", "devices", "nodes"):
             if row.get(key):
-                row[key] = json.loads(row[key])
+                try:
+                    row[key] = json.loads(row[key])
+                except ValueError:
+                    raise StoreError(f"{self.path}: runs.{key} is not JSON ({str(row[key])[:40]!r}); the record "
+                                     f"is damaged") from None
         return row
+
+    def inputs(self) -> dict[str, Any] | None:
+        """What the run read when it was recorded (meta ``inputs``); None for a run from before."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key='inputs'").fetchone()
+        try:
+            value = json.loads(row[0]) if row else None
+        except ValueError:
+            raise StoreError(f"{self.path}: meta.inputs is not JSON; the record is damaged") from None
+        return value if isinstance(value, dict) else None
 
     def record(self, result: Result) -> None:
         """Insert one finished evaluation and commit (autocommit mode)."""
@@ -227,33 +243,30 @@ class RunStore:
             "SELECT candidate_id, config, proposal, meta, status, failure_mode, message, objective, samples,"
             " sensors, datasets, log, extra, compile_s, run_s, charged_s, worker, device, t_submit, t_start,"
             f" t_end, cache_hit FROM evaluations WHERE run_id=? AND {where} ORDER BY id", (self.run_id,)).fetchall()
-        return [_row_to_result(r) for r in rows]
+        return [_row_to_result(r, self.path) for r in rows]
 
     def finish(self, stop_reason: str, status: str = "finished", devices: Sequence[Any] | None = None) -> None:
+        """The run's status and stop reason; a failed write (a full disk) is a WriteError saying what is kept."""
         now = time.time()
-        nodes = [r[0] for r in self._conn.execute("SELECT DISTINCT node FROM evaluations WHERE run_id=? AND node"
-                                                  " IS NOT NULL AND node != '' ORDER BY node", (self.run_id,))]
-        self._conn.execute("UPDATE runs SET ended=?, status=?, stop_reason=?, nodes=? WHERE id=?",
-                           (now, status, stop_reason, _dumps(nodes), self.run_id))
-        if devices is not None:
-            self._conn.execute("UPDATE runs SET devices=? WHERE id=?", (_dumps(list(devices)), self.run_id))
-        self._conn.execute("UPDATE sessions SET ended=?, stop_reason=? WHERE id=?", (now, stop_reason, self.session_id))
+        try:
+            nodes = [r[0] for r in self._conn.execute("SELECT DISTINCT node FROM evaluations WHERE run_id=? AND node"
+                                                      " IS NOT NULL AND node != '' ORDER BY node", (self.run_id,))]
+            self._conn.execute("UPDATE runs SET ended=?, status=?, stop_reason=?, nodes=? WHERE id=?",
+                               (now, status, stop_reason, _dumps(nodes), self.run_id))
+            if devices is not None:
+                self._conn.execute("UPDATE runs SET devices=? WHERE id=?", (_dumps(list(devices)), self.run_id))
+            self._conn.execute("UPDATE sessions SET ended=?, stop_reason=? WHERE id=?",
+                               (now, stop_reason, self.session_id))
+        except sqlite3.Error as exc:
+            raise WriteError(self.write_failure(exc)) from None
 
     def close(self) -> None:
-        self._conn.close()
-
-
-def _row_to_result(r: Sequence[Any]) -> Result:
-    (cid, config, proposal, meta, status, mode, message, objective, samples, sensors, datasets, log, extra,
-     compile_s, run_s, charged_s, worker, device, t_submit, t_start, t_end, cache_hit) = r
-    m = measurement_from_dict({
-        "status": status, "failure_mode": mode, "message": message, "objective": objective,
-        "samples": json.loads(samples), "sensors": json.loads(sensors), "datasets": json.loads(datasets),
-        "log": json.loads(log), "extra": json.loads(extra), "compile_s": compile_s, "run_s": run_s,
-        "charged_s": charged_s,
-    })
-    candidate = Candidate(int(cid), Config.from_json(config), Config.from_json(proposal or "{}"), json.loads(meta or "{}"))
-    return Result(candidate, m, worker or "", device or "", t_submit or 0.0, t_start or 0.0, t_end or 0.0, bool(cache_hit))
+        try:
+            self._conn.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
 
 
 def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
@@ -261,20 +274,26 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
     path = Path(run_dir) / DB_NAME
     if not path.is_file():
         raise StoreError(f"{run_dir}: no {DB_NAME}")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    conn = read_connection(path)
     try:
         store = RunStore(path, conn, int(conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0]), 0)
-        return store.run_info(), store.results()
+        info = store.run_info()
+        info["inputs"] = store.inputs() if _has_meta(conn) else None
+        return info, store.results()
     except (sqlite3.DatabaseError, TypeError) as exc:
         raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
     finally:
         conn.close()
 
 
+def _has_meta(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone() is not None
+
+
 def node_counts(run_dir: str | Path) -> dict[str, int]:
     """Evaluations of a run per node ("" for unknown: a schema-1 run or one outside Ray)."""
     path = Path(run_dir) / DB_NAME
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+    conn = read_connection(path)
     try:
         if "node" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}:
             return {"": int(conn.execute("SELECT COUNT(*) FROM evaluations WHERE candidate_id >= 0").fetchone()[0])}

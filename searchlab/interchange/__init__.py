@@ -10,12 +10,12 @@ reports the first violation as one :class:`~searchlab.errors.ConfigError` line.
 
 from __future__ import annotations
 
-import gzip
 import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from searchlab.core import files
 from searchlab.errors import ConfigError
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -53,39 +53,31 @@ def resolve(path: str | Path, what: str, base: Path | None = None) -> Path:
     for candidate in ([p] if p.is_absolute() else [*([base / p] if base else []), p]):
         if candidate.is_file():
             return candidate.resolve()
+        if candidate.exists():  # a directory, a device (/dev/zero), a FIFO: refused, never read
+            files.regular_file(candidate, what)
     raise ConfigError(f"{what}={str(path)!r}: no such file" + (f" (looked in {base} and the current directory)" if base else ""))
 
 
 def read_json(path: str | Path, what: str) -> Any:
-    """The JSON in ``path`` (``.gz``: gzipped); a missing or unreadable file is one ConfigError
+    """The JSON in ``path`` (``.gz``: gzipped), read through the bounded reader
+    (:mod:`searchlab.core.files`); a missing, unreadable or oversized file is one ConfigError
     naming ``what`` (e.g. "table file")."""
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{what} {str(path)!r} does not exist")
-    try:
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
-            return json.load(fh)
-    except (OSError, ValueError, EOFError) as exc:  # ValueError: bad JSON, bad UTF-8, bad gzip trailer
-        raise ConfigError(f"{what} {str(path)!r} is not readable JSON: {exc}") from None
+    return files.read_json(path, what)
 
 
 def load_document(path: str | Path, what: str) -> dict[str, Any]:
-    """A JSON (``.json``, ``.json.gz``) or YAML (``.yaml``, ``.yml``) mapping."""
+    """A JSON (``.json``, ``.json.gz``) or YAML (``.yaml``, ``.yml``) mapping (bounded reads,
+    YAML without alias expansion: :mod:`searchlab.core.files`)."""
     p = resolve(path, what)
-    try:
-        opener = gzip.open if p.suffix == ".gz" else open
-        with opener(p, "rt") as fh:
-            text = fh.read()
-        if p.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
+    text = files.read_text(p, what)
+    name = f"{what}={str(path)!r}"
+    if p.suffix in (".yaml", ".yml"):
+        data = files.load_yaml(text, name)
+    else:
+        try:
             data = json.loads(text)
-    except (OSError, ValueError, EOFError) as exc:
-        raise ConfigError(f"{what}={str(path)!r} is not readable JSON/YAML: {str(exc).splitlines()[0][:200]}") from None
-    except Exception as exc:  # yaml.YAMLError
-        raise ConfigError(f"{what}={str(path)!r} is not readable YAML: {str(exc).splitlines()[0][:200]}") from None
+        except ValueError as exc:
+            raise ConfigError(f"{name} is not readable JSON/YAML: {str(exc).splitlines()[0][:200]}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{what}={str(path)!r}: must hold a mapping at the top level, not {type(data).__name__}")
+        raise ConfigError(f"{name}: must hold a mapping at the top level, not {type(data).__name__}")
     return data

@@ -18,6 +18,7 @@ SIGINT/SIGTERM stop a run cleanly: in-flight work is abandoned, the summary says
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from searchlab.core.problem import FinalizeContext, Problem
 from searchlab.core.records import Result
-from searchlab.core.signals import Guard, interruptible
+from searchlab.core.signals import Guard, Interrupted, interruptible
 from searchlab.core.store import RunStore, is_disk_full, package_versions
 from searchlab.errors import WriteError
 from searchlab.run.confirm import ConfirmConfig, confirm_after_search
@@ -62,8 +63,15 @@ class Run:
         if p.run_dir is None:
             return
         self.devices = [dict(w.device.to_dict(), worker=w.name, executor=p.executor.name) for w in workers]
-        fingerprint = p.problem.fingerprint([w.device.name for w in workers])
-        self.store = self._open_store(p.run_dir, fingerprint)
+        names = [w.device.name for w in workers]
+        fingerprint = p.problem.fingerprint(names)
+        changed = p.changed
+        if p.resuming:  # the devices the workers report must be those the run was measured on
+            from searchlab.run.inputs import check_devices
+
+            changed = "; ".join(c for c in (changed, check_devices(p.run_dir, p.stored_fingerprint, p.problem, names,
+                                                                   p.accept_changed)) if c)
+        self.store = self._open_store(p.run_dir, fingerprint, changed)
         self.store.node_of = p.executor.node_of  # evaluations.node: where each ran (issue 24)
         if p.cache is not None and hasattr(p.cache, "fingerprint"):
             p.cache.fingerprint = fingerprint
@@ -115,18 +123,39 @@ class Run:
         try:
             with interruptible() as guard:
                 self._guard = guard
-                self.start()
-                self.loop()
-                self.finish()
+                try:
+                    self.start()
+                    self.loop()
+                    self.finish()
+                except KeyboardInterrupt as exc:  # during start-up or finish: nothing half-made is kept
+                    raise self._interrupted(guard.translate(exc)) from None
             self.report()
             if self.interrupt is not None:
-                raise self.interrupt
+                raise self._interrupted(guard.translate(self.interrupt))
             return self.summary or {}
         except WriteError:
-            self._mark_write_failed()
+            self._mark_failed("write_failed")
+            raise
+        except Exception:  # a refusal or a bug mid-run: the records must not say 'running' forever
+            self._mark_failed("error")
             raise
         finally:
             self.close()
+
+    def _interrupted(self, exc: Interrupted) -> Interrupted:
+        """``exc`` with the one line the command line prints (issue 35, item 6): how far the run got
+        and how to go on, with the run's absolute directory."""
+        p = self.p
+        if p.run_dir is None:
+            return exc
+        if self.store is None or self.search is None:
+            exc.detail = "during start-up; nothing was recorded"
+            return exc
+        done = self.search.state.done  # as the budget counts them
+        total = p.budget.evaluations if p.budget.evaluations is not None else "no limit on"
+        exc.detail = (f"after {done} of {total} evaluations; resume with: python -m searchlab "
+                      f"resume={p.run_dir.resolve()}")
+        return exc
 
     def report(self) -> None:
         """The summary, notes and verdict on stdout (unless quiet)."""
@@ -147,10 +176,13 @@ class Run:
         assert isinstance(source, dict)
         return {str(k): v for k, v in source.items()}
 
-    def _open_store(self, run_dir: Path, fingerprint: str) -> RunStore:
+    def _open_store(self, run_dir: Path, fingerprint: str, changed: str = "") -> RunStore:
         p = self.p
         if p.resuming:
-            store = RunStore.open(run_dir, self.hydra_dir)
+            store = RunStore.open(run_dir, self.hydra_dir, inputs=p.inputs, changed=changed)
+            if changed:
+                print(f"searchlab: note: resume_changed=true: continuing as a new session although {changed}",
+                      file=sys.stderr, flush=True)
             self.prior = list(store.results())
             for result in self.prior:
                 p.searcher.replay(result)
@@ -165,7 +197,7 @@ class Run:
             "objective_name": p.problem.objective_name, "known_optimum": _optimum(p.problem),
             "config": OmegaConf.to_container(p.cfg, resolve=True), "space": p.problem.space.describe(),
             "versions": package_versions(), "devices": self.devices,
-        }, self.hydra_dir)
+        }, self.hydra_dir, inputs=p.inputs)
 
     def _confirm_and_finalize(self, store: RunStore,
                               search: SearchLoop) -> tuple[Mapping[str, Any] | None, Mapping[str, Any]]:
@@ -205,11 +237,11 @@ class Run:
         if callable(close):
             close()
 
-    def _mark_write_failed(self) -> None:
+    def _mark_failed(self, reason: str) -> None:
         if self.store is None:
             return
         try:
-            self.store.finish("write_failed", "failed")
+            self.store.finish(reason, "failed")
         except Exception:  # the disk may still be full: the message says what was kept
             pass
 

@@ -60,6 +60,10 @@ class Prepared:
     recorder: Recorder | None = None
     prior: tuple[Result, ...] = ()
     plot: bool = True
+    inputs: Mapping[str, Any] = field(default_factory=dict)  # what the run read (searchlab.run.inputs)
+    changed: str = ""  # a resume's changed inputs that resume_changed=true accepted ('' if none)
+    accept_changed: bool = False  # resume_changed=true
+    stored_fingerprint: str | None = None  # a resume: the run's recorded problem fingerprint
 
     def close(self) -> None:
         """Release what was opened while checking (the cache), for a run that will not start."""
@@ -132,15 +136,19 @@ def _changes(item: str) -> str:
     return item.lstrip("+~").partition("=")[0]
 
 
-def resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfig, Path]:
+def resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfig, Path, Mapping[str, Any]]:
     """The stored config of ``cfg.resume`` with only the changes a resume may make
-    (:data:`searchlab.core.groups.RESUMABLE`: how the run goes, not what it searches)."""
-    run_dir = Path(str(cfg.resume))
+    (:data:`searchlab.core.groups.RESUMABLE`: how the run goes, not what it searches), and the run's
+    record (refused at once if another process writes the run: searchlab.core.runlock)."""
+    from searchlab.core.runlock import check_free
+
+    run_dir = Path(str(cfg.resume)).expanduser().resolve()  # a resumed run prints absolute paths, as a fresh one
+    check_free(run_dir)
     stored, info = _stored_config(run_dir)
     allowed = ", ".join(f"{name}.*" for name in RESUMABLE)
     for item in overrides:
         key, value = _changes(item), item.partition("=")[2]
-        if key.split(".")[0] in (*RESUMABLE, "resume", "hydra"):
+        if key.split(".")[0] in (*RESUMABLE, "resume", "resume_changed", "hydra"):
             continue
         if key in ("problem", "searcher"):
             if value != info[key]:
@@ -153,7 +161,7 @@ def resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfig
         changed = any(_changes(o).split(".")[0] == key for o in overrides)
         stored[key] = cfg[key] if changed else stored.get(key)
     stored.resume = str(run_dir)
-    return stored, run_dir
+    return stored, run_dir, info
 
 
 def _seeded(cfg: DictConfig) -> DictConfig:
@@ -176,17 +184,25 @@ def _seeded(cfg: DictConfig) -> DictConfig:
 def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: tuple[str, str] | None = None,
             overrides: Sequence[str] = ()) -> Prepared:
     """Every check that can refuse the run, in the order a user would fix them."""
+    from searchlab.core import files
+    from searchlab.run.inputs import check_resume, run_inputs
+
     cfg = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(dict(cfg))
-    resuming = bool(cfg.get("resume"))
+    resuming, accept = bool(cfg.get("resume")), bool(cfg.get("resume_changed"))
+    info: Mapping[str, Any] = {}
     if resuming:
-        cfg, run_dir = resume_config(cfg, overrides)
+        cfg, run_dir, info = resume_config(cfg, overrides)
     plain = _plain(cfg)
     check_run_config(plain)
     cpu_share()  # a bad SEARCHLAB_THREADS is refused here, before anything is written (docs/threads.md)
+    files.max_bytes()  # likewise a bad SEARCHLAB_MAX_READ_MB (docs/security.md)
     budget = Budget(**plain["budget"])
     confirm = ConfirmConfig(**(plain.get("confirm") or {}))  # runs recorded before confirm= get the defaults
     cfg = _seeded(cfg)
-    problem = build_problem(cfg.problem)
+    with files.noting() as read:  # the files the problem reads, by content (a resume checks them)
+        problem = build_problem(cfg.problem)
+    inputs = run_inputs(read, plain.get("prior"))
+    changed = check_resume(Path(run_dir), info, inputs, problem, accept) if resuming else ""
     problem_name, searcher_name = names or (problem.name, _searcher_name(plain["searcher"]))
     searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), searcher_name)
     _give_prior(searcher, plain.get("prior"), problem, searcher_name)
@@ -197,7 +213,8 @@ def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     cache = SQLiteCache(str(plain["cache"])) if plain.get("cache") else None
     return Prepared(Path(run_dir), budget, problem, searcher, executor, cfg=cfg, resuming=resuming,
                     names=(problem_name, searcher_name), progress=progress, cache=cache, confirm=confirm,
-                    plot=bool(plain.get("plot", True)))
+                    plot=bool(plain.get("plot", True)), inputs=inputs, changed=changed, accept_changed=accept,
+                    stored_fingerprint=info.get("fingerprint"))
 
 
 def _plain(cfg: DictConfig) -> dict[str, Any]:

@@ -27,8 +27,6 @@ prior table lacks has speed 0 there. The cross-device ranking is the mean speed 
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -37,6 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from searchlab.core import files
 from searchlab.core.records import Config, Direction, Status
 from searchlab.core.spaces import KnobSpace, Space
 from searchlab.errors import ConfigError
@@ -106,11 +105,7 @@ def _read_cached(resolved: str, size: int, mtime: int, shown: str) -> RawPrior:
     path = Path(resolved)
     if path.name == "results.db":
         return _from_run(path.parent, shown)
-    try:
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open()) as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError, EOFError) as exc:
-        raise ConfigError(f"prior={shown}: not readable JSON ({type(exc).__name__}: {str(exc)[:120]})") from None
+    doc = files.read_json(path, "prior")  # bounded: /dev/zero or a gzip bomb is one line
     if not isinstance(doc, dict):
         raise ConfigError(f"prior={shown}: not a Kernel Tuner cache, T4 file or searchlab table")
     if "tune_params" in doc and "cache" in doc:

@@ -31,6 +31,7 @@ from typing import Any
 
 from searchlab.adapters.user._process import Finished, run_process
 from searchlab.adapters.user._protocol import given_fields, layered_protocol
+from searchlab.core import files
 from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, Problem
@@ -128,7 +129,7 @@ def read_command_spec(path: str | Path, timeout_s: float | None = None,
         if not isinstance(t, dict) or set(t) != {"source", "target"} or "/" in str(t["target"]):
             raise ConfigError("template: must be {source: <file>, target: <file name in the working directory>}")
         template = (resolve(t["source"], "template.source", spec_path.parent), str(t["target"]))
-        _template(template[0].read_text(), f"template {t['source']}", allowed)
+        _template(files.read_text(template[0], "template.source"), f"template {t['source']}", allowed)
     env = doc.get("env") or {}
     if not isinstance(env, dict):
         raise ConfigError(f"env: must be a mapping of variable -> value, got {env!r}")
@@ -141,6 +142,28 @@ def read_command_spec(path: str | Path, timeout_s: float | None = None,
     return CommandSpec(spec_path, space, _templates(doc.get("build") or [], "build", allowed),
                        _templates(doc["run"], "run", allowed), env_templates, template, _objective(doc.get("objective")),
                        timeout, protocol)
+
+
+SCRATCH = "searchlab-command-"  # + the worker's pid: each worker's own directory
+
+
+def _sweep(base: Path) -> None:
+    """Remove the directories of workers that died without their teardown (a Ray actor killed after
+    ``executor.timeout_s``; issue 37, item 5): the pid in the name is no longer a live process."""
+    for path in base.glob(f"{SCRATCH}*-*"):
+        pid = path.name[len(SCRATCH):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)) and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _lookup(data: Any, key: str) -> Any:
@@ -181,19 +204,22 @@ class Command(Problem):
 
     def fingerprint_params(self) -> Mapping[str, Any]:
         """The spec and template texts (not the files the commands read: a changed program needs a new cache)."""
-        template = self.spec.template[0].read_text() if self.spec.template else ""
+        template = files.read_text(self.spec.template[0], "template.source") if self.spec.template else ""
         given = given_fields(self.protocol_option)  # the spec's own block is in its text
-        return {"spec": self.spec.path.read_text(), "template": template, "timeout_s": self.spec.timeout_s,
+        return {"spec": files.read_text(self.spec.path, "problem.spec"), "template": template, "timeout_s": self.spec.timeout_s,
                 **({"measure": given} if given else {})}
 
     def setup(self, device: DeviceInfo) -> None:
         super().setup(device)
         base = self.params.get("workdir") or None
-        self._dir = Path(tempfile.mkdtemp(prefix=f"searchlab-command-{os.getpid()}-", dir=base))
+        if base is None:
+            _sweep(Path(tempfile.gettempdir()))
+        self._dir = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}{os.getpid()}-", dir=base))
 
     def teardown(self) -> None:
-        if self._dir is not None and not self.params.get("workdir"):
+        if self._dir is not None and not self.params.get("workdir"):  # a given workdir is kept to look at
             shutil.rmtree(self._dir, ignore_errors=True)
+            _sweep(self._dir.parent)
         self._dir = None
 
     def _values(self, config: Config) -> dict[str, str]:
@@ -205,7 +231,7 @@ class Command(Problem):
         assert self._dir is not None
         if self.spec.template:
             source, target = self.spec.template
-            (self._dir / target).write_text(Template(source.read_text()).substitute(values))
+            (self._dir / target).write_text(Template(files.read_text(source, "template.source")).substitute(values))
         env = {**os.environ, **{k: t.substitute(values) for k, t in self.spec.env.items()}}
         argv = [a for a in (t.substitute(values) for t in self.spec.run) if a]
         deadline = _Deadline(self.spec.timeout_s)
@@ -241,15 +267,27 @@ class Command(Problem):
             return done.wall_s
         try:
             if objective.kind == "stdout":
-                match = re.search(objective.pattern, done.stdout)
+                match = _search(objective.pattern, done, deadline)
                 if match is None:
                     raise _RunFailed(done, f"objective pattern {objective.pattern!r} not found in stdout: {done.tail()}")
                 return float(match.group(1) if match.groups() else match.group(0))
-            import json
-
-            return float(_lookup(json.loads((self._dir / objective.file).read_text()), objective.key))
+            return float(_lookup(files.read_json(self._dir / objective.file, "objective.file"), objective.key))
         except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
             raise _RunFailed(done, f"objective not readable: {type(exc).__name__}: {exc}") from None
+
+
+def _search(pattern: str, done: Finished, deadline: _Deadline) -> Any:
+    """The objective pattern in stdout, bounded by what is left of the evaluation's timeout (issue 37,
+    item 5): ``re`` backtracks without limit (``^(a+)+$`` on 36 a's and a '!' ran for minutes); the
+    ``regex`` package's matcher takes a timeout and checks it while it backtracks."""
+    import dataclasses
+
+    import regex
+
+    try:
+        return regex.search(pattern, done.stdout, timeout=max(deadline.left(), 0.01))
+    except TimeoutError:
+        raise _RunFailed(dataclasses.replace(done, timed_out=True), "objective pattern timed out") from None
 
 
 class _RunFailed(Exception):

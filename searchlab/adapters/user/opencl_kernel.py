@@ -35,6 +35,7 @@ from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, failed
 from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._protocol import layered_protocol
 from searchlab.adapters.user._t1 import check_names, read_t1
+from searchlab.core import files
 from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.core.schema import EMPTY, plain
@@ -79,7 +80,7 @@ class OpenCLKernel(OpenCLKnobProblem):
             raise ConfigError("problem=opencl_kernel needs problem.spec=<T1 spec, .json or .yaml>")
         self.spec = read_t1(spec)
         self.kernel_name = self.spec.kernel_name
-        self.kernel_text = self.spec.kernel_file.read_text()
+        self.kernel_text = files.read_text(self.spec.kernel_file, "kernel file")
         if len(self.spec.global_size) != len(self.spec.local_size):
             raise ConfigError(f"GlobalSize has {len(self.spec.global_size)} dimensions, LocalSize {len(self.spec.local_size)}")
         # the effective protocol, not the option alone: the spec's Measurement block counts (issue 22, item 5)

@@ -98,8 +98,12 @@ def join_cluster(address: str, what: str) -> None:
     import ray
 
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
+    from searchlab.core.signals import deferred
+    from searchlab.run.execution._ray_actor import no_ray_sigterm_handler
+
     try:
-        ray.init(address=address, **kwargs)
+        with deferred(no_ray_sigterm_handler):
+            ray.init(address=address, **kwargs)
     except ConnectionError as exc:
         raise ConfigError(f"{what}={address}: no Ray cluster answers there ({str(exc).splitlines()[0][:200]})") from None
     except Exception as exc:  # AuthenticationError and friends: Ray's message is several sentences
@@ -119,6 +123,24 @@ def join_cluster(address: str, what: str) -> None:
         raise ConfigError(f"{what}={address}: that Ray cluster answers clients without a token (it was started "
                           f"without RAY_AUTH_MODE=token), so anyone who reaches it can run code on it; restart it with "
                           f"token authentication, or set RAY_AUTH_MODE=disabled here to join it anyway")
+
+
+def check_reachable(address: str, what: str, timeout_s: float) -> None:
+    """Refuse, within ``timeout_s``, an address where nothing accepts a connection (issue 37, item 5:
+    Ray's own client retried an unreachable address for more than 400 s). ``auto`` (a cluster started
+    on this machine, found by Ray) and ``ray://`` client addresses are left to Ray."""
+    if address in ("auto", "local") or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"{what}={address!r}: must be host:port (or auto)")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return
+    except OSError as exc:
+        raise ConfigError(f"{what}={address}: no Ray cluster answers there within executor.connect_timeout_s="
+                          f"{timeout_s:g} ({exc.strerror or type(exc).__name__}); start it (docs/cluster.md) or fix "
+                          f"the address") from None
 
 
 def head_reachable(gcs_address: str, timeout_s: float = 2.0) -> bool:

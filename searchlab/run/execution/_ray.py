@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
 from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
+from searchlab.core.signals import deferred
 from searchlab.errors import ConfigError, ExecutorError
 from searchlab.recompose import build_problem
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
@@ -35,6 +36,8 @@ from searchlab.run.execution._ray_actor import (
     _cpu_per_gpu_actor,
     _Slot,
     local_ray_environment,
+    no_ray_sigterm_handler,
+    startup_failure,
 )
 
 
@@ -43,17 +46,34 @@ class RayExecutor(Executor):
     __runtime__ = frozenset({"opencl_lister"})  # a test seam, not an option (searchlab.core.schema)
 
     def __init__(self, workers: int | None = None, timeout_s: float | None = 600.0, address: str | None = None,
-                 cpus_per_worker: int | None = None, opencl_lister: Any = None) -> None:
+                 cpus_per_worker: int | None = None, connect_timeout_s: float = 10.0,
+                 startup_timeout_s: float = STARTUP_TIMEOUT_S, opencl_lister: Any = None) -> None:
+        """The options (declared once here; searchlab.core.schema).
+
+        Args:
+            workers: evaluator actors (default: one per GPU, else half the cores)
+            timeout_s: per evaluation; past it the worker and what it started are killed and replaced
+            address: join an existing Ray cluster (host:port, or auto)
+            cpus_per_worker: CPUs each actor holds (default 1; OpenCL CPU workers: their cores)
+            connect_timeout_s: how long executor.address may take to accept a connection before the run is refused
+            startup_timeout_s: how long a worker may take to become ready before the run is refused
+        """
         if workers is not None and workers < 1:
             raise ConfigError(f"executor.workers={workers}: must be a positive integer or null")
         if timeout_s is not None and timeout_s <= 0:
             raise ConfigError(f"executor.timeout_s={timeout_s}: must be positive or null")
         if cpus_per_worker is not None and cpus_per_worker < 0:
             raise ConfigError(f"executor.cpus_per_worker={cpus_per_worker}: must be >= 0 or null")
-        if address or os.environ.get("RAY_ADDRESS"):
-            from searchlab.run.execution._join import auth_mode
+        for key, value in (("connect_timeout_s", connect_timeout_s), ("startup_timeout_s", startup_timeout_s)):
+            if not value > 0:
+                raise ConfigError(f"executor.{key}={value}: must be positive")
+        self.startup_timeout_s = startup_timeout_s
+        from searchlab.run.execution._join import auth_mode, check_reachable
 
-            auth_mode()  # a typo in RAY_AUTH_MODE is refused before anything starts
+        auth_mode()  # a typo in RAY_AUTH_MODE is refused before anything starts, for a local cluster too
+        if address or os.environ.get("RAY_ADDRESS"):
+            source = "executor.address" if address else "RAY_ADDRESS"
+            check_reachable(str(address or os.environ.get("RAY_ADDRESS")), source, connect_timeout_s)
         self.requested, self.timeout_s, self.address, self.cpus_per_worker = workers, timeout_s, address, cpus_per_worker
         self._slots: list[_Slot] = []
         self._started_ray = False
@@ -80,8 +100,9 @@ class RayExecutor(Executor):
             join_cluster(address, "executor.address" if self.address else "RAY_ADDRESS")
             return
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-        ray.init(address="local", num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
-                 object_store_memory=256 * 1024**2, _node_ip_address=LOOPBACK, **kwargs)
+        with deferred(no_ray_sigterm_handler):  # a signal now ends the run after init, not mid-way
+            ray.init(address="local", num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
+                     object_store_memory=256 * 1024**2, _node_ip_address=LOOPBACK, **kwargs)
         self._started_ray = True
 
     settle_s = 10.0
@@ -165,21 +186,29 @@ class RayExecutor(Executor):
 
     def _await_ready(self, slot: _Slot) -> None:
         import ray
-        from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+        from ray.exceptions import GetTimeoutError, RayError
 
         try:
-            device, slot.pid, slot.node = ray.get(slot.actor.ready.remote(), timeout=STARTUP_TIMEOUT_S)
+            device, slot.pid, slot.node = ray.get(slot.actor.ready.remote(), timeout=self.startup_timeout_s)
         except GetTimeoutError:
-            raise ExecutorError(f"worker {slot.index} did not start within {STARTUP_TIMEOUT_S:.0f} s "
-                                f"(resources {slot.options} could not be placed, or setup hung)") from None
-        except (RayActorError, RayTaskError) as exc:
-            cause = getattr(exc, "cause", None) or exc
-            raise ExecutorError(f"worker {slot.index} failed while building the problem: {cause}") from None
+            raise ExecutorError(f"worker {slot.index} did not become ready within executor.startup_timeout_s="
+                                f"{self.startup_timeout_s:g} (resources {slot.options} could not be placed, or its "
+                                f"setup hung); ask for fewer (executor.workers=N) or give it longer") from None
+        except RayError as exc:
+            raise ExecutorError(startup_failure(slot.index, exc)) from None
         slot.info = WorkerInfo(f"ray-{slot.index}" + (f".{slot.replaced}" if slot.replaced else ""), device, slot.node)
         self._nodes[slot.info.name] = slot.node
 
     def _spawn(self, slot: _Slot) -> Any:
         return self._remote.options(**slot.options).remote(self._source, slot.device, self._need.value, self._lister)
+
+    def _reap(self, slot: _Slot) -> None:
+        """Kill the process groups a worker on this machine started, before the worker is killed."""
+        from searchlab.run.execution._base import current_node
+        from searchlab.run.execution._reap import kill_children
+
+        if slot.pid and (self._started_ray or slot.node == current_node()):
+            kill_children(slot.pid)
 
     def node_of(self, worker: str) -> str:
         return self._nodes.get(worker, "")
@@ -215,6 +244,7 @@ class RayExecutor(Executor):
     def _replace(self, slot: _Slot) -> None:
         import ray
 
+        self._reap(slot)
         try:
             ray.kill(slot.actor, no_restart=True)
         except Exception:  # its node may be gone: the new actor is placed on a live one
@@ -231,12 +261,12 @@ class RayExecutor(Executor):
 
     def _harvest(self, slot: _Slot) -> Result:
         import ray
-        from ray.exceptions import RayActorError, RayTaskError
+        from ray.exceptions import OutOfMemoryError, RayActorError, RayTaskError
 
         try:
             measurement, start, end = ray.get(slot.ref)
             return self._finish(slot, measurement, start, end)
-        except RayActorError as exc:
+        except (RayActorError, OutOfMemoryError) as exc:  # OOM: Ray's memory monitor killed the worker
             now = time.time()
             message = f"worker process {slot.pid} died during the evaluation: {type(exc).__name__}"
             result = self._finish(slot, Measurement(Status.CRASHED, failure_mode=FailureMode.CRASH, message=message),
@@ -290,11 +320,18 @@ class RayExecutor(Executor):
         if not ray.is_initialized():
             return
         for slot in self._slots:
-            if slot.actor is not None:
-                try:
-                    ray.kill(slot.actor, no_restart=True)
+            if slot.actor is None:
+                continue
+            if slot.candidate is None and slot.info is not None:
+                try:  # teardown: the problem removes its scratch (problem=command's /tmp/searchlab-command-*)
+                    ray.get(slot.actor.close.remote(), timeout=30)
                 except Exception:
                     pass
+            self._reap(slot)
+            try:
+                ray.kill(slot.actor, no_restart=True)
+            except Exception:
+                pass
         self._slots = []
         if self._started_ray:
             ray.shutdown()

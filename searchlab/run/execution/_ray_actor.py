@@ -48,6 +48,40 @@ def local_ray_environment() -> None:
         Config.initialize("")
 
 
+def no_ray_sigterm_handler() -> Callable[[], None]:
+    """Keep ``ray.init`` from installing its SIGTERM handler (``sys.exit`` mid-start-up aborted the
+    process: issue 37, item 6); returns the undo. searchlab.core.signals.deferred holds the signal."""
+    import ray._private.utils as utils
+
+    original = utils.set_sigterm_handler
+    utils.set_sigterm_handler = lambda handler: None
+
+    def undo() -> None:
+        utils.set_sigterm_handler = original
+
+    return undo
+
+
+def startup_failure(index: int, exc: BaseException) -> str:
+    """One line naming why worker ``index`` could not start, and the fix (issue 35, item 5): Ray's own
+    message is a remote traceback of some 60 lines."""
+    from ray.exceptions import OutOfMemoryError
+
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, OutOfMemoryError) or "OutOfMemory" in text or "memory usage" in text.lower():
+        return (f"worker {index} was stopped by Ray's out-of-memory killer while starting (the node's memory is "
+                f"above Ray's threshold); fix: fewer workers (executor.workers=N), a machine with more free memory, or "
+                f"a higher RAY_memory_usage_threshold")
+    cause = getattr(exc, "cause", None)
+    if cause is not None and not isinstance(cause, type(exc)):
+        first = str(cause).strip().splitlines()[-1:] or [type(cause).__name__]
+        return f"worker {index} failed while building the problem: {type(cause).__name__}: {first[0][:300]}"
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith((" ", "\t"))]
+    reason = next((line for line in lines if "Traceback" not in line), type(exc).__name__)
+    return (f"worker {index} could not start ({type(exc).__name__}: {reason[:300]}); fix: check the problem builds "
+            f"with executor=serial, or ask for fewer workers (executor.workers=N)")
+
+
 def _cpu_per_gpu_actor() -> int:
     """1 if every node that has GPUs also has a CPU per GPU (a GPU actor then holds one), else 0.
 
@@ -96,6 +130,10 @@ class EvaluatorActor:
 
     def call(self, method: str, *args: Any) -> Any:
         return self.runtime.call(method, *args)
+
+    def close(self) -> None:
+        """The problem's teardown (scratch directories), before the executor kills the actor."""
+        self.runtime.close()
 
 
 @dataclass

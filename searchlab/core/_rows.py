@@ -1,0 +1,70 @@
+"""The rows of ``results.db``: its schema, the schema-1 -> 2 migration and decoding an
+evaluation row (a damaged row is one StoreError naming it: issue 37, item 7)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from searchlab.core.records import Candidate, Config, Result, measurement_from_dict
+from searchlab.errors import StoreError
+
+SCHEMA_VERSION = 2
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY, name TEXT, problem TEXT NOT NULL, searcher TEXT NOT NULL, seed INTEGER,
+    fingerprint TEXT, direction TEXT, objective_name TEXT, known_optimum REAL,
+    config TEXT NOT NULL, space TEXT, versions TEXT, devices TEXT, host TEXT,
+    started REAL NOT NULL, ended REAL, status TEXT NOT NULL, stop_reason TEXT, nodes TEXT);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, pid INTEGER, host TEXT,
+    hydra_dir TEXT, started REAL NOT NULL, ended REAL, stop_reason TEXT);
+CREATE TABLE IF NOT EXISTS evaluations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, session_id INTEGER,
+    candidate_id INTEGER NOT NULL, config TEXT NOT NULL, config_key TEXT NOT NULL,
+    proposal TEXT, meta TEXT, status TEXT NOT NULL, failure_mode TEXT NOT NULL, message TEXT,
+    objective REAL, samples TEXT, sensors TEXT, datasets TEXT, log TEXT, extra TEXT,
+    worker TEXT, device TEXT, t_submit REAL, t_start REAL, t_end REAL,
+    queue_s REAL, compile_s REAL, run_s REAL, charged_s REAL, cache_hit INTEGER NOT NULL, node TEXT,
+    UNIQUE (run_id, candidate_id));
+CREATE INDEX IF NOT EXISTS evaluations_config ON evaluations (run_id, config_key);
+"""
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: the node columns (old rows keep NULL: where they ran is unknown)."""
+    have = {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}
+    if "node" not in have:
+        conn.execute("ALTER TABLE evaluations ADD COLUMN node TEXT")
+    if "nodes" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(runs)")}:
+        conn.execute("ALTER TABLE runs ADD COLUMN nodes TEXT")
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+def _row_to_result(r: Sequence[Any], path: Path) -> Result:
+    """One evaluation row; a damaged one (bad JSON, an unknown status) is one StoreError naming it."""
+    try:
+        return _decode(r)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise StoreError(f"{path}: evaluation {r[0]} cannot be read ({type(exc).__name__}: {str(exc)[:80]}); "
+                         f"the record is damaged") from None
+
+
+def _decode(r: Sequence[Any]) -> Result:
+    (cid, config, proposal, meta, status, mode, message, objective, samples, sensors, datasets, log, extra,
+     compile_s, run_s, charged_s, worker, device, t_submit, t_start, t_end, cache_hit) = r
+    m = measurement_from_dict({
+        "status": status, "failure_mode": mode, "message": message, "objective": objective,
+        "samples": json.loads(samples), "sensors": json.loads(sensors), "datasets": json.loads(datasets),
+        "log": json.loads(log), "extra": json.loads(extra), "compile_s": compile_s, "run_s": run_s,
+        "charged_s": charged_s,
+    })
+    candidate = Candidate(int(cid), Config.from_json(config), Config.from_json(proposal or "{}"), json.loads(meta or "{}"))
+    return Result(candidate, m, worker or "", device or "", t_submit or 0.0, t_start or 0.0, t_end or 0.0, bool(cache_hit))
+
+
