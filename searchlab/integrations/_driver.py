@@ -32,9 +32,9 @@ class Outcome:
     def measurement(self) -> Measurement:
         if self.value is not None and math.isfinite(self.value) and self.failure is FailureMode.NONE:
             return Measurement.ok(self.value, samples=(self.value,))
+        # FAILED whatever the mode: the tool found out by evaluating (a hidden constraint, paper 001 §3), so the
+        # searcher learns it as a failure; INFEASIBLE is for known constraints, never sent
         mode = self.failure if self.failure is not FailureMode.NONE else FailureMode.RUNTIME
-        if mode is FailureMode.CONSTRAINT:
-            return Measurement.infeasible(self.message or "a constraint of the tool is violated")
         return Measurement.failed(mode, self.message or f"value {self.value!r}")
 
 
