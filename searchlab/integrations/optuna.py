@@ -191,7 +191,7 @@ def _make_class() -> type:
             self._relative = _Relative(names, search_space, Driver(built), knobs)
             return self._relative
 
-    Sampler.__module__ = __name__
+    Sampler.__module__, Sampler.__qualname__ = __name__, "Sampler"  # pickled by reference
     return Sampler
 
 
