@@ -120,6 +120,8 @@ def test_installed_package_runs_from_any_directory(venv: Path, tmp_path: Path) -
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["problem"] == "synthetic_knobs" and summary["evaluations"] == 12
     assert (tmp_path / "run" / "best_so_far.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    script = _run([str(venv.parent / "searchlab"), "--help"], tmp_path)  # the console script (issue 36, item 6)
+    assert script.returncode == 0 and "usage:" in script.stdout, script.stderr[-3000:]
 
 
 def test_plugin_in_cli_help_portfolio_and_study(venv: Path, tmp_path: Path) -> None:

@@ -4,13 +4,14 @@ Hydra composes each job's config exactly once, here, through its compose API: a 
 one job, a sweep (``-m a=1,2 b=x,y``) one job per combination, in the order of Hydra's basic
 sweeper (the first override varies slowest). A job's directory comes from the same composition
 (``hydra.run.dir``, or ``hydra.sweep.dir``/``hydra.sweep.subdir``), so nothing is created
-before its run passed :func:`searchlab.run.prepare.prepare`.
+before its run passed :func:`searchlab.run.prepare.prepare` (a sweep: before every job passed it;
+the jobs then run through Hydra's sweeper and launcher, :mod:`searchlab.cli.launch`).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-import itertools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ class Job:
     run_dir: Path  # a single run's directory (hydra.run.dir)
     sweep_dir: Path  # a sweep's directory (hydra.sweep.dir) ...
     subdir: str  # ... and this job's directory in it (hydra.sweep.subdir)
+    full: DictConfig | None = None  # the whole composition, Hydra's node in it: what a sweep's launcher gets
 
 
 def one_line(exc: BaseException) -> str:
@@ -151,16 +153,21 @@ def _parse(overrides: list[str]) -> list[Any]:
 
 
 def sweep(overrides: list[str]) -> list[list[str]]:
-    """Every combination of a multirun's overrides (``a=1,2`` -> ``a=1`` and ``a=2``), in the order of
-    Hydra's basic sweeper."""
-    choices = []
-    for override in _parse(overrides):
-        if override.is_sweep_override():
-            key = override.get_key_element()
-            choices.append([f"{key}={value}" for value in override.sweep_string_iterator()])
-        else:
-            choices.append([override.input_line or ""])
-    return [list(combination) for combination in itertools.product(*choices)]
+    """Every combination of a multirun's overrides (``a=1,2`` -> ``a=1`` and ``a=2``), as Hydra's basic
+    sweeper spells and orders them (the first override varies slowest), Hydra's own overrides first."""
+    hydra, jobs = task_combinations(overrides)
+    return [hydra + job for job in jobs]
+
+
+def task_combinations(overrides: list[str]) -> tuple[list[str], list[list[str]]]:
+    """(Hydra's own overrides, every job's task overrides) spelt as Hydra's basic sweeper spells them, so a
+    launcher's request for a job's config finds the job the check composed (searchlab.cli.launch)."""
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+
+    parsed = _parse(overrides)
+    hydra = [o.input_line or "" for o in parsed if o.is_hydra_override()]
+    (batch,) = BasicSweeper.split_arguments([o for o in parsed if not o.is_hydra_override()], None)
+    return hydra, [list(job) for job in batch]
 
 
 def compose(overrides: list[str], num: int = 0) -> Job:
@@ -184,12 +191,13 @@ def compose(overrides: list[str], num: int = 0) -> Job:
         choices = cfg.hydra.runtime.choices
         names = (str(choices.get("problem")), str(choices.get("searcher")))
         hydra = cfg.hydra
+        full = copy.deepcopy(cfg)
         with open_dict(cfg):
             del cfg["hydra"]
         OmegaConf.to_container(cfg, resolve=True)  # interpolation errors surface here, as one line
     except (HydraException, OmegaConfBaseException, ValueError) as exc:  # ValueError: `budget=1`
         raise ConfigError(one_line(exc)) from None
-    return Job(cfg, hydra, tuple(overrides), names, *dirs)
+    return Job(cfg, hydra, tuple(overrides), names, *dirs, full=full)
 
 
 def _directories(cfg: DictConfig) -> tuple[Path, Path, str]:

@@ -11,15 +11,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from searchlab.core.groups import CONF_DIR
 
 if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
     from searchlab.cli.compose import Job
     from searchlab.run.prepare import Prepared
 
-__all__ = ["CONF_DIR", "help_text", "main", "precheck", "resolve_paths"]
+__all__ = ["CONF_DIR", "help_text", "main", "precheck", "resolve_paths", "sweep_job"]
 
 USAGE = """\
 usage: python -m searchlab [problem=NAME] [searcher=NAME] [key=value ...]
@@ -112,9 +114,13 @@ def precheck(argv: list[str]) -> int | None:
         return None
 
     def check() -> int:
-        from searchlab.cli.compose import compose, sweep
+        from searchlab.cli.compose import compose
+        from searchlab.cli.launch import check_sweep
 
-        job = compose(sweep(overrides)[0] if multirun else overrides)
+        if multirun:
+            check_sweep(overrides)  # every job (issue 37, item 10)
+            return 0
+        job = compose(overrides)
         _prepare(job, job.run_dir).close()
         return 0
 
@@ -150,26 +156,42 @@ def _prepare(job: Job, run_dir: Path) -> Prepared:
 
 
 def _run_all(overrides: list[str], multirun: bool) -> int:
-    """One job, or a sweep's jobs in order; the first refused or interrupted job ends it."""
-    from searchlab.cli.compose import compose, sweep
+    """One job; or a sweep: every job checked first, then run by Hydra's sweeper and launcher."""
+    from searchlab.cli.compose import compose
 
     if not multirun:
         job = compose(overrides)
         return _run_job(job, _prepare(job, job.run_dir))
-    sweep_dir: Path | None = None
-    for num, combination in enumerate(sweep(overrides)):
-        job = compose(combination, num)
-        sweep_dir = sweep_dir or job.sweep_dir  # resolved once: every job in the first job's directory
-        prepared = _prepare(job, sweep_dir / job.subdir)
-        if num == 0:
-            print(f"searchlab: sweep directory: {sweep_dir}", flush=True)
-        status = _run_job(job, prepared)
-        if status:
-            return status
-    return 0
+    from searchlab.cli.launch import check_sweep, launch
+
+    return launch(overrides, check_sweep(overrides))
 
 
-def _run_job(job: Job, prepared: Prepared) -> int:
+def sweep_job(cfg: DictConfig) -> int:
+    """A sweep's job, as Hydra's launcher runs it (in this process or another): its config composed
+    and checked before the sweep started, its directory made by Hydra's ``run_job``."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from searchlab.cli.compose import Job
+
+    hydra = cast("DictConfig", HydraConfig.get())  # a DictConfig at run time
+    run_dir = Path(str(hydra.runtime.output_dir))
+    choices = hydra.runtime.choices
+    job = Job(cfg, hydra, tuple(hydra.overrides.task), (str(choices.get("problem")), str(choices.get("searcher"))),
+              run_dir, Path(str(hydra.sweep.dir)), str(hydra.sweep.subdir))
+
+    def run() -> int:
+        try:
+            prepared = _prepare(job, run_dir)
+        except BaseException:
+            _discard(run_dir)
+            raise
+        return _run_job(job, prepared, hydra_wrote=True)
+
+    return _guarded(list(job.overrides), run)
+
+
+def _run_job(job: Job, prepared: Prepared, hydra_wrote: bool = False) -> int:
     """Execute a prepared job as a Run; its directory is removed again if it holds no records."""
     from searchlab.cli.compose import configure_logging, save_hydra_files
     from searchlab.errors import SearchlabError
@@ -177,9 +199,10 @@ def _run_job(job: Job, prepared: Prepared) -> int:
 
     assert prepared.run_dir is not None
     run_dir = prepared.run_dir
-    if not prepared.resuming:
-        save_hydra_files(job, run_dir)
-    configure_logging(job)
+    if not hydra_wrote:  # a sweep's job: Hydra's run_job wrote .hydra/ and configured logging
+        if not prepared.resuming:
+            save_hydra_files(job, run_dir)
+        configure_logging(job)
     try:
         Run(prepared, hydra_dir=str(run_dir)).execute()
     except SearchlabError as exc:
@@ -251,7 +274,6 @@ def _hydra_main() -> None:
     """Hydra's own flags (``--cfg job``, ``--hydra-help``, ``--info``, ...): Hydra's app, whose task
     (where a flag still runs one) enters through the same door as every other run."""
     import hydra
-    from omegaconf import DictConfig
 
     @hydra.main(version_base="1.3", config_path=str(CONF_DIR), config_name="config")
     def task(cfg: DictConfig) -> None:

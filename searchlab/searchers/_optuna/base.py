@@ -45,7 +45,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from searchlab.core.records import Candidate, Config, Result
@@ -55,6 +56,21 @@ from searchlab.searchers._optuna.encoding import DagEncoder, Encoder, KnobEncode
 from searchlab.searchers._support.neighbours import Grid
 
 CONSTRAINT = "failed"
+
+
+@contextmanager
+def quiet_optuna() -> Iterator[None]:
+    """Optuna's INFO lines (a study created, each trial finished) kept out of a run's output while our own
+    study works, and the user's level restored after (issue 36, item 7: building or running a searcher
+    must not change Optuna's global logging level for the rest of the process)."""
+    import optuna
+
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(max(level, optuna.logging.WARNING))
+    try:
+        yield
+    finally:
+        optuna.logging.set_verbosity(level)
 
 
 class OptunaSearcher(Searcher):
@@ -73,11 +89,11 @@ class OptunaSearcher(Searcher):
         super().__init__(space, **kwargs)
         import optuna
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sampler = self._sampler(optuna, int(self.rng.integers(2**31 - 1)))
-        self.study = optuna.create_study(direction="minimize", sampler=sampler)
+        with quiet_optuna():
+            self.study = optuna.create_study(direction="minimize", sampler=sampler)
         space = self.space
         assert isinstance(space, (DerivationGraph, KnobSpace))  # space_kinds
         self.encoder: Encoder = DagEncoder(space) if isinstance(space, DerivationGraph) else KnobEncoder(space)
@@ -116,7 +132,8 @@ class OptunaSearcher(Searcher):
 
     def _propose(self) -> Proposal | None:
         for _ in range(self.max_retries):
-            trial = self.study.ask()
+            with quiet_optuna():
+                trial = self.study.ask()
             config, meta = self.encoder.sample(trial)
             if not self._settle(trial, config):
                 self._open[config] = trial
@@ -162,8 +179,9 @@ class OptunaSearcher(Searcher):
 
     def _open_trial(self, config: Config, meta: Meta) -> tuple[Any, Meta]:
         """A running trial with the parameters of ``config`` (fallback proposals, replay)."""
-        self.study.enqueue_trial(self.encoder.params(config, meta))
-        trial = self.study.ask()
+        with quiet_optuna():
+            self.study.enqueue_trial(self.encoder.params(config, meta))
+            trial = self.study.ask()
         sampled, meta = self.encoder.sample(trial)
         assert sampled == config, (sampled, config)
         return trial, meta
@@ -172,19 +190,20 @@ class OptunaSearcher(Searcher):
     def _finish(self, trial: Any, loss: float) -> None:
         if self.uses_constraints:
             trial.set_constraint(CONSTRAINT, -1.0 if math.isfinite(loss) else 1.0)
-        if math.isfinite(loss):
-            self.study.tell(trial, loss)
-            first = self._worst is None
-            self._worst = loss if self._worst is None else max(self._worst, loss)
-            if first:
-                for waiting in self._unscored:
-                    self.study.tell(waiting, self._worst)
-                self._unscored.clear()
-            return
-        if self._worst is None:
-            self._unscored.append(trial)
-        else:
-            self.study.tell(trial, self._worst)
+        with quiet_optuna():
+            if math.isfinite(loss):
+                self.study.tell(trial, loss)
+                first = self._worst is None
+                self._worst = loss if self._worst is None else max(self._worst, loss)
+                if first:
+                    for waiting in self._unscored:
+                        self.study.tell(waiting, self._worst)
+                    self._unscored.clear()
+                return
+            if self._worst is None:
+                self._unscored.append(trial)
+            else:
+                self.study.tell(trial, self._worst)
 
     def _tell(self, candidate: Candidate, result: Result) -> None:
         config, loss = candidate.proposal, self.loss(result)

@@ -1,0 +1,91 @@
+"""One registered searchlab searcher driven by another tool's loop (Kernel Tuner, Optuna, Ray Tune).
+
+Why one driver: each tool owns its loop (when to evaluate, what a trial is, when to stop); all three
+need the same four things from us: a searcher built by name over a knob space, the next
+configuration, a finished evaluation told back (value, or failure with its mode), and a result
+the tool measured without asking us (a resumed study, a trial enqueued by hand) replayed into
+the searcher (:meth:`Searcher.replay`). Failures reach the searcher as ``FAILED`` measurements,
+so ``auto``'s feasibility model learns them as it does in searchlab's own runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from searchlab.core.records import Candidate, Config, Direction, FailureMode, Measurement, Result
+from searchlab.core.spaces import KnobSpace
+from searchlab.errors import ConfigError, IncompatibleError
+from searchlab.searchers import Searcher
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the tool reports for one configuration: a finite value, or a failure and why."""
+
+    value: float | None
+    failure: FailureMode = FailureMode.NONE
+    message: str = ""
+
+    def measurement(self) -> Measurement:
+        if self.value is not None and math.isfinite(self.value) and self.failure is FailureMode.NONE:
+            return Measurement.ok(self.value, samples=(self.value,))
+        # FAILED whatever the mode: the tool found out by evaluating (a hidden constraint, paper 001 §3), so the
+        # searcher learns it as a failure; INFEASIBLE is for known constraints, never sent
+        mode = self.failure if self.failure is not FailureMode.NONE else FailureMode.RUNTIME
+        return Measurement.failed(mode, self.message or f"value {self.value!r}")
+
+
+def build_searcher(searcher: str | type[Searcher], space: KnobSpace, *, seed: int, direction: Direction,
+                   options: Mapping[str, Any]) -> Searcher:
+    """A registered searcher (by name) or a Searcher class over ``space``; one line if it cannot work there."""
+    from searchlab import registry
+
+    cls = registry.searcher_class(searcher) if isinstance(searcher, str) else searcher
+    name = searcher if isinstance(searcher, str) else getattr(cls, "name", cls.__name__)
+    if not (isinstance(cls, type) and issubclass(cls, Searcher)):
+        raise ConfigError(f"searcher={name!r}: not a searchlab Searcher")
+    reason = cls.incompatibility(space)
+    if reason:
+        raise IncompatibleError(f"searcher={name}: {reason}")
+    try:
+        built: Searcher = cls(space, direction=direction, seed=seed, **dict(options))
+    except TypeError as exc:
+        raise ConfigError(f"searcher={name}: options {sorted(options)} not accepted ({exc})") from None
+    return built
+
+
+class Driver:
+    """ask / tell / replay over one searcher, by configuration (the tools speak in parameter dicts)."""
+
+    def __init__(self, searcher: Searcher, budget: int | None = None) -> None:
+        self.searcher = searcher
+        if budget is not None and budget >= 1:
+            searcher.set_budget(int(budget))
+
+    @property
+    def space(self) -> KnobSpace:
+        space = self.searcher.problem_space
+        assert isinstance(space, KnobSpace)
+        return space
+
+    def ask(self) -> Candidate | None:
+        """The next configuration, or None when the searcher has nothing more to propose."""
+        out = self.searcher.ask(1)
+        return out[0] if out else None
+
+    def tell(self, candidate: Candidate, outcome: Outcome) -> None:
+        self.searcher.tell(Result(candidate, outcome.measurement()))
+
+    def replay(self, config: Mapping[str, Any], outcome: Outcome) -> None:
+        """A result the tool measured without asking this searcher (a resumed study, an enqueued trial)."""
+        candidate = Candidate(self.searcher._next_id, Config(dict(config)), Config({}))  # replay() moves the ids on
+        self.searcher.replay(Result(candidate, outcome.measurement()))
+
+    def forget(self, candidate: Candidate) -> None:
+        """A candidate the tool will never evaluate (a pruned or abandoned trial): told as a failure."""
+        if candidate.id in self.searcher.pending:
+            self.tell(candidate, Outcome(None, FailureMode.RUNTIME, "abandoned by the tool"))
+
