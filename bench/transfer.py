@@ -1,8 +1,11 @@
 """Transfer across devices, leave one device out (issue 25): the study and its report, one command.
 
 Runs ``python -m searchlab.study study=transfer_lodo`` (each of the four shared convolution
-tables tuned with the other three as ``prior=``; 7 searchers x 20 seeds x 100 evaluations,
-replayed with recorded-sample noise) into ``--out``, then reports per held-out device and
+tables tuned with the other three as ``prior=``; up to 7 searchers x 20 seeds x 100 evaluations,
+replayed with recorded-sample noise, a run directory per cell) into ``--out``: the baselines in
+one study (``out/grid``), ``transfer`` in one study per ``searcher.front`` that the held-out
+devices' folds chose on the other three tables (bench/transfer_select.py; ``out/transfer_front<K>``).
+It then reports per held-out device and
 searcher the mean fraction of the optimum after 5/10/20/50/100 evaluations with 95 %
 percentile-bootstrap intervals over seeds, paired Wilcoxon signed-rank tests against cold
 ``auto`` (Holm over the four devices, per searcher and budget), the issue's goals for
@@ -11,8 +14,13 @@ percentile-bootstrap intervals over seeds, paired Wilcoxon signed-rank tests aga
 best configuration among its first n evaluations (noise-free, as the top-k numbers in the
 issue), so replay noise does not inflate it.
 
-Writes bench/results/transfer.json and bench/results/transfer.md. Usage:
-    python bench/transfer.py [--out outputs/study/transfer_lodo] [--seeds 20] [--only transfer,auto]
+Issue 38 adds: ``searcher=transfer`` against the zero-shot ranking (``transfer_topk``, the whole
+ranking) after 10, 20 and 100 evaluations -- paired differences with 95 % bootstrap intervals and
+Wilcoxon tests, Holm over the four devices per budget -- and, from each ``transfer`` run's
+``summary.json`` (``priors``), how often cold ``auto`` took over and which tables were dropped.
+
+Writes bench/results/NAME.json and bench/results/NAME.md (``--name``, default transfer). Usage:
+    python bench/transfer.py [--out outputs/study/transfer_lodo] [--seeds 20] [--only transfer,auto] [--workers 2]
     python bench/transfer.py --report-only     # re-read the runs already in --out
 Re-running into the same --out keeps finished runs (the study resumes).
 """
@@ -37,20 +45,51 @@ DATA = ROOT.parent / "shared" / "data" / "kernel_tuner"
 DEVICES = ("A100", "A4000", "MI250X", "W6600")
 SEARCHERS = ("transfer", "transfer_topk", "transfer_warm", "transfer_prune", "transfer_gp", "auto", "random")
 BUDGETS = (5, 10, 20, 50, 100)
-GOALS = {10: 0.95, 20: 0.985, 100: 0.99}
 ALPHA = 0.05
 
 
-def run_study(out: Path, seeds: int, only: list[str]) -> float:
-    cmd = [sys.executable, "-m", "searchlab.study", "study=transfer_lodo", f"seeds={seeds}"]
-    cmd += [f"~searchers.{s}" for s in SEARCHERS if only and s not in only]
-    cmd += ["--out", str(out)]
-    started = time.time()
+ZERO_SHOT = "transfer_topk"
+VERSUS_ZERO_SHOT = (10, 20, 100)
+
+
+def run_study(out: Path, seeds: int, searchers: list[str], devices: list[str], workers: int,
+              extra: tuple[str, ...] = ()) -> None:
+    cmd = [sys.executable, "-m", "searchlab.study", "study=transfer_lodo", f"seeds={seeds}", f"workers={workers}"]
+    cmd += [f"~searchers.{s}" for s in SEARCHERS if s not in searchers]
+    cmd += [f"~problems.{d}" for d in DEVICES if d not in devices]
+    cmd += [*extra, "--out", str(out)]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.run(cmd, cwd=ROOT, env=env)
     if proc.returncode != 0:
         sys.exit(f"study failed ({proc.returncode}): {' '.join(cmd)}")
+
+
+def fold_fronts(path: Path) -> dict[str, int]:
+    """Each held-out device's ``front``, chosen on the other three tables (bench/transfer_select.py)."""
+    if not path.is_file():
+        return {}
+    return {d: int(f["chosen_front"]) for d, f in json.loads(path.read_text())["folds"].items()}
+
+
+def run_all(out: Path, seeds: int, only: list[str], workers: int, fronts: dict[str, int]) -> float:
+    """The cold and baseline searchers in one study (``out/grid``); ``transfer`` in one study per
+    chosen ``front`` over the devices whose fold chose it (``out/transfer_front<K>``)."""
+    started = time.time()
+    others = [s for s in SEARCHERS if s != "transfer" and (not only or s in only)]
+    if others:
+        run_study(out / "grid", seeds, others, list(DEVICES), workers)
+    if not only or "transfer" in only:
+        for front in sorted(set(fronts.values())) or [0]:
+            devices = [d for d in DEVICES if fronts.get(d, 0) == front]
+            extra = (f'searchers.transfer=["searcher=transfer","searcher.front={front}"]',) if front else ()
+            run_study(out / (f"transfer_front{front}" if front else "transfer"), seeds, ["transfer"], devices,
+                      workers, extra)
     return time.time() - started
+
+
+def run_dirs(out: Path, device: str, searcher: str = "*") -> list[Path]:
+    """Run directories of ``device`` (and ``searcher``) in ``out`` or in its per-study subdirectories."""
+    return sorted([*out.glob(f"runs/{device}/{searcher}/seed_*"), *out.glob(f"*/runs/{device}/{searcher}/seed_*")])
 
 
 def curves(out: Path, budget: int) -> dict[tuple[str, str], dict[int, np.ndarray]]:
@@ -63,7 +102,7 @@ def curves(out: Path, budget: int) -> dict[tuple[str, str], dict[int, np.ndarray
         table = load_kernel_tuner_cache(DATA / f"convolution_{device}.json.gz")
         value = {c: m.objective for c, m in table.rows.items() if m.objective is not None}
         optimum = min(value.values())
-        for run_dir in sorted((out / "runs" / device).glob("*/seed_*")):
+        for run_dir in run_dirs(out, device):
             if not (run_dir / "summary.json").is_file():
                 continue
             info, results = read_run(run_dir)
@@ -76,8 +115,36 @@ def curves(out: Path, budget: int) -> dict[tuple[str, str], dict[int, np.ndarray
     return found
 
 
-def summarise(found: dict[tuple[str, str], dict[int, np.ndarray]]) -> dict[str, Any]:
+def paired(found: dict[tuple[str, str], dict[int, np.ndarray]], searcher: str, other: str,
+           budgets: tuple[int, ...]) -> list[dict[str, Any]]:
+    """``searcher`` minus ``other`` on the same seeds: mean difference with its 95 % bootstrap
+    interval, Wilcoxon signed-rank p, Holm over the devices per budget."""
     from searchlab.study._stats import bootstrap_band, holm, wilcoxon_pair
+
+    rows: list[dict[str, Any]] = []
+    for b in budgets:
+        raw: list[dict[str, Any]] = []
+        for device in DEVICES:
+            a, c = found.get((device, searcher), {}), found.get((device, other), {})
+            seeds = sorted(set(a) & set(c))
+            if not seeds:
+                continue
+            x, y = np.array([a[s][b - 1] for s in seeds]), np.array([c[s][b - 1] for s in seeds])
+            _, lo, hi = bootstrap_band((x - y)[:, None])
+            raw.append({"searcher": searcher, "versus": other, "device": device, "budget": b, "pairs": len(seeds),
+                        "mean": round(float(x.mean()), 4), "versus_mean": round(float(y.mean()), 4),
+                        "mean_diff": round(float((x - y).mean()), 4), "diff_lo": round(float(lo[0]), 4),
+                        "diff_hi": round(float(hi[0]), 4), "p": wilcoxon_pair(x, y)[1]})
+        for row, padj in zip(raw, holm([r["p"] for r in raw])):
+            row["p_holm"] = padj
+            row["verdict"] = ("no difference" if not padj < ALPHA else
+                              "better" if row["mean_diff"] > 0 else "WORSE")
+            rows.append(row)
+    return rows
+
+
+def summarise(found: dict[tuple[str, str], dict[int, np.ndarray]]) -> dict[str, Any]:
+    from searchlab.study._stats import bootstrap_band
 
     cells: dict[str, dict[str, Any]] = {}
     for (device, searcher), runs in sorted(found.items()):
@@ -86,42 +153,44 @@ def summarise(found: dict[tuple[str, str], dict[int, np.ndarray]]) -> dict[str, 
         cells[f"{device}/{searcher}"] = {"device": device, "searcher": searcher, "seeds": len(runs), **{
             str(b): {"mean": round(float(mean[b - 1]), 4), "lo": round(float(lo[b - 1]), 4),
                      "hi": round(float(hi[b - 1]), 4)} for b in BUDGETS if b <= matrix.shape[1]}}
-    tests: list[dict[str, Any]] = []
-    for searcher in sorted({s for _, s in found} - {"auto"}):
-        for b in BUDGETS:
-            raw: list[dict[str, Any]] = []
-            for device in DEVICES:
-                a, c = found.get((device, searcher), {}), found.get((device, "auto"), {})
-                seeds = sorted(set(a) & set(c))
-                if not seeds:
-                    continue
-                x, y = np.array([a[s][b - 1] for s in seeds]), np.array([c[s][b - 1] for s in seeds])
-                raw.append({"searcher": searcher, "device": device, "budget": b, "pairs": len(seeds),
-                            "mean_diff_vs_auto": round(float((x - y).mean()), 4), "p": wilcoxon_pair(x, y)[1]})
-            for row, padj in zip(raw, holm([r["p"] for r in raw])):
-                row["p_holm"] = padj
-                row["verdict"] = ("no difference" if not padj < ALPHA else
-                                  "better than auto" if row["mean_diff_vs_auto"] > 0 else "WORSE than auto")
-                tests.append(row)
-    goals: list[dict[str, Any]] = []
+    tests = [t for s in sorted({s for _, s in found} - {"auto"}) for t in paired(found, s, "auto", BUDGETS)]
+    versus_zero_shot = paired(found, "transfer", ZERO_SHOT, VERSUS_ZERO_SHOT)
+    goals = [{"device": t["device"], "budget": t["budget"], "goal": "at least the zero-shot ranking",
+              "transfer": t["mean"], "zero_shot": t["versus_mean"], "diff": [t["mean_diff"], t["diff_lo"], t["diff_hi"]],
+              "p_holm": t["p_holm"], "met": t["mean"] >= t["versus_mean"]} for t in versus_zero_shot]
     for device in DEVICES:
-        cell = cells.get(f"{device}/transfer")
-        if cell is None:
+        worse = [t for t in tests if t["searcher"] == "transfer" and t["device"] == device and t["verdict"] == "WORSE"]
+        goals.append({"device": device, "budget": "5-100", "goal": "never significantly worse than cold auto",
+                      "met": any(t["searcher"] == "transfer" and t["device"] == device for t in tests) and not worse})
+    hurts = [t for t in tests if t["verdict"] == "WORSE"]
+    return {"cells": cells, "tests_vs_auto": tests, "versus_zero_shot": versus_zero_shot, "goals": goals,
+            "transfer_hurts": hurts}
+
+
+def decisions(out: Path) -> dict[str, Any]:
+    """What each ``transfer`` run recorded about its priors (summary.json's ``priors``), per device."""
+    found: dict[str, Any] = {}
+    for device in DEVICES:
+        runs = [json.loads((p / "summary.json").read_text()).get("priors") for p in run_dirs(out, device, "transfer")
+                if (p / "summary.json").is_file()]
+        runs = [r for r in runs if r]
+        if not runs:
             continue
-        for b, level in GOALS.items():
-            got = cell.get(str(b))
-            if isinstance(got, dict):
-                goals.append({"device": device, "budget": b, "goal": level, **got, "met": got["mean"] >= level})
-        worse = [t for t in tests if t["searcher"] == "transfer" and t["device"] == device and t["budget"] == 100]
-        goals.append({"device": device, "budget": 100, "goal": "not significantly worse than auto",
-                      "met": bool(worse) and worse[0]["verdict"] != "WORSE than auto"})
-    hurts = [t for t in tests if t["verdict"] == "WORSE than auto"]
-    return {"cells": cells, "tests_vs_auto": tests, "goals": goals, "transfer_hurts": hurts}
+        names = [Path(t["source"]).name for t in runs[0]["tables"]]
+        found[device] = {
+            "runs": len(runs), "cold_auto": sum(bool(r["cold_auto"]) for r in runs),
+            "fell_back_at": [r["fell_back_at"] for r in runs if r["cold_auto"]],
+            "dropped": {n: sum(not r["tables"][i]["used"] for r in runs) for i, n in enumerate(names)},
+            "mean_weight": {n: round(float(np.mean([r["tables"][i]["weight"] for r in runs])), 3)
+                            for i, n in enumerate(names)}}
+    return found
 
 
 def markdown(report: dict[str, Any]) -> str:
     cells = report["cells"]
-    lines = ["| device | searcher | seeds | " + " | ".join(f"after {b}" for b in BUDGETS) + " |",
+    fronts = report.get("fold_fronts") or {}
+    lines = [f"`searcher.front` per held-out device, chosen on the other three tables: {fronts or 'the default'}", ""]
+    lines += ["| device | searcher | seeds | " + " | ".join(f"after {b}" for b in BUDGETS) + " |",
              "|---|---|---|" + "---|" * len(BUDGETS)]
     for device in DEVICES:
         for searcher in SEARCHERS:
@@ -131,16 +200,27 @@ def markdown(report: dict[str, Any]) -> str:
             vals = [cell.get(str(b)) for b in BUDGETS]
             text = [f"{v['mean']:.3f} [{v['lo']:.3f}, {v['hi']:.3f}]" if isinstance(v, dict) else "" for v in vals]
             lines.append(f"| {device} | {searcher} | {cell['seeds']} | " + " | ".join(text) + " |")
-    lines += ["", "Goals of `searcher=transfer`:", "", "| device | after | goal | mean [95 % CI] | met |",
-              "|---|---|---|---|---|"]
+    lines += ["", "`transfer` against the zero-shot ranking (`transfer_topk`), paired over seeds (difference: mean "
+              "[95 % bootstrap CI]; Wilcoxon, Holm over devices per budget):", "",
+              "| device | after | transfer | zero-shot | difference | p_holm | at least zero-shot |",
+              "|---|---|---|---|---|---|---|"]
     for g in report["goals"]:
-        shown = f"{g['mean']:.3f} [{g['lo']:.3f}, {g['hi']:.3f}]" if "mean" in g else "paired test vs auto"
-        lines.append(f"| {g['device']} | {g['budget']} | {g['goal']} | {shown} | {'yes' if g['met'] else 'NO'} |")
+        if "zero_shot" in g:
+            d = g["diff"]
+            lines.append(f"| {g['device']} | {g['budget']} | {g['transfer']:.3f} | {g['zero_shot']:.3f} | "
+                         f"{d[0]:+.3f} [{d[1]:+.3f}, {d[2]:+.3f}] | {g['p_holm']:.2g} | {'yes' if g['met'] else 'NO'} |")
+    lines += [""] + [f"- {g['device']}: {g['goal']}: {'yes' if g['met'] else 'NO'}" for g in report["goals"]
+                     if "zero_shot" not in g]
     lines += ["", "Significantly different from cold `auto` (Wilcoxon signed-rank, Holm over devices, p < 0.05):", ""]
     for t in report["tests_vs_auto"]:
         if t["verdict"] != "no difference":
-            lines.append(f"- {t['searcher']} on {t['device']} after {t['budget']}: {t['verdict']} "
-                         f"(mean difference {t['mean_diff_vs_auto']:+.3f}, p_holm = {t['p_holm']:.2g}, {t['pairs']} pairs)")
+            lines.append(f"- {t['searcher']} on {t['device']} after {t['budget']}: {t['verdict']} than auto "
+                         f"(mean difference {t['mean_diff']:+.3f} [{t['diff_lo']:+.3f}, {t['diff_hi']:+.3f}], "
+                         f"p_holm = {t['p_holm']:.2g}, {t['pairs']} pairs)")
+    lines += ["", "Recorded by each `transfer` run (summary.json `priors`):", ""]
+    for device, d in report.get("decisions", {}).items():
+        lines.append(f"- {device}: cold auto took over in {d['cold_auto']} of {d['runs']} runs {d['fell_back_at'] or ''}; "
+                     f"tables dropped {d['dropped']}; mean front weights {d['mean_weight']}")
     return "\n".join(lines) + "\n"
 
 
@@ -149,17 +229,23 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "outputs" / "study" / "transfer_lodo"))
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--only", default="", help="comma-separated searcher labels to run (default: all)")
+    parser.add_argument("--workers", type=int, default=2, help="the study's replay workers (one per core)")
+    parser.add_argument("--name", default="transfer", help="bench/results/NAME.json and NAME.md")
+    parser.add_argument("--fronts", default=str(RESULTS / "transfer_select.json"),
+                        help="each held-out device's front, chosen on the other three (bench/transfer_select.py)")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args()
     out = Path(args.out).resolve()
-    wall = None if args.report_only else run_study(out, args.seeds, [s for s in args.only.split(",") if s])
-    report = summarise(curves(out, max(BUDGETS)))
+    only = [s for s in args.only.split(",") if s]
+    fronts = fold_fronts(Path(args.fronts))
+    wall = None if args.report_only else run_all(out, args.seeds, only, args.workers, fronts)
+    report = {**summarise(curves(out, max(BUDGETS))), "fold_fronts": fronts, "decisions": decisions(out)}
     record = {"command": "python bench/transfer.py " + " ".join(sys.argv[1:]), "study": str(out),
               "study_wall_s": wall, "load_avg": os.getloadavg(), "metric": "fraction of optimum (noise-free table value "
               "of the best configuration evaluated so far); intervals: 95 % percentile bootstrap over seeds", **report}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "transfer.json").write_text(json.dumps(record, indent=1, default=float) + "\n")
-    (RESULTS / "transfer.md").write_text(markdown(report))
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(record, indent=1, default=float) + "\n")
+    (RESULTS / f"{args.name}.md").write_text(markdown(report))
     print(markdown(report))
 
 

@@ -230,6 +230,10 @@ class Run:
         note = _shortfall(self.p.searcher, self.reason)
         if note:
             summary["notes"] = [note]
+        priors = _prior_report(self.p.searcher)
+        if priors:  # prior=: which tables were used, their weights, whether cold auto took over
+            summary["priors"] = priors
+            summary.setdefault("notes", []).append(str(priors["line"]))
         return summary
 
     def _close_progress(self) -> None:
@@ -288,6 +292,12 @@ def _rule(options: ConfirmConfig) -> dict[str, Any]:
     rounds = options.rounds or 5
     return {"rounds": rounds, "max_rounds": max(options.max_rounds, rounds), "max_time_s": options.max_time_s,
             "equivalence": options.equivalence}
+
+
+def _prior_report(searcher: Any) -> Mapping[str, Any] | None:
+    """A transfer searcher's account of its priors (searchlab.searchers._transfer), else None."""
+    report = getattr(searcher, "prior_report", None)
+    return report() if callable(report) else None
 
 
 def _optimum(problem: Problem) -> float | None:

@@ -15,6 +15,7 @@ from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
 from searchlab.adapters.table import Table, TableKnobSpace, save_table
 from searchlab.core.records import Config, Direction, Measurement
 from searchlab.core.spaces import KnobSpace, OrdinalKnob
+from searchlab.core.store import read_run
 from searchlab.errors import ConfigError
 from searchlab.interchange.t4 import Record, t4_document
 from searchlab.run.priors import give_prior, load_prior, read_prior
@@ -137,3 +138,11 @@ def test_cli_runs_transfer_with_a_prior(tmp_path: Path) -> None:
     assert summary["evaluations"] == 8
     best = load_kernel_tuner_cache(KT_SMALL).best()
     assert best is not None and summary["best"]["objective"] == best[1].objective  # the prior's top: the optimum here
+    # issue 35/38: which priors, their weights and the fallback decision, in the records and printed
+    priors = summary["priors"]
+    assert [t["source"] for t in priors["tables"]] == [str(other)] and priors["tables"][0]["used"]
+    assert priors["cold_auto"] is False and priors["fell_back_at"] is None
+    assert "searchlab: note: prior: used other.json.gz (weight 1.00" in proc.stdout
+    assert "cold auto did not take over" in proc.stdout
+    _, results = read_run(tmp_path / "run")
+    assert all(r.candidate.meta["cold"] is False and r.candidate.meta["prior_weights"] == [1.0] for r in results)

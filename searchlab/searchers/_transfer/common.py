@@ -51,6 +51,11 @@ def base_class(name: str) -> type[Searcher]:
     return cls
 
 
+def short_name(source: str) -> str:
+    """A prior's file name, for the printed line."""
+    return source.replace("\\", "/").rsplit("/", 1)[-1]
+
+
 class TransferBase(Searcher):
     """Front from the prior, then the base searcher (see the module docstring)."""
 
@@ -88,6 +93,18 @@ class TransferBase(Searcher):
 
     def _on_prior(self, prior: Any) -> None:
         """Hook: plan the front from the prior (the default: nothing, i.e. a cold run)."""
+
+    def prior_report(self) -> Mapping[str, Any] | None:
+        """What the run's summary.json (``priors``) and its closing note say about the prior:
+        here every table counts alike and nothing tests it (``searcher=transfer`` overrides)."""
+        if self.prior is None:
+            return None
+        tables = [{"source": t.source, "device": t.device, "weight": round(1.0 / len(self.prior.tables), 4),
+                   "used": True} for t in self.prior.tables]
+        names = ", ".join(short_name(t.source) for t in self.prior.tables)
+        return {"tables": tables, "cold_auto": False, "fell_back_at": None,
+                "line": f"prior: used {names} (equal weights; searcher={self.name} tests no agreement, "
+                        "so cold auto never takes over)"}
 
     # -- base searcher ----------------------------------------------------------------
     def _make_inner(self, space: Space, **options: Any) -> Searcher:
