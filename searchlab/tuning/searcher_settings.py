@@ -18,6 +18,9 @@ so any searcher can search it and records, resume, caches, progress and plots co
   (``_train.chunks``), when Ray is running in this process
   (the run's executor is ``ray``: evaluations run in Ray actors, which fan their replays out over
   the cluster, a joined one included); otherwise they run one after another in process.
+- ``problem.train`` may also name live DFT sizes (``dft:N``, issue 38): plans measured once into a
+  shared ``problem.cache`` and scored against DP's best (searchlab.tuning._live); they replay in
+  process.
 - Settings the searcher's constructor refuses (e.g. ``T_min >= T``) are ``FAILED(invalid)``.
 
 The best configuration is printed as ``searcher=NAME searcher.K=V ...`` overrides
