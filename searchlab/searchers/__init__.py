@@ -19,6 +19,7 @@ searcher added here is found by :mod:`searchlab.registry` with no other change; 
 from searchlab.searchers._auto.searcher import AutoConfig, AutoSearcher
 from searchlab.searchers._bandit.mc import McConfig, McSearcher
 from searchlab.searchers._bandit.tag import TagConfig, TagSearcher
+from searchlab.searchers._bandit.tag_scaled import TagScaledConfig, TagScaledSearcher
 from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
@@ -90,6 +91,7 @@ SCHEMAS: dict[str, type] = {
     "optuna_random": OptunaRandomConfig,
     "portfolio": PortfolioConfig,
     "tag": TagConfig,
+    "tag_scaled": TagScaledConfig,
     "mc": McConfig,
     "uct": UctConfig,
     "dp": DpConfig,
@@ -149,6 +151,7 @@ __all__ = [
     "SimpleSearcher",
     "SimulatedAnnealingSearcher",
     "SubproblemGraph",
+    "TagScaledSearcher",
     "TagSearcher",
     "TransferGpSearcher",
     "TransferPruneSearcher",

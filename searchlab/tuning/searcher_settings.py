@@ -18,6 +18,9 @@ so any searcher can search it and records, resume, caches, progress and plots co
   (``_train.chunks``), when Ray is running in this process
   (the run's executor is ``ray``: evaluations run in Ray actors, which fan their replays out over
   the cluster, a joined one included); otherwise they run one after another in process.
+- ``problem.train`` may also name live DFT sizes (``dft:N``, issue 38): plans measured once into a
+  shared ``problem.cache`` and scored against DP's best (searchlab.tuning._live); they replay in
+  process.
 - Settings the searcher's constructor refuses (e.g. ``T_min >= T``) are ``FAILED(invalid)``.
 
 The best configuration is printed as ``searcher=NAME searcher.K=V ...`` overrides
@@ -42,6 +45,7 @@ from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKn
 from searchlab.errors import ConfigError, EvaluationError
 from searchlab.searchers._schema import option_defaults
 from searchlab.searchers._tunable import Tunable, tunable_ranges
+from searchlab.tuning._live import LiveCache, LiveTarget, is_live
 from searchlab.tuning._train import SCORES, chunks, replay, replay_many, train_table
 
 if TYPE_CHECKING:
@@ -79,12 +83,13 @@ class SearcherSettings(Problem):
     deterministic = True
 
     def __init__(self, searcher: str = "???", train: Sequence[str] = (), seeds: int = 5, budget: int = 220,
-                 score: str = "fraction", options: Sequence[str] = ()) -> None:
+                 score: str = "fraction", options: Sequence[str] = (), cache: str = "") -> None:
         """The options (the problem's one declaration of them; searchlab.core.schema).
 
         Args:
             searcher: the registered searcher whose settings are tuned
-            train: training tables (KT caches, T4 files, our tables, exhaustive runs)
+            train: training tables (KT caches, T4 files, our tables, exhaustive runs) and live specs dft:N
+            cache: JSON file where live specs' plans are measured once and kept (empty: in memory only)
             seeds: inner replays per table (seeds 0..N-1)
             budget: evaluations of each inner replay
             score: fraction (mean fraction of the optimum over the budget) | methodology (Kernel Tuner's)
@@ -105,11 +110,21 @@ class SearcherSettings(Problem):
                               f"(tunable: {sorted(ranges)})")
         self.ranges = {k: v for k, v in ranges.items() if not options or k in options}
         _check_counts(seeds, budget, score)
-        paths = [str(Path(p).expanduser().resolve()) for p in train]
-        if not paths:
-            raise ConfigError("problem.train=[...]: give at least one training table")
-        if len(set(paths)) != len(paths):
+        paths = [str(Path(p).expanduser().resolve()) for p in train if not is_live(str(p))]
+        specs = [str(p) for p in train if is_live(str(p))]
+        if not paths and not specs:
+            raise ConfigError("problem.train=[...]: give at least one training table or live spec (dft:N)")
+        if len(set(paths)) != len(paths) or len(set(specs)) != len(specs):
             raise ConfigError(f"problem.train={list(train)}: a table is named twice")
+        if specs and score != "fraction":
+            raise ConfigError(f"problem.score={score}: live specs ({specs[0]}) are scored by fraction only "
+                              "(the methodology score needs every value of the space)")
+        self.cache = LiveCache(cache or None)
+        self.live = {spec: LiveTarget(spec, self.cache) for spec in specs}
+        for spec, target in self.live.items():
+            reason = cls.incompatibility(target.space)
+            if reason:
+                raise ConfigError(f"problem.train: {spec!r}: {reason}")
         self.tables = {p: train_table(p) for p in paths}
         for p, table in self.tables.items():
             reason = cls.incompatibility(table.space)
@@ -131,8 +146,8 @@ class SearcherSettings(Problem):
 
     def fingerprint_params(self) -> Mapping[str, Any]:
         files = [(p, Path(p).stat().st_size if Path(p).is_file() else len(t.rows)) for p, t in self.tables.items()]
-        return {"searcher": self.searcher, "train": files, "seeds": self.seeds, "budget": self.budget,
-                "score": self.score, "options": sorted(self.ranges)}
+        return {"searcher": self.searcher, "train": files, "live": sorted(self.live), "seeds": self.seeds,
+                "budget": self.budget, "score": self.score, "options": sorted(self.ranges)}
 
     def evaluate(self, config: Config) -> Measurement:
         return self.score_settings(dict(config))
@@ -147,9 +162,14 @@ class SearcherSettings(Problem):
         for p, table in self.tables.items():
             mine = [c for (q, _), c in zip(jobs, curves) if q == p]
             per_table[_label(p)] = SCORES[self.score](table, mine)
+        measured = self.cache.measured
+        for spec, target in self.live.items():  # in process, one at a time (module docstring of _live)
+            per_table[_label(spec)] = target.score(self._run_live(target, settings))
+        self.cache.save()
         value = sum(per_table.values()) / len(per_table)
         wall = time.perf_counter() - started
-        extra = {"replays": len(jobs), "budget": self.budget, "inner": "ray tasks" if parallel else "in process"}
+        extra = {"replays": len(jobs) + len(self.live) * self.seeds, "budget": self.budget,
+                 "inner": "ray tasks" if parallel else "in process", "plans_measured": self.cache.measured - measured}
         return Measurement.ok(value, sensors={f"score_{k}": v for k, v in per_table.items()}, run_s=wall,
                               charged_s=wall, extra=extra)
 
@@ -158,6 +178,12 @@ class SearcherSettings(Problem):
             if parallel:
                 return self._run_ray(settings, jobs)
             return [replay(self.searcher, settings, p, s, self.budget) for p, s in jobs]
+        except ConfigError as exc:  # the constructor refused these settings
+            raise EvaluationError(FailureMode.INVALID, f"{self.searcher} refuses {dict(settings)}: {exc}") from None
+
+    def _run_live(self, target: LiveTarget, settings: Mapping[str, Any]) -> list[list[float]]:
+        try:
+            return [target.replay(self.searcher, settings, s, self.budget) for s in range(self.seeds)]
         except ConfigError as exc:  # the constructor refused these settings
             raise EvaluationError(FailureMode.INVALID, f"{self.searcher} refuses {dict(settings)}: {exc}") from None
 
