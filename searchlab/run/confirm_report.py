@@ -149,11 +149,3 @@ def noise_report(results: Sequence[Result]) -> dict[str, Any] | None:
             "median_samples": float(statistics.median(len(r.measurement.samples) for r in results
                                                       if r.ok and len(r.measurement.samples) >= 2))}
 
-
-def summary_of(report: Mapping[str, Any]) -> str:
-    """The deciding comparison in one phrase, as every line of the run states it."""
-    c = report.get("versus_default")
-    if not c:
-        return ""
-    lo, hi = c["ci95"]
-    return f"{c['speedup']:.2f}x [{lo:.2f}, {hi:.2f}] over {c['pairs']} paired rounds"
