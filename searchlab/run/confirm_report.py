@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from searchlab.core.measure import Samples, median_ci, samples_are_objective
@@ -149,11 +149,3 @@ def noise_report(results: Sequence[Result]) -> dict[str, Any] | None:
             "median_samples": float(statistics.median(len(r.measurement.samples) for r in results
                                                       if r.ok and len(r.measurement.samples) >= 2))}
 
-
-def summary_of(report: Mapping[str, Any]) -> str:
-    """The deciding comparison in one phrase, as every line of the run states it."""
-    c = report.get("versus_default")
-    if not c:
-        return ""
-    lo, hi = c["ci95"]
-    return f"{c['speedup']:.2f}x [{lo:.2f}, {hi:.2f}] over {c['pairs']} paired rounds"

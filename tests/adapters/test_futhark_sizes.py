@@ -139,7 +139,8 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     return subprocess.run([sys.executable, "-m", "searchlab", "problem=futhark", f"problem.program={MM}",
                            f"problem.validation=[{VALIDATION!r}]", "problem.sizes=true", "problem.measure.min_runs=2",
-                           "problem.measure.max_runs=2", "problem.validation_runs=2", "executor=serial", *args],
+                           "problem.measure.max_runs=2", "problem.validation_runs=2", "executor=serial",
+                           "confirm.max_rounds=10", "confirm.max_time_s=20", *args],  # the sequential rule, bounded
                           capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
 
 
