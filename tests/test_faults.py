@@ -431,3 +431,77 @@ def test_ray_oom_killer_at_start_up_is_one_line(tmp_path: Path) -> None:
     _one_line(out.stderr.strip().splitlines(), "worker 0 ")
     assert "Traceback" not in out.stdout + out.stderr
     assert not list(tmp_path.glob("outputs/*/*/results.db"))
+
+
+# -- item 8: a full disk (a real one: a tmpfs of 4 MB, mounted as root) ------------------------------
+@pytest.fixture()
+def tiny_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _fill(disk: Path) -> Path:
+    import os
+
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        for size in (1 << 16, 1 << 12, 1 << 9, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError:
+                continue
+    finally:
+        os.close(fd)
+    return filler
+
+
+def test_a_full_disk_at_start_is_one_line_exit_1_and_nothing_kept(tiny_disk: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tiny_disk.parent)
+    filler = _fill(tiny_disk)
+    args = ["problem=synthetic_knobs", "searcher=random", "budget.evaluations=3", *SERIAL,
+            f"hydra.run.dir={tiny_disk / 'run'}"]
+    status = run_command(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1
+    _one_line(err, "the disk is full")
+    assert not (tiny_disk / "run").exists()
+    filler.unlink()
+    assert run_command(args) == 0
+
+
+def test_a_full_disk_at_the_end_keeps_the_records_and_resumes(tiny_disk: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from searchlab.run.lifecycle import Run
+
+    monkeypatch.chdir(tiny_disk.parent)
+    finish = Run.finish
+
+    def fill_then_finish(self: Run) -> object:
+        _fill(tiny_disk)
+        return finish(self)
+
+    monkeypatch.setattr(Run, "finish", fill_then_finish)
+    run_dir = tiny_disk / "run"
+    status = run_command(["problem=synthetic_knobs", "searcher=random", "budget.evaluations=4", "executor=serial",
+                          "progress=off", f"hydra.run.dir={run_dir}"])
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if "warning: no best_so_far" not in line]
+    assert status == 1
+    _one_line(err, "evaluations recorded before are kept")
+    assert not list(run_dir.glob("*.tmp*"))  # no stray best_so_far.tmp.png or summary.json.tmp
+    monkeypatch.setattr(Run, "finish", finish)
+    (tiny_disk / "filler").unlink()
+    with closing(sqlite3.connect(run_dir / "results.db")) as conn:
+        assert conn.execute("SELECT status FROM runs").fetchone()[0] != "running"
+        assert conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == 4
+    assert run_command([f"resume={run_dir}", "progress=off"]) == 0
+    with closing(sqlite3.connect(run_dir / "results.db")) as conn:
+        assert conn.execute("SELECT status FROM runs").fetchone() == ("finished",)
+    assert json.loads((run_dir / "summary.json").read_text())["evaluations"] == 4

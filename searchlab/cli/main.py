@@ -200,10 +200,10 @@ def _run_job(job: Job, prepared: Prepared, hydra_wrote: bool = False) -> int:
     assert prepared.run_dir is not None
     run_dir = prepared.run_dir
     if not hydra_wrote:  # a sweep's job: Hydra's run_job wrote .hydra/ and configured logging
-        if not prepared.resuming:
-            save_hydra_files(job, run_dir)
         configure_logging(job)
     try:
+        if not prepared.resuming and not hydra_wrote:
+            _save_hydra_files(save_hydra_files, job, run_dir)
         Run(prepared, hydra_dir=str(run_dir)).execute()
     except SearchlabError as exc:
         return _report(exc, list(job.overrides))
@@ -213,6 +213,20 @@ def _run_job(job: Job, prepared: Prepared, hydra_wrote: bool = False) -> int:
         if not prepared.resuming:
             _discard(run_dir)
     return 0
+
+
+def _save_hydra_files(save: Callable[[Job, Path], None], job: Job, run_dir: Path) -> None:
+    """``.hydra/``; a full disk is one line, exit 1, nothing kept (issue 37, item 8: OmegaConf.save's traceback)."""
+    from searchlab.core.store import is_disk_full
+    from searchlab.errors import StoreError, WriteError
+
+    try:
+        save(job, run_dir)
+    except OSError as exc:
+        prepared_error = WriteError if is_disk_full(exc) else StoreError
+        what = "the disk is full" if is_disk_full(exc) else (exc.strerror or str(exc))
+        raise prepared_error(f"{run_dir / '.hydra'} could not be written ({what}); nothing was kept; free space "
+                             f"and run again") from None
 
 
 def _report(exc: BaseException, overrides: list[str] | None = None) -> int:

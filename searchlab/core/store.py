@@ -36,6 +36,10 @@ from searchlab.core.runlock import RunLock
 from searchlab.errors import StoreError, WriteError
 
 DB_NAME = "results.db"
+# Space kept while a run writes and given back to write its final status when the disk fills up
+# (issue 37, item 8: a full disk at the end left the run at 'running'); removed when the run closes.
+RESERVE = ".results.db.reserve"
+RESERVE_BYTES = 256 * 1024
 READABLE_VERSIONS = (1, 2)  # schema 1: before the node columns (issue 24)
 
 VERSIONED = ("searchlab", "numpy", "scipy", "ray", "optuna", "pyopencl", "hydra-core", "omegaconf")
@@ -94,6 +98,9 @@ class RunStore:
                  lock: RunLock | None = None) -> None:
         self.path, self._conn, self.run_id, self.session_id = path, conn, run_id, session_id
         self._lock = lock  # one writer per run (searchlab.core.runlock); None: read-only access
+        self._reserve = path.with_name(RESERVE) if lock is not None else None
+        if self._reserve is not None:
+            self._reserve.write_bytes(bytes(RESERVE_BYTES))  # the disk is full: no run left at 'running'
         # worker name -> the node it runs on; the executor's (app.py sets it), "" when unknown
         self.node_of: Callable[[str], str] = _no_node
 
@@ -116,8 +123,8 @@ class RunStore:
         except (sqlite3.Error, OSError) as exc:  # e.g. a full disk: leave no half-made database
             if conn is not None:
                 conn.close()
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", RESERVE):
+                path.with_name(name).unlink(missing_ok=True)
             error = WriteError if is_disk_full(exc) else StoreError  # a full disk: status 1, as documented
             what = "the disk is full" if is_disk_full(exc) else str(exc)
             raise error(f"{path} could not be created ({what}); nothing was kept; free space and run again") from None
@@ -158,7 +165,15 @@ class RunStore:
             raise StoreError(f"resume={run_dir}: {DB_NAME} has no run of schema version {SCHEMA_VERSION}")
         migrate(conn)
         conn.execute("UPDATE runs SET status='running', ended=NULL WHERE id=?", (run[0],))
-        store = cls(path, conn, int(run[0]), cls._new_session(conn, int(run[0]), hydra_dir), lock)
+        try:
+            store = cls(path, conn, int(run[0]), cls._new_session(conn, int(run[0]), hydra_dir), lock)
+        except (OSError, sqlite3.Error) as exc:
+            conn.close()
+            lock.release()
+            path.with_name(RESERVE).unlink(missing_ok=True)
+            what = "the disk is full" if is_disk_full(exc) else str(exc)
+            raise (WriteError if is_disk_full(exc) else StoreError)(
+                f"resume={run_dir}: the run could not be reopened ({what}); its records are unchanged") from None
         if changed:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('inputs', ?)", (_dumps(dict(inputs or {})),))
             conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"session:{store.session_id}:changed", changed))
@@ -184,6 +199,11 @@ class RunStore:
                     raise StoreError(f"{self.path}: runs.{key} is not JSON ({str(row[key])[:40]!r}); the record "
                                      f"is damaged") from None
         return row
+
+    def update_config(self, config: Mapping[str, Any]) -> None:
+        """A resumed session's config (its budget, executor, ...) as the run's (issue 37, item 11: a second
+        resume without a budget override went back to the first budget: "stopped at 40 of 30")."""
+        self._conn.execute("UPDATE runs SET config=? WHERE id=?", (_dumps(dict(config)), self.run_id))
 
     def inputs(self) -> dict[str, Any] | None:
         """What the run read when it was recorded (meta ``inputs``); None for a run from before."""
@@ -258,12 +278,22 @@ class RunStore:
             self._conn.execute("UPDATE sessions SET ended=?, stop_reason=? WHERE id=?",
                                (now, stop_reason, self.session_id))
         except sqlite3.Error as exc:
+            if is_disk_full(exc) and self._give_back_reserve():
+                return self.finish(stop_reason, status, devices)
             raise WriteError(self.write_failure(exc)) from None
+
+    def _give_back_reserve(self) -> bool:
+        if self._reserve is None or not self._reserve.exists():
+            return False
+        self._reserve.unlink(missing_ok=True)
+        return True
 
     def close(self) -> None:
         try:
             self._conn.close()
         finally:
+            if self._reserve is not None:
+                self._reserve.unlink(missing_ok=True)
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None

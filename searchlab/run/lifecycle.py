@@ -180,6 +180,10 @@ class Run:
         p = self.p
         if p.resuming:
             store = RunStore.open(run_dir, self.hydra_dir, inputs=p.inputs, changed=changed)
+            if p.cfg is not None:  # this session's budget is the run's now: a later resume continues to it
+                config = OmegaConf.to_container(p.cfg, resolve=True)
+                assert isinstance(config, dict)
+                store.update_config({**{str(k): v for k, v in config.items()}, "resume": None})
             if changed:
                 print(f"searchlab: note: resume_changed=true: continuing as a new session although {changed}",
                       file=sys.stderr, flush=True)
@@ -265,6 +269,7 @@ def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Result]) 
 
         plot_run(run_dir, summary, results)
     except Exception as exc:
+        (run_dir / "best_so_far.tmp.png").unlink(missing_ok=True)  # a full disk leaves no half-written plot
         print(f"searchlab: warning: no best_so_far.png ({type(exc).__name__}: {exc})", flush=True)
 
 
