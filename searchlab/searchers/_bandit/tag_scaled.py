@@ -105,8 +105,8 @@ class TagScaledSearcher(GraphBanditSearcher):
 
     name = "tag_scaled"
 
-    def __init__(self, space: Space, *, exploration: Annotated[float, Tunable(0.01, 10.0, log=True)] = 0.3,
-                 quantile: Annotated[float, Tunable(0.02, 0.5, log=True)] = 0.1, delta: float = 0.1, s: int = 30,
+    def __init__(self, space: Space, *, exploration: Annotated[float, Tunable(0.01, 10.0, log=True)] = 0.01,
+                 quantile: Annotated[float, Tunable(0.02, 0.5, log=True)] = 0.5, delta: float = 0.1, s: int = 30,
                  no_repeat: bool = True, arcs: str = "all", **kwargs: Any) -> None:
         self.exploration = _fraction("exploration", exploration, 0.0, 1e6)
         self.quantile = _fraction("quantile", quantile, 0.0, 1.0)
