@@ -136,7 +136,7 @@ def main() -> None:
     core = sorted(os.sched_getaffinity(0))[-1]  # the serial executor measures on the last core: load that one
     load = subprocess.Popen(["taskset", "-c", str(core), "yes"], stdout=subprocess.DEVNULL)
     try:
-        results = [one_problem(p, PROBLEMS[p], args.repeats, args.budget, options) for p in args.problems]
+        results = [one_problem(p, PROBLEMS.get(p, []), args.repeats, args.budget, options) for p in args.problems]
     finally:
         load.terminate()
         load.wait()
