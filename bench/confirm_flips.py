@@ -135,11 +135,19 @@ def main() -> None:
     options = ConfirmConfig(k=3, rounds=5, max_rounds=args.max_rounds, max_time_s=args.max_time_s, equivalence=0.02)
     core = sorted(os.sched_getaffinity(0))[-1]  # the serial executor measures on the last core: load that one
     load = subprocess.Popen(["taskset", "-c", str(core), "yes"], stdout=subprocess.DEVNULL)
+    results: list[dict[str, Any]] = []
     try:
-        results = [one_problem(p, PROBLEMS[p], args.repeats, args.budget, options) for p in args.problems]
+        for p in args.problems:  # written after every problem: a stopped bench keeps what it measured
+            results.append(one_problem(p, PROBLEMS.get(p, []), args.repeats, args.budget, options))
+            write(args, core, results)
     finally:
         load.terminate()
         load.wait()
+    for r in results:
+        print(r["problem"], "old", r["old"], "new", r["new"])
+
+
+def write(args: Any, core: int, results: list[dict[str, Any]]) -> None:
     payload = {"load": f"yes > /dev/null pinned to core {core} (the measuring core)", "repeats": args.repeats,
                "new_rule": {"rounds": 5, "max_rounds": args.max_rounds, "max_time_s": args.max_time_s,
                             "equivalence": 0.02, "k": 3, "alpha": 0.05},
@@ -149,8 +157,6 @@ def main() -> None:
                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(payload, indent=2, default=str) + "\n")
-    for r in results:
-        print(r["problem"], "old", r["old"], "new", r["new"])
 
 
 if __name__ == "__main__":

@@ -62,19 +62,23 @@ def main() -> None:
     runs = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for n in range(args.runs):
+            for n in range(args.runs):  # written after every run: a stopped bench keeps what it measured
                 runs.append(one(Path(tmp) / f"demo_{n}"))
                 print(n, {k: runs[-1].get(k) for k in ("decision", "confirm", "contradiction")}, flush=True)
+                write(args.out, core, runs)
     finally:
         load.terminate()
         load.wait()
+
+
+def write(out: Path, core: int, runs: list[dict[str, Any]]) -> None:
     decisions = Counter(r.get("decision") for r in runs)
     payload = {"command": "python -m searchlab problem=lud searcher=tag (make demo), seed 0",
                "load": f"yes > /dev/null pinned to core {core}", "runs": runs,
                "decisions": dict(decisions), "contradictions": sum(r.get("contradiction", False) for r in runs),
                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=2) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2) + "\n")
     print(dict(decisions), "contradictions:", payload["contradictions"])
 
 
