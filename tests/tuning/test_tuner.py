@@ -57,8 +57,8 @@ def test_genetic_ranges_follow_tuning_the_tuner() -> None:
     assert (ranges["popsize"].low, ranges["popsize"].high, ranges["popsize"].log) == (4, 64, True)
 
 
-@pytest.mark.parametrize("name", ["simulated_annealing", "genetic", "dual_annealing", "greedy_ils", "tag", "tag_scaled", "mc", "uct",
-                                  "auto", "probabilistic", "optuna_tpe", "portfolio", "optuna_qmc", "optuna_gp",
+@pytest.mark.parametrize("name", ["simulated_annealing", "genetic", "dual_annealing", "greedy_ils", "tag", "tag_scaled",
+                                  "mc", "uct", "auto", "probabilistic", "optuna_tpe", "portfolio", "optuna_qmc", "optuna_gp",
                                   "optuna_cmaes", "probabilistic_trivial"])
 def test_each_annotated_searcher_has_its_default_inside_its_ranges(name: str) -> None:
     cls = registry.searcher_class(name)
