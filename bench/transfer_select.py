@@ -80,10 +80,10 @@ def main() -> None:
     folds: dict[str, Any] = {}
     for held in DEVICES:
         cells = [runs[f"{t}|{held}"] for t in DEVICES if t != held]
-        score = {f: sum(sum(c[str(f)]) for c in cells) / sum(len(c[str(f)]) for c in cells) for f in fronts}
-        top = max(score.values())
-        chosen = min(f for f in fronts if score[f] >= top - TIE)
-        folds[held] = {"trained_on": [t for t in DEVICES if t != held], "score": score, "chosen_front": chosen}
+        mean = {f: sum(sum(c[str(f)]) for c in cells) / sum(len(c[str(f)]) for c in cells) for f in fronts}
+        top = max(mean.values())
+        chosen = min(f for f in fronts if mean[f] >= top - TIE)
+        folds[held] = {"trained_on": [t for t in DEVICES if t != held], "score": mean, "chosen_front": chosen}
     record = {"command": "python bench/transfer_select.py " + " ".join(sys.argv[1:]), "seeds": seeds,
               "evaluations": args.evaluations, "fronts": fronts, "scored_budgets": list(SCORED), "tie": TIE,
               "wall_s": round(time.time() - started, 1), "runs": runs, "folds": folds}

@@ -171,6 +171,7 @@ def test_without_a_prior_transfer_is_cold_auto() -> None:
 
 BAD = [(TransferTopKSearcher, {"k": -1}), (TransferWarmSearcher, {"k": 0}), (TransferPruneSearcher, {"patience": 0}),
        (TransferGpSearcher, {"base": "random"}), (TransferSearcher, {"min_agreement": 1.5}),
+       (TransferSearcher, {"front": 101}), (TransferSearcher, {"check_after": 4}),
        (TransferWarmSearcher, {"base": "transfer"})]
 
 

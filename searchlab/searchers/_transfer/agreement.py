@@ -35,6 +35,7 @@ Z95 = 1.959963984540054  # two-sided 95 %
 FHP_VARIANCE = 0.437  # Fieller, Hartley & Pearson (1957): var(atanh(tau)) ~ 0.437 / (n - 4)
 MIN_POINTS = 5  # the interval needs n > 4
 BOOTSTRAP = 256  # resamples for the ranking-loss weights (RGPE uses 1000; 256 keeps a tell cheap)
+CHUNK = 32  # resamples whose pair matrices are held at once
 
 
 @dataclass(frozen=True)
@@ -78,16 +79,16 @@ def ranking_weights(prior: np.ndarray, measured: np.ndarray, keep: Sequence[bool
         weights[kept] = 1.0 / kept.sum()
         return weights
     rows = np.flatnonzero(kept)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(draws, n))
-    y = measured[idx]  # (draws, n)
-    dy = np.sign(y[:, :, None] - y[:, None, :])
-    counts = np.zeros(len(rows))
+    idx = np.random.default_rng(seed).integers(0, n, size=(draws, n))
     losses = np.empty((draws, len(rows)))
-    for j, row in enumerate(rows):
-        p = prior[row][idx]
-        dp = np.sign(p[:, :, None] - p[:, None, :])
-        losses[:, j] = (dp * dy < 0).sum(axis=(1, 2)) / 2  # misordered pairs (RGPE Eq. 5)
+    for start in range(0, draws, CHUNK):  # CHUNK x n x n at a time: bounded memory
+        part = idx[start:start + CHUNK]
+        y = measured[part]
+        dy = np.sign(y[:, :, None] - y[:, None, :])
+        for j, row in enumerate(rows):
+            p = prior[row][part]
+            dp = np.sign(p[:, :, None] - p[:, None, :])
+            losses[start:start + CHUNK, j] = (dp * dy < 0).sum(axis=(1, 2)) / 2  # misordered pairs (RGPE Eq. 5)
     lowest = losses == losses.min(axis=1, keepdims=True)
     counts = (lowest / lowest.sum(axis=1, keepdims=True)).sum(axis=0)
     weights[rows] = counts / draws

@@ -45,6 +45,7 @@ from searchlab.searchers._transfer.common import short_name
 from searchlab.searchers._transfer.gp import TransferGpSearcher, augment
 
 FRONT = 10  # chosen by leave-one-device-out on the four shared tables (docs/transfer.md)
+MAX_FRONT = 100
 
 
 def _checked(name: str, value: Any, low: int) -> int:
@@ -63,7 +64,8 @@ class TransferSearcher(TransferGpSearcher):
     def __init__(self, space: Space, *, k: int = 5, check_after: int = MIN_POINTS, front: int = FRONT,
                  min_agreement: float = 0.0, **kwargs: Any) -> None:
         _checked("check_after", check_after, MIN_POINTS)
-        _checked("front", front, 0)
+        if _checked("front", front, 0) > MAX_FRONT:  # the weights cost ~n^2 per tell while the front runs
+            raise ConfigError(f"searcher.front={front!r}: must be an integer in [0, {MAX_FRONT}]")
         if isinstance(min_agreement, bool) or not isinstance(min_agreement, (int, float)) or not (
                 -1 <= min_agreement < 1):
             raise ConfigError(f"searcher.min_agreement={min_agreement!r}: must be a number in [-1, 1)")
