@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from searchlab.adapters.table.problem import load_table
 from searchlab.core.records import Direction
@@ -206,7 +206,7 @@ def optuna_trials(source: Source) -> list[Any]:
         attrs = {"samples": list(m.samples), "status": m.status.value, "failure_mode": m.failure_mode.value,
                  "message": m.message, "device": source.device}
         out.append(create_trial(params=params, distributions={n: distributions[n] for n in params},
-                                value=float(m.objective) if ok else None,  # type: ignore[arg-type]
+                                value=cast(float, m.objective) if ok else None,
                                 state=TrialState.COMPLETE if ok else TrialState.FAIL, user_attrs=attrs))
     return out
 

@@ -46,7 +46,8 @@ class ComposedJobs:
 
         composed = self.jobs.get(tuple(sweep_overrides))
         if composed is None:
-            return self.loader.load_sweep_config(master_config, sweep_overrides)  # type: ignore[no-any-return]
+            loaded: DictConfig = self.loader.load_sweep_config(master_config, sweep_overrides)
+            return loaded
         config = copy.deepcopy(composed)
         OmegaConf.set_readonly(config.hydra, False)  # as Hydra's loader leaves it (HydraConfig set it read-only)
         OmegaConf.copy_cache(from_config=master_config, to_config=config)  # the sweep's ${now:} in every job

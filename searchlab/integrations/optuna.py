@@ -65,7 +65,8 @@ def _to_knob(knob: Knob, distribution: Any, value: Any) -> Any:
         return distribution.choices.index(value)
     if isinstance(knob, IntKnob):
         return int(min(knob.values, key=lambda v: abs(v - value)))
-    return min(knob.values, key=lambda v: abs(float(v) - float(value)))  # type: ignore[arg-type]
+    values: tuple[Any, ...] = knob.values
+    return min(values, key=lambda v: abs(float(v) - float(value)))
 
 
 def _from_knob(knob: Knob, distribution: Any, value: Any) -> Any:

@@ -63,7 +63,8 @@ def _value(knob: Knob, domain: Any, value: Any) -> Any:
 def _knob_value(knob: Knob, domain: Any, value: Any) -> Any:
     if isinstance(knob, CategoricalKnob):
         return list(domain.categories).index(value)
-    return min(knob.values, key=lambda v: abs(float(v) - float(value)))  # type: ignore[arg-type]
+    values: tuple[Any, ...] = knob.values
+    return min(values, key=lambda v: abs(float(v) - float(value)))
 
 
 def _make_class() -> type:
@@ -134,7 +135,8 @@ def _make_class() -> type:
                 return None
             candidate = driver.ask()
             if candidate is None:
-                return None if self._pending else RaySearcher.FINISHED  # type: ignore[return-value]
+                finished: Any = RaySearcher.FINISHED  # a str, as Ray's own searchers return it
+                return None if self._pending else finished
             self._pending[trial_id] = candidate
             assert self._space is not None
             out = {k: v for k, v in self._space.items() if not isinstance(v, Domain)}
@@ -150,8 +152,9 @@ def _make_class() -> type:
             candidate = self._pending.pop(trial_id, None)
             if candidate is not None:
                 self.driver.tell(candidate, outcome)
-                self._told.append(({k: _value(knob, self._space[k], candidate.config[k])  # type: ignore[index]
-                                    for k, knob in self._knobs.items()}, outcome))
+                space = self._space or {}
+                self._told.append(({k: _value(knob, space[k], candidate.config[k]) for k, knob in self._knobs.items()},
+                                   outcome))
             elif result and isinstance(result.get("config"), Mapping):  # a trial of a restored experiment
                 params = dict(result["config"])
                 self.driver.replay(self._config_of(params), outcome)
