@@ -39,7 +39,7 @@ def test_the_joblib_sweep_example_runs(tmp_path: Path) -> None:
     line = next(li for li in DOC.splitlines() if li.startswith("searchlab -m") and "joblib" in DOC)
     block = DOC[DOC.index(line):].split("```")[0]
     first = block.split("\n    hydra/launcher=joblib")[0].replace("\\", " ") + " hydra/launcher=joblib hydra.launcher.n_jobs=2"
-    args = shlex.split(first)[1:] + ["budget.evaluations=10", "progress=off", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    args = [*shlex.split(first)[1:], "budget.evaluations=10", "progress=off", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
     out = subprocess.run([sys.executable, "-m", "searchlab", *args], cwd=tmp_path, capture_output=True, text=True,
                          timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]

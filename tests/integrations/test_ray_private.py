@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_installed_ray_is_in_pyprojects_range() -> None:
     from packaging.specifiers import SpecifierSet
 
-    (spec,) = re.findall(r'"ray(?:\[[^\]]*\])?([<>=!~][^";]*)"', (ROOT / "pyproject.toml").read_text().split("[project.optional")[0])
+    dependencies = (ROOT / "pyproject.toml").read_text().split("[project.optional")[0]
+    (spec,) = re.findall(r'"ray(?:\[[^\]]*\])?([<>=!~][^";]*)"', dependencies)
     assert version("ray") in SpecifierSet(spec)
 
 
