@@ -32,6 +32,16 @@ if TYPE_CHECKING:
     from searchlab.cli.compose import Job
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """A job was interrupted (SIGINT/SIGTERM, its records and summary written): the sweep stops there, with the
+    job's exit status, as the loop before Hydra's launchers did. A KeyboardInterrupt, so Hydra's ``run_job``
+    (which records an Exception as the job's failure and goes on) lets it through."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 class ComposedJobs:
     """Hydra's config loader, except that a job composed by the check is not composed again.
 
@@ -104,7 +114,10 @@ def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]]) -> int:
         sweeper = Plugins.instance().instantiate_sweeper(config=master, hydra_context=context, task_function=sweep_job)
         task = OmegaConf.to_container(master.hydra.overrides.task, resolve=False)
         assert isinstance(task, list)
-        batches = sweeper.sweep(arguments=task)
+        try:
+            batches = sweeper.sweep(arguments=task)
+        except SweepInterrupted as stop:
+            return stop.status  # the job said so already
         callbacks.on_multirun_end(config=master, config_name="config")
     statuses = [r.return_value for batch in batches or [] for r in batch if isinstance(r, JobReturn)]
     return next((int(s) for s in statuses if isinstance(s, int) and s), 0)

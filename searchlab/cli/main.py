@@ -187,7 +187,12 @@ def sweep_job(cfg: DictConfig) -> int:
             raise
         return _run_job(job, prepared, hydra_wrote=True)
 
-    return _guarded(list(job.overrides), run)
+    status = _guarded(list(job.overrides), run)
+    if status in (130, 143):  # interrupted: no later job starts
+        from searchlab.cli.launch import SweepInterrupted
+
+        raise SweepInterrupted(status)
+    return status
 
 
 def _run_job(job: Job, prepared: Prepared, hydra_wrote: bool = False) -> int:
