@@ -26,6 +26,8 @@ __all__ = ["CONF_DIR", "help_text", "main", "precheck", "resolve_paths", "sweep_
 USAGE = """\
 usage: python -m searchlab [problem=NAME] [searcher=NAME] [key=value ...]
        python -m searchlab -m searcher=random,exhaustive seed=0,1 ...   (sweep: one run per combination)
+       searchlab -m ... hydra/launcher=joblib hydra.launcher.n_jobs=2    (a sweep's jobs through Hydra's launchers;
+                                                                          `searchlab` is `python -m searchlab`)
 
 Runs a searcher on a problem, records every evaluation in <run dir>/results.db and writes
 <run dir>/summary.json. Single runs go to outputs/<date>/<time>_<problem>_<searcher>/,
