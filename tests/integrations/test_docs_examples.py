@@ -25,7 +25,7 @@ def test_one_example_per_tool() -> None:
 
 @pytest.mark.parametrize("block", BLOCKS, ids=NAMES)
 def test_python_example_runs(block: str, tmp_path: Path) -> None:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_AIR_NEW_OUTPUT="0", TUNE_RESULT_DIR=str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), RAY_AIR_NEW_OUTPUT="0")
     script = tmp_path / "example.py"
     script.write_text(block)
     out = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=280)
