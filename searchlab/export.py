@@ -2,6 +2,8 @@
 
     python -m searchlab.export t4 SOURCE -o results.json         # T4 results (validated)
     python -m searchlab.export kt-cache SOURCE -o cache.json     # a Kernel Tuner cache file
+    python -m searchlab.export csv SOURCE -o evaluations.csv     # one row per evaluation (also: parquet)
+    python -m searchlab.export optuna SOURCE --storage sqlite:///study.db [--study-name NAME]   # an Optuna study
 
 SOURCE is a run directory (or its ``results.db``: every evaluation in the order it was
 recorded, repeats included), one of our table files (``.json[.gz]``, every row), or a T4
@@ -14,11 +16,12 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from searchlab.adapters.table.problem import load_table
 from searchlab.core.records import Direction
@@ -104,9 +107,13 @@ def export(kind: str, source: Source) -> dict[str, Any]:
                              problem_size=source.problem_size)
 
 
-def write(doc: dict[str, Any], out: Path) -> Path:
+def _check_output(out: Path) -> None:
     if not out.parent.is_dir():
         raise ConfigError(f"-o {str(out)!r}: directory {str(out.parent)!r} does not exist")
+
+
+def write(doc: dict[str, Any], out: Path) -> Path:
+    _check_output(out)
     text = json.dumps(doc, indent=1, default=str)
     if out.suffix == ".gz":
         with gzip.open(out, "wt") as fh:
@@ -116,19 +123,120 @@ def write(doc: dict[str, Any], out: Path) -> Path:
     return out
 
 
+FORMATS = ("t4", "kt-cache", "csv", "parquet", "optuna")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m searchlab.export", description=__doc__.split("\n\n")[0])
-    parser.add_argument("format", choices=("t4", "kt-cache"), help="t4: T4 results; kt-cache: a Kernel Tuner cache file")
+    parser.add_argument("format", choices=FORMATS, help="t4: T4 results; kt-cache: a Kernel Tuner cache file; csv, "
+                        "parquet: one row per evaluation; optuna: an Optuna study in --storage")
     parser.add_argument("source", help="a run directory, results.db, a searchlab table (.json[.gz]) or a T4 file")
-    parser.add_argument("-o", "--output", required=True, help="the file to write (.json or .json.gz)")
+    parser.add_argument("-o", "--output", help="the file to write (t4, kt-cache: .json or .json.gz; csv; parquet)")
+    parser.add_argument("--storage", help="optuna: the RDB storage URL (e.g. sqlite:///study.db)")
+    parser.add_argument("--study-name", help="optuna: the study's name (default: the source's name)")
     args = parser.parse_args(argv)
     try:
-        out = write(export(args.format, load_source(args.source)), Path(args.output))
+        if args.format == "optuna":
+            if not args.storage:
+                raise ConfigError("export optuna needs --storage URL (e.g. sqlite:///study.db)")
+            source = load_source(args.source)
+            name = write_study(source, args.storage, args.study_name or Path(source.origin).name or "searchlab")
+            print(f"wrote study {name!r} ({len(source.records)} trials) to {args.storage}")
+            return 0
+        if not args.output:
+            raise ConfigError(f"export {args.format} needs -o FILE")
+        out = Path(args.output)
+        if args.format in ("csv", "parquet"):
+            _check_output(out)
+            frame = evaluations_frame(load_source(args.source))
+            if args.format == "csv":
+                frame.to_csv(out, index=False)
+            else:
+                frame.to_parquet(out, index=False)
+        else:
+            write(export(args.format, load_source(args.source)), out)
     except SearchlabError as exc:
         print(f"searchlab.export: error: {exc}", file=sys.stderr, flush=True)
         return 2
     print(f"wrote {out}")
     return 0
+
+
+def evaluations_frame(source: Source) -> Any:
+    """One row per evaluation of one source (a single run, a table, a T4 file), in recorded order."""
+    import pandas as pd
+
+    rows = []
+    for number, r in enumerate(source.records):
+        m = r.measurement
+        rows.append({"number": number, **{f"param_{k}": _cell(v) for k, v in r.config.items()},
+                     "status": m.status.value, "failure_mode": m.failure_mode.value, source.objective: m.objective,
+                     "samples": json.dumps(list(m.samples)), "compile_s": m.compile_s, "run_s": m.run_s,
+                     "message": m.message, "device": source.device})
+    return pd.DataFrame(rows)
+
+
+def _cell(value: Any) -> Any:
+    return value if isinstance(value, (int, float, str, bool)) or value is None else json.dumps(value, default=str)
+
+
+# -- export optuna (issue 36, item 4) -------------------------------------------------------------
+# Every evaluation becomes one trial, in recorded order: its configuration as ``params`` (each knob a
+# ``CategoricalDistribution`` over the values the source lists: exact for any knob, numeric or not), its
+# objective as the value (the study's direction is the source's), its state ``COMPLETE``, or ``FAIL`` for a
+# failed, timed-out or infeasible evaluation; user attributes hold what Optuna has no field for: ``samples``,
+# ``status``, ``failure_mode``, ``message`` and ``device``. optuna-dashboard and ``optuna.load_study`` open it.
+# An existing study of that name is refused (one line); a study left half-written by an error is deleted.
+def _choice(value: Any) -> Any:
+    return value if value is None or isinstance(value, (bool, int, float, str)) else json.dumps(value, default=str)
+
+
+def optuna_trials(source: Source) -> list[Any]:
+    """The source's evaluations as Optuna frozen trials."""
+    from optuna.distributions import CategoricalDistribution
+    from optuna.trial import TrialState, create_trial
+
+    distributions = {n: CategoricalDistribution(tuple(dict.fromkeys(_choice(v) for v in source.values[n])))
+                     for n in source.names}
+    out = []
+    for r in source.records:
+        m = r.measurement
+        params = {n: _choice(r.config[n]) for n in source.names if n in r.config}
+        ok = m.status.value == "ok" and m.objective is not None and math.isfinite(m.objective)
+        attrs = {"samples": list(m.samples), "status": m.status.value, "failure_mode": m.failure_mode.value,
+                 "message": m.message, "device": source.device}
+        out.append(create_trial(params=params, distributions={n: distributions[n] for n in params},
+                                value=cast(float, m.objective) if ok else None,
+                                state=TrialState.COMPLETE if ok else TrialState.FAIL, user_attrs=attrs))
+    return out
+
+
+def write_study(source: Source, storage: str, name: str) -> str:
+    """Create study ``name`` in ``storage`` holding every evaluation of ``source``; its name."""
+    import optuna
+    from optuna.exceptions import DuplicatedStudyError
+
+    from searchlab.searchers._optuna.base import quiet_optuna
+
+    built = optuna_trials(source)
+    with quiet_optuna():
+        try:
+            study = optuna.create_study(storage=storage, study_name=name, direction=source.direction.value)
+        except DuplicatedStudyError:
+            raise ConfigError(f"--study-name {name!r}: a study of that name exists in {storage}; choose another name") from None
+        except (ValueError, ImportError, optuna.exceptions.OptunaError) as exc:
+            raise ConfigError(f"--storage {storage!r}: {' '.join(str(exc).split())[:300]}") from None
+        except Exception as exc:  # SQLAlchemy's errors (a bad URL, an unreachable server)
+            raise ConfigError(f"--storage {storage!r}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+        try:
+            study.set_user_attr("source", source.origin)
+            study.set_user_attr("objective", source.objective)
+            study.set_user_attr("device", source.device)
+            study.add_trials(built)
+        except BaseException:
+            optuna.delete_study(study_name=name, storage=storage)  # nothing half-written
+            raise
+    return name
 
 
 if __name__ == "__main__":

@@ -32,6 +32,16 @@ if TYPE_CHECKING:
     from searchlab.cli.compose import Job
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """A job was interrupted (SIGINT/SIGTERM, its records and summary written): the sweep stops there, with the
+    job's exit status, as the loop before Hydra's launchers did. A KeyboardInterrupt, so Hydra's ``run_job``
+    (which records an Exception as the job's failure and goes on) lets it through."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
 class ComposedJobs:
     """Hydra's config loader, except that a job composed by the check is not composed again.
 
@@ -46,7 +56,8 @@ class ComposedJobs:
 
         composed = self.jobs.get(tuple(sweep_overrides))
         if composed is None:
-            return self.loader.load_sweep_config(master_config, sweep_overrides)  # type: ignore[no-any-return]
+            loaded: DictConfig = self.loader.load_sweep_config(master_config, sweep_overrides)
+            return loaded
         config = copy.deepcopy(composed)
         OmegaConf.set_readonly(config.hydra, False)  # as Hydra's loader leaves it (HydraConfig set it read-only)
         OmegaConf.copy_cache(from_config=master_config, to_config=config)  # the sweep's ${now:} in every job
@@ -103,7 +114,10 @@ def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]]) -> int:
         sweeper = Plugins.instance().instantiate_sweeper(config=master, hydra_context=context, task_function=sweep_job)
         task = OmegaConf.to_container(master.hydra.overrides.task, resolve=False)
         assert isinstance(task, list)
-        batches = sweeper.sweep(arguments=task)
+        try:
+            batches = sweeper.sweep(arguments=task)
+        except SweepInterrupted as stop:
+            return stop.status  # the job said so already
         callbacks.on_multirun_end(config=master, config_name="config")
     statuses = [r.return_value for batch in batches or [] for r in batch if isinstance(r, JobReturn)]
     return next((int(s) for s in statuses if isinstance(s, int) and s), 0)

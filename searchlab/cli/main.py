@@ -26,6 +26,8 @@ __all__ = ["CONF_DIR", "help_text", "main", "precheck", "resolve_paths", "sweep_
 USAGE = """\
 usage: python -m searchlab [problem=NAME] [searcher=NAME] [key=value ...]
        python -m searchlab -m searcher=random,exhaustive seed=0,1 ...   (sweep: one run per combination)
+       searchlab -m ... hydra/launcher=joblib hydra.launcher.n_jobs=2    (a sweep's jobs through Hydra's launchers;
+                                                                          `searchlab` is `python -m searchlab`)
 
 Runs a searcher on a problem, records every evaluation in <run dir>/results.db and writes
 <run dir>/summary.json. Single runs go to outputs/<date>/<time>_<problem>_<searcher>/,
@@ -188,7 +190,12 @@ def sweep_job(cfg: DictConfig) -> int:
             raise
         return _run_job(job, prepared, hydra_wrote=True)
 
-    return _guarded(list(job.overrides), run)
+    status = _guarded(list(job.overrides), run)
+    if status in (130, 143):  # interrupted: no later job starts
+        from searchlab.cli.launch import SweepInterrupted
+
+        raise SweepInterrupted(status)
+    return status
 
 
 def _run_job(job: Job, prepared: Prepared, hydra_wrote: bool = False) -> int:

@@ -51,7 +51,9 @@ def ray_cpus() -> float | None:
     if not ray.is_initialized():
         return None
     context = ray.get_runtime_context()
-    if context.worker.mode != ray._private.worker.WORKER_MODE:
+    from searchlab.core.ray_private import in_worker
+
+    if not in_worker(context):
         return None
     get_assigned: Callable[[], dict[str, float]] = context.get_assigned_resources  # Ray leaves it unannotated
     assigned = get_assigned()

@@ -23,6 +23,7 @@ Kernel Tuner is imported inside :meth:`Strategy.tune`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from searchlab.core.records import Config, Direction, FailureMode
@@ -100,8 +101,7 @@ class Strategy:
                     if len(cost.results) > before:  # measured, then the budget ran out: the searcher still hears it
                         driver.tell(candidate, _outcome(cost.results[-1], objective))
                     break
-                outcome = _outcome(cost.results[-1], objective)
-                self._step(lambda: driver.tell(candidate, outcome), len(cost.results))
+                self._step(partial(driver.tell, candidate, _outcome(cost.results[-1], objective)), len(cost.results))
         finally:
             searcher.close()
         results: list[dict[str, Any]] = cost.results

@@ -35,7 +35,7 @@ from searchlab.core.spaces import CategoricalKnob, IntKnob, Knob, KnobSpace, Ord
 from searchlab.errors import ConfigError
 from searchlab.integrations._driver import Driver, Outcome, build_searcher
 
-__all__ = ["Sampler", "knob_of"]
+__all__ = ["knob_of"]  # and Sampler, made on first access (module __getattr__)
 
 
 def knob_of(name: str, distribution: Any, float_grid: int = 129) -> Knob:
@@ -47,7 +47,7 @@ def knob_of(name: str, distribution: Any, float_grid: int = 129) -> Knob:
     if kind == "FloatDistribution":
         low, high = float(distribution.low), float(distribution.high)
         if distribution.step is not None:
-            count = int(round((high - low) / distribution.step)) + 1
+            count = round((high - low) / distribution.step) + 1
             values = [low + i * distribution.step for i in range(count)]
         elif distribution.log:
             values = list(np.geomspace(low, high, float_grid))
@@ -65,7 +65,8 @@ def _to_knob(knob: Knob, distribution: Any, value: Any) -> Any:
         return distribution.choices.index(value)
     if isinstance(knob, IntKnob):
         return int(min(knob.values, key=lambda v: abs(v - value)))
-    return min(knob.values, key=lambda v: abs(float(v) - float(value)))  # type: ignore[arg-type]
+    values: tuple[Any, ...] = knob.values
+    return min(values, key=lambda v: abs(float(v) - float(value)))
 
 
 def _from_knob(knob: Knob, distribution: Any, value: Any) -> Any:
@@ -89,6 +90,10 @@ def _outcome(trial: Any, direction: Direction) -> Outcome | None:
         return Outcome(None, FailureMode.CONSTRAINT, f"constraints violated: {values}")
     value = trial.value
     return Outcome(float(value)) if value is not None and math.isfinite(value) else Outcome(None)
+
+
+def _fresh_seed() -> int:
+    return int(np.random.default_rng().integers(2**31 - 1))
 
 
 class _Relative:
@@ -123,7 +128,7 @@ def _make_class() -> type:
     from optuna.search_space import IntersectionSearchSpace
     from optuna.trial import TrialState
 
-    class Sampler(BaseSampler):  # type: ignore[misc]  # Optuna's classes are untyped here
+    class Sampler(BaseSampler):
         """``Sampler(searcher="auto", seed=0, *, constraints_func=None, float_grid=129, **options)``: any registered
         knob searcher (its options as keyword arguments) as an Optuna sampler (module docstring)."""
 
@@ -133,7 +138,7 @@ def _make_class() -> type:
             if float_grid < 2:
                 raise ConfigError(f"float_grid={float_grid!r}: must be an integer >= 2")
             self.searcher, self.options, self.float_grid = searcher, dict(options), int(float_grid)
-            self.seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy % 2**31)
+            self.seed = int(seed) if seed is not None else _fresh_seed()
             self.constraints_func = constraints_func
             self._independent = RandomSampler(seed=seed)
             self._intersection = IntersectionSearchSpace()
@@ -172,7 +177,7 @@ def _make_class() -> type:
             self._independent.after_trial(study, trial, state, values)
 
         def reseed_rng(self) -> None:
-            self.seed = int(np.random.SeedSequence().entropy % 2**31)
+            self.seed = _fresh_seed()
             self._independent.reseed_rng()
             self._relative = None  # rebuilt with the new seed at the next sample, every finished trial replayed
 

@@ -29,7 +29,7 @@ from searchlab.core.spaces import CategoricalKnob, IntKnob, Knob, KnobSpace, Ord
 from searchlab.errors import ConfigError
 from searchlab.integrations._driver import Driver, Outcome, build_searcher
 
-__all__ = ["Searcher", "knob_of"]
+__all__ = ["knob_of"]  # and Searcher, made on first access (module __getattr__)
 
 
 def knob_of(name: str, domain: Any, float_grid: int = 129) -> Knob:
@@ -63,14 +63,15 @@ def _value(knob: Knob, domain: Any, value: Any) -> Any:
 def _knob_value(knob: Knob, domain: Any, value: Any) -> Any:
     if isinstance(knob, CategoricalKnob):
         return list(domain.categories).index(value)
-    return min(knob.values, key=lambda v: abs(float(v) - float(value)))  # type: ignore[arg-type]
+    values: tuple[Any, ...] = knob.values
+    return min(values, key=lambda v: abs(float(v) - float(value)))
 
 
 def _make_class() -> type:
     from ray.tune.search import Searcher as RaySearcher
     from ray.tune.search.sample import Domain
 
-    class Searcher(RaySearcher):  # type: ignore[misc]  # Ray's classes are untyped here
+    class Searcher(RaySearcher):
         """``Searcher(searcher="auto", metric=None, mode=None, seed=0, *, space=None, max_concurrent=None,
         float_grid=129, **options)`` (module docstring)."""
 
@@ -128,13 +129,14 @@ def _make_class() -> type:
             assert self._space is not None
             return Config({k: _knob_value(knob, self._space[k], params[k]) for k, knob in self._knobs.items()})
 
-        def suggest(self, trial_id: str) -> dict[str, Any] | str | None:
+        def suggest(self, trial_id: str) -> dict[Any, Any] | None:  # or Searcher.FINISHED, as Ray's own searchers
             driver = self.driver
             if self.max_concurrent is not None and len(self._pending) >= self.max_concurrent:
                 return None
             candidate = driver.ask()
             if candidate is None:
-                return None if self._pending else RaySearcher.FINISHED
+                finished: Any = RaySearcher.FINISHED  # a str, as Ray's own searchers return it
+                return None if self._pending else finished
             self._pending[trial_id] = candidate
             assert self._space is not None
             out = {k: v for k, v in self._space.items() if not isinstance(v, Domain)}
@@ -142,7 +144,7 @@ def _make_class() -> type:
             return out
 
         def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
-            value = (result or {}).get(self._metric)
+            value = (result or {}).get(str(self._metric))
             if error or not isinstance(value, (int, float)) or not math.isfinite(value):
                 outcome = Outcome(None, FailureMode.RUNTIME, "the trial errored" if error else f"{self._metric}={value!r}")
             else:
@@ -150,8 +152,9 @@ def _make_class() -> type:
             candidate = self._pending.pop(trial_id, None)
             if candidate is not None:
                 self.driver.tell(candidate, outcome)
-                self._told.append(({k: _value(knob, self._space[k], candidate.config[k])  # type: ignore[index]
-                                    for k, knob in self._knobs.items()}, outcome))
+                space = self._space or {}
+                self._told.append(({k: _value(knob, space[k], candidate.config[k]) for k, knob in self._knobs.items()},
+                                   outcome))
             elif result and isinstance(result.get("config"), Mapping):  # a trial of a restored experiment
                 params = dict(result["config"])
                 self.driver.replay(self._config_of(params), outcome)
@@ -181,7 +184,7 @@ def _make_class() -> type:
 
         def restore(self, checkpoint_path: str) -> None:
             with open(checkpoint_path, "rb") as fh:
-                self.set_state(pickle.load(fh))  # noqa: S301 - our own checkpoint, as Ray's searchers pickle theirs
+                self.set_state(pickle.load(fh))  # our own checkpoint, as Ray's searchers pickle theirs
 
     Searcher.__module__, Searcher.__qualname__ = __name__, "Searcher"  # pickled by reference
     return Searcher

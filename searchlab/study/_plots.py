@@ -39,21 +39,16 @@ class Figure:
 
 
 def _png(fig: MplFigure) -> str:
-    import matplotlib.pyplot as plt
-
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)  # laid out when drawn (constrained): one draw, not two
-    plt.close(fig)
+    fig.savefig(buf, format="png", dpi=90)  # laid out when drawn (constrained): one draw, not two; Agg, whatever the backend
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _axes(title: str, xlabel: str, ylabel: str) -> tuple[MplFigure, Axes]:
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.0, 4.0), layout="constrained")
+    fig = Figure(figsize=(7.0, 4.0), layout="constrained")  # no pyplot, no backend chosen for the user's process
+    ax = fig.subplots()
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

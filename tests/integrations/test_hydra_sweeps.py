@@ -78,3 +78,23 @@ def test_precheck_checks_every_job() -> None:
 
     assert precheck(["-m", "seed=0,-1", *BASE]) == 2
     assert precheck(["-m", "seed=0,1", *BASE]) is None
+
+
+def test_a_signal_stops_the_sweep_after_the_interrupted_job(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    args = [sys.executable, "-m", "searchlab", "-m", "seed=0,1", *BASE, "problem.delay_s=0.05",
+            "budget.evaluations=100000", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    deadline = time.time() + 150
+    while time.time() < deadline and not list((tmp_path / "sweep").glob("0_*/results.db")):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert [p.parent.name.split("_")[0] for p in (tmp_path / "sweep").glob("*/summary.json")] == ["0"]
+    assert not list((tmp_path / "sweep").glob("1_*"))  # job 1 never started

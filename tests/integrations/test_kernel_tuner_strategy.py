@@ -120,7 +120,9 @@ def test_shared_cache_time_limit_counts_as_kernel_tuner_counts(tmp_path: Path) -
     assert min(r["time"] for r in results if "__error__" not in r) >= best
     limited, _ = simulate(SHARED / "convolution_A4000.json.gz", tmp_path, Strategy("random"), 4000, time_limit=5)
     theirs, _ = simulate(SHARED / "convolution_A4000.json.gz", tmp_path, "random_sample", 4000, time_limit=5)
-    assert 1 <= len(limited) == len(theirs) < 40  # the simulated time limit stops ours where it stops Kernel Tuner's
+    # the (simulated) time limit stops ours as it stops Kernel Tuner's own: after a few configurations, not 4000
+    # (how many depends on which configurations were drawn: their recorded times are what the limit counts)
+    assert 1 <= len(limited) < 40 and 1 <= len(theirs) < 40
 
 
 KERNEL = """

@@ -59,7 +59,7 @@ def test_a_tuner_run_driven_by_auto_finds_the_optimum_within_30_trials(tmp_path:
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        searcher = Searcher("auto", seed=0, max_concurrent=2)
+        searcher = Searcher("auto", seed=0, max_concurrent=1)  # sequential: the same trials every run
         tuner = tune.Tuner(trainable, param_space=space(),
                            tune_config=tune.TuneConfig(search_alg=searcher, metric="loss", mode="min", num_samples=30),
                            run_config=tune.RunConfig(storage_path=str(tmp_path), verbose=0))

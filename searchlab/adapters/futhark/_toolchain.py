@@ -5,13 +5,12 @@ as ``.venv/bin/futhark``). Lookup: ``$FUTHARK`` if set (a compiler chosen explic
 ``CC``), else PATH, else the project's ``.venv/bin/futhark`` (so ``.venv/bin/python -m
 searchlab`` works without an activated venv). Executables are
 cached on disk by the hash of the source, the compiler version and the backend, under
-``$SEARCHLAB_FUTHARK_CACHE`` (default ``~/.cache/searchlab/futhark``), with a file lock so
+``$SEARCHLAB_CACHE_DIR/futhark`` (default ``~/.cache/searchlab/futhark``, :mod:`searchlab.core.cache_dirs`), with a file lock so
 that workers starting together compile once.
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
 import hashlib
 import os
@@ -58,19 +57,19 @@ def futhark_version(binary: str) -> str:
 
 
 def cache_root() -> Path:
-    root = os.environ.get("SEARCHLAB_FUTHARK_CACHE") or str(Path.home() / ".cache" / "searchlab" / "futhark")
-    return Path(root)
+    from searchlab.core.cache_dirs import cache_dir
+
+    return cache_dir("futhark")
 
 
 @contextmanager
 def locked(directory: Path) -> Iterator[None]:
+    """One compilation of a program at a time across processes (filelock: released when its holder dies)."""
+    from filelock import FileLock
+
     directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / ".lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with FileLock(str(directory / ".lock")):
+        yield
 
 
 def program_key(source: Path, backend: str, binary: str) -> str:

@@ -2,7 +2,7 @@
 
 Build: the generated codelets (:mod:`._codegen`) plus ``executor.c`` are compiled with
 the system ``gcc -O3 -march=native -fopenmp`` into a shared object cached under
-``$SEARCHLAB_CACHE`` (default ``~/.cache/searchlab/dft``) by the hash of the source, the
+``$SEARCHLAB_CACHE_DIR/dft`` (default ``~/.cache/searchlab/dft``, :mod:`searchlab.core.cache_dirs`) by the hash of the source, the
 flags and ``gcc --version``: a second process, or a second run, loads it in milliseconds.
 
 Plan: a ruletree (:mod:`._fft` specs) becomes a tree of C nodes (function pointers and
@@ -39,7 +39,9 @@ _L = ctypes.c_long
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("SEARCHLAB_CACHE") or Path.home() / ".cache" / "searchlab") / "dft"
+    from searchlab.core.cache_dirs import cache_dir as root
+
+    return root("dft")
 
 
 def _compiler_version(cc: str) -> str:

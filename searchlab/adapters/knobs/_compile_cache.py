@@ -38,12 +38,13 @@ class CompileTimes:
     A kernel is built for real (a unique text, pocl's cache off) the first time, and its build and
     work-group compile times are recorded; later builds may come from pocl's cache (fast) and
     are charged the recorded time, so compile-time failures do not depend on what is cached.
-    Directory: ``$SEARCHLAB_CACHE_DIR`` or ``~/.cache/searchlab``.
+    Directory: ``compile_times`` under :func:`searchlab.core.cache_dirs.cache_dir`.
     """
 
     def __init__(self, device_key: str) -> None:
-        root = os.environ.get("SEARCHLAB_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "searchlab")
-        self.dir = Path(root) / "compile_times"
+        from searchlab.core.cache_dirs import cache_dir
+
+        self.dir = cache_dir("compile_times")
         self.device_key = device_key
 
     def _path(self, source: str) -> Path:

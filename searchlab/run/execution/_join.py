@@ -25,6 +25,7 @@ import socket
 import sys
 from typing import Any
 
+from searchlab.core.ray_private import GCS_PROBE as _PROBE
 from searchlab.errors import ConfigError
 
 AUTH_MODES = ("token", "disabled")
@@ -48,21 +49,11 @@ def token_environment() -> None:
         return
     os.environ["RAY_AUTH_MODE"] = "token"
     if imported:  # Ray read the variable at import: refresh it as Ray's own _enable_token_auth does
-        from ray._raylet import Config  # type: ignore[attr-defined]
+        from searchlab.core.ray_private import reload_config
 
-        Config.initialize("")
+        reload_config()
 
 
-_PROBE = """
-import sys
-from ray._raylet import GcsClient
-try:
-    GcsClient(address=sys.argv[1], cluster_id=sys.argv[2]).internal_kv_get(b"searchlab-auth-probe", None, timeout=20)
-except Exception as exc:
-    print("REFUSED" if "auth" in (type(exc).__name__ + str(exc)).lower() else f"ERROR {type(exc).__name__}")
-else:
-    print("ANSWERED")
-"""
 
 
 def answers_without_token(gcs_address: str, cluster_id: str) -> bool:
@@ -117,7 +108,9 @@ def join_cluster(address: str, what: str) -> None:
               file=sys.stderr, flush=True)
         return
     gcs = ray.get_runtime_context().gcs_address
-    cluster_id = ray._private.worker.global_worker.node.cluster_id.hex()  # type: ignore[union-attr]
+    from searchlab.core.ray_private import cluster_id as private_cluster_id
+
+    cluster_id = private_cluster_id()
     if answers_without_token(gcs, cluster_id):
         ray.shutdown()
         raise ConfigError(f"{what}={address}: that Ray cluster answers clients without a token (it was started "

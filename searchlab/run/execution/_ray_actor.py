@@ -41,11 +41,10 @@ def local_ray_environment() -> None:
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "token")
     if imported:  # Ray read both at import: refresh them as Ray's own _enable_token_auth does
-        from ray._private import ray_constants
-        from ray._raylet import Config  # type: ignore[attr-defined]
+        from searchlab.core import ray_private
 
-        ray_constants.ENABLE_RAY_CLUSTER = os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] not in ("0", "false", "False")
-        Config.initialize("")
+        ray_private.set_cluster_mode_from_environment()
+        ray_private.reload_config()
 
 
 def no_ray_sigterm_handler() -> Callable[[], None]:

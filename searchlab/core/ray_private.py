@@ -1,0 +1,54 @@
+"""Every private Ray API searchlab uses, in one place (issue 36, item 7).
+
+Ray's public API has no way to do these, so each is a private name that a Ray release may move. They live here so
+that one test (tests/integrations/test_ray_private.py) checks them all against the installed Ray, and that Ray
+satisfies the range pyproject.toml states; anything else in searchlab uses Ray's public API only. Ray is
+imported inside each function.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+# The process-wide GCS probe (searchlab.run.execution._join): Ray's own GCS client, run in a fresh process
+GCS_PROBE = """
+import sys
+from ray._raylet import GcsClient
+try:
+    GcsClient(address=sys.argv[1], cluster_id=sys.argv[2]).internal_kv_get(b"searchlab-auth-probe", None, timeout=20)
+except Exception as exc:
+    print("REFUSED" if "auth" in (type(exc).__name__ + str(exc)).lower() else f"ERROR {type(exc).__name__}")
+else:
+    print("ANSWERED")
+"""
+
+
+def reload_config() -> None:
+    """Make an already imported Ray re-read its ``RAY_*`` settings (as Ray's own ``_enable_token_auth`` does)."""
+    import importlib
+
+    config: Any = importlib.import_module("ray._raylet").Config  # untyped in Ray's stubs
+    config.initialize("")
+
+
+def set_cluster_mode_from_environment() -> None:
+    """Ray's single-machine mode from ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` (read by Ray at import)."""
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0") not in ("0", "false", "False")
+
+
+def cluster_id() -> str:
+    """The connected cluster's id, as Ray's GCS client wants it."""
+    import ray
+
+    node: Any = ray._private.worker.global_worker.node
+    return str(node.cluster_id.hex())
+
+
+def in_worker(context: Any) -> bool:
+    """Whether a runtime context belongs to a Ray worker process (a task or an actor), not a driver."""
+    import ray
+
+    return bool(context.worker.mode == ray._private.worker.WORKER_MODE)
