@@ -570,3 +570,30 @@ def test_a_t4_file_without_measurements_is_refused(tmp_path: Path, capsys: pytes
     path.write_text(json.dumps({"schema_version": T4_VERSION, "results": [entry, {**entry, "configuration": {"x": 2}}]}))
     assert precheck(["problem=t4", f"problem.path={path}", "executor=serial"]) == 2
     _one_line(capsys.readouterr().err.strip().splitlines(), "holds a successful measurement")
+
+
+# -- item 11: small ones ----------------------------------------------------------------------------------
+def test_a_4100_character_name_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert precheck(["problem=" + "x" * 4100, "executor=serial"]) == 2
+    _one_line(capsys.readouterr().err.strip().splitlines(), "(4108 characters): a name too long")
+
+
+@pytest.mark.parametrize("value", ["os.system", "mypkg.score"])
+def test_dotted_values_are_not_shown_as_paths(value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert precheck([f"problem._target_={value}", "executor=serial"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert value in line and str(tmp_path) not in line, line
+
+
+def test_a_resume_without_a_budget_continues_to_the_last_budget(table_run: tuple[Path, Path],
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    _, run_dir = table_run
+    assert run_command([f"resume={run_dir}", "budget.evaluations=3", "progress=off", "plot=false"]) == 0
+    capsys.readouterr()
+    assert run_command([f"resume={run_dir}", "progress=off", "plot=false"]) == 0
+    out = capsys.readouterr().out
+    assert "stopped at 3 of 3 evaluations" in out and "of 2 evaluations" not in out, out
