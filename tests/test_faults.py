@@ -505,3 +505,95 @@ def test_a_full_disk_at_the_end_keeps_the_records_and_resumes(tiny_disk: Path, m
     with closing(sqlite3.connect(run_dir / "results.db")) as conn:
         assert conn.execute("SELECT status FROM runs").fetchone() == ("finished",)
     assert json.loads((run_dir / "summary.json").read_text())["evaluations"] == 4
+
+
+# -- item 9: inputs that disagree with themselves -------------------------------------------------------
+def _doc(knobs: list[dict[str, object]], rows: list[dict[str, object]]) -> dict[str, object]:
+    return {"format": "searchlab-table/1", "direction": "minimize", "objective_name": "time",
+            "space": {"knobs": knobs}, "rows": rows}
+
+
+A = {"name": "a", "kind": "int", "low": 0, "high": 3}
+B = {"name": "b", "kind": "int", "low": 0, "high": 1}
+
+
+def _row(time: float, **config: int) -> dict[str, object]:
+    return {"config": config, "status": "ok", "objective": time}
+
+
+DISAGREE = {
+    "knob removed from the space": (_doc([A], [_row(1.0, a=1, b=0)]), "has ['b']"),
+    "extra knob in the space": (_doc([A, B], [_row(1.0, a=1)]), "lacks ['b']"),
+    "no rows": (_doc([A], []), "holds no rows"),
+    "value outside the space": (_doc([A], [_row(1.0, a=7)]), "a=7, not one of the space's values"),
+    "negative time": (_doc([A], [_row(-5.0, a=1), _row(2.0, a=2)]), "time=-5: a time cannot be negative"),
+}
+
+
+@pytest.mark.parametrize("case", list(DISAGREE))
+def test_a_table_that_disagrees_with_itself_is_refused(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    doc, needle = DISAGREE[case]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    assert precheck(["problem=table", f"problem.path={path}", "executor=serial"]) == 2
+    _one_line(capsys.readouterr().err.strip().splitlines(), needle)
+
+
+def test_kt_values_outside_tune_params_and_negative_times_are_refused(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+
+    for cache, needle in (({"1": {"x": 3, "time": 1.0}}, "x=3, not one of"),
+                          ({"1": {"x": 1, "time": -5.0}, "2": {"x": 2, "time": 2.0}}, "cannot be negative")):
+        path = tmp_path / "kt.json.gz"
+        with gzip.open(path, "wt") as fh:
+            json.dump({"tune_params": {"x": [1, 2]}, "tune_params_keys": ["x"], "objective": "time", "cache": cache}, fh)
+        assert precheck(["problem=kernel_tuner_cache", f"problem.path={path}", "executor=serial"]) == 2
+        _one_line(capsys.readouterr().err.strip().splitlines(), needle)
+
+
+def test_a_nan_time_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(_doc([A], [_row(float("nan"), a=1), _row(2.0, a=2)])))
+    assert precheck(["problem=table", f"problem.path={path}", "executor=serial"]) == 2
+    _one_line(capsys.readouterr().err.strip().splitlines(), "finite")
+
+
+def test_a_t4_file_without_measurements_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from searchlab.interchange import T4_VERSION
+
+    path = tmp_path / "t4.json"
+    entry = {"configuration": {"x": 1}, "times": {"runtimes": [0.1]}, "invalidity": "correct", "correctness": 1,
+             "measurements": [], "objectives": ["time"], "timestamp": "2026-11-27T00:00:00Z"}
+    path.write_text(json.dumps({"schema_version": T4_VERSION, "results": [entry, {**entry, "configuration": {"x": 2}}]}))
+    assert precheck(["problem=t4", f"problem.path={path}", "executor=serial"]) == 2
+    _one_line(capsys.readouterr().err.strip().splitlines(), "holds a successful measurement")
+
+
+# -- item 11: small ones ----------------------------------------------------------------------------------
+def test_a_4100_character_name_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert precheck(["problem=" + "x" * 4100, "executor=serial"]) == 2
+    _one_line(capsys.readouterr().err.strip().splitlines(), "(4108 characters): a name too long")
+
+
+@pytest.mark.parametrize("value", ["os.system", "mypkg.score"])
+def test_dotted_values_are_not_shown_as_paths(value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert precheck([f"problem._target_={value}", "executor=serial"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert value in line and str(tmp_path) not in line, line
+
+
+def test_a_resume_without_a_budget_continues_to_the_last_budget(table_run: tuple[Path, Path],
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    _, run_dir = table_run
+    assert run_command([f"resume={run_dir}", "budget.evaluations=3", "progress=off", "plot=false"]) == 0
+    capsys.readouterr()
+    assert run_command([f"resume={run_dir}", "progress=off", "plot=false"]) == 0
+    out = capsys.readouterr().out
+    assert "stopped at 3 of 3 evaluations" in out and "of 2 evaluations" not in out, out

@@ -139,6 +139,15 @@ def _guarded(overrides: list[str], step: Callable[[], int]) -> int:
         return _report(exc, overrides)
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
+    except OSError as exc:  # a name Hydra looks up as a file: too long for the file system (issue 37, item 11)
+        import errno
+
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        longest = max(overrides, key=len, default="")
+        print(f"searchlab: error: {longest[:60]}... ({len(longest)} characters): a name too long to be a config "
+              f"(see --help for the names)", file=sys.stderr, flush=True)
+        return 2
     except Exception as exc:  # a parse error of the override grammar
         from hydra.errors import HydraException
         from omegaconf.errors import OmegaConfBaseException

@@ -68,3 +68,10 @@ def _decode(r: Sequence[Any]) -> Result:
     return Result(candidate, m, worker or "", device or "", t_submit or 0.0, t_start or 0.0, t_end or 0.0, bool(cache_hit))
 
 
+def read_connection(path: Path) -> sqlite3.Connection:
+    """A connection that only reads, but opened read-write where it can be: a read-only connection to a
+    WAL database leaves ``-wal``/``-shm`` files behind (it cannot delete them on close; issue 37, item 11)."""
+    try:
+        return sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30.0)
+    except sqlite3.OperationalError:  # a read-only file or directory
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)

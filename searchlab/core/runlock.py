@@ -48,7 +48,7 @@ def busy_message(db: Path) -> str:
 def holder(db: Path) -> str:
     """'process PID on HOST' from the newest open session of the run (else 'another process')."""
     try:
-        from searchlab.core.store import read_connection
+        from searchlab.core._rows import read_connection
 
         conn = read_connection(db)
         try:

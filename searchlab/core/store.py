@@ -31,6 +31,7 @@ from searchlab.core._rows import _SCHEMA as _SCHEMA
 from searchlab.core._rows import SCHEMA_VERSION as SCHEMA_VERSION
 from searchlab.core._rows import _row_to_result
 from searchlab.core._rows import migrate as migrate
+from searchlab.core._rows import read_connection as read_connection
 from searchlab.core.records import Candidate, Result, measurement_to_dict
 from searchlab.core.runlock import RunLock
 from searchlab.errors import StoreError, WriteError
@@ -63,15 +64,6 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA busy_timeout=30000")
     return conn
-
-
-def read_connection(path: Path) -> sqlite3.Connection:
-    """A connection that only reads, but opened read-write where it can be: a read-only connection to a
-    WAL database leaves ``-wal``/``-shm`` files behind (it cannot delete them on close; issue 37, item 11)."""
-    try:
-        return sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30.0)
-    except sqlite3.OperationalError:  # a read-only file or directory
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
 
 
 def is_disk_full(exc: BaseException) -> bool:

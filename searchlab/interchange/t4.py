@@ -31,6 +31,7 @@ from searchlab.core.records import Config, Direction, FailureMode, Measurement, 
 from searchlab.core.spaces import OrdinalKnob
 from searchlab.errors import ConfigError
 from searchlab.interchange import T4_VERSION, load_document, validate
+from searchlab.interchange._checks import checked
 from searchlab.interchange.table import Table, TableKnobSpace
 
 UNITS = {"seconds": 1.0, "s": 1.0, "milliseconds": 1e-3, "miliseconds": 1e-3, "ms": 1e-3,
@@ -113,7 +114,8 @@ def read_t4(path: str | Path, *, objective: str | None = None, direction: str = 
     space = TableKnobSpace(knobs, members=frozenset(rows))
     meta = {"objective": objective, "timeunit": unit, "records": len(results), "constraints": len(excluded - set(rows)),
             "metadata": doc.get("metadata") or {}}
-    return Table(space, rows, Direction(direction), objective, source=str(path), meta=meta)
+    return checked(Table(space, rows, Direction(direction), objective, source=str(path), meta=meta),
+                   f"T4 file {str(path)!r}")  # at least one measurement, rows that agree (issue 37, item 9)
 
 
 @dataclass(frozen=True)

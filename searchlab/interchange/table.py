@@ -22,6 +22,7 @@ from searchlab.core.sensors import SensedKnobSpace
 from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob, Space
 from searchlab.errors import ConfigError
 from searchlab.interchange import read_json
+from searchlab.interchange._checks import checked
 
 FORMAT = "searchlab-table/1"
 
@@ -92,9 +93,10 @@ def read_table_file(path: str | Path) -> Table:
         raise ConfigError(f"table file {str(path)!r}: format {found!r} is not {FORMAT!r}")
     try:  # a file is data: any shape it may have is refused in one line, never a traceback
         rows = {Config(r.pop("config")): measurement_from_dict(r) for r in payload["rows"]}
-        return Table(knobspace_from_dict(payload["space"]), rows, Direction(payload["direction"]),
-                     str(payload.get("objective_name", "time")), str(payload.get("source", str(path))),
-                     str(payload.get("device", "")), dict(payload.get("meta") or {}))
+        table = Table(knobspace_from_dict(payload["space"]), rows, Direction(payload["direction"]),
+                      str(payload.get("objective_name", "time")), str(payload.get("source", str(path))),
+                      str(payload.get("device", "")), dict(payload.get("meta") or {}))
+        return checked(table, f"table file {str(path)!r}")  # rows that agree with the space (issue 37, item 9)
     except ConfigError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

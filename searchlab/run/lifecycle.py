@@ -127,7 +127,8 @@ class Run:
                     self.start()
                     self.loop()
                     self.finish()
-                except KeyboardInterrupt as exc:  # during start-up or finish: nothing half-made is kept
+                except KeyboardInterrupt as exc:  # during start-up (nothing recorded yet) or outside the loop
+                    self._mark_failed("interrupted", "interrupted")
                     raise self._interrupted(guard.translate(exc)) from None
             self.report()
             if self.interrupt is not None:
@@ -245,11 +246,11 @@ class Run:
         if callable(close):
             close()
 
-    def _mark_failed(self, reason: str) -> None:
+    def _mark_failed(self, reason: str, status: str = "failed") -> None:
         if self.store is None:
             return
         try:
-            self.store.finish(reason, "failed")
+            self.store.finish(reason, status)
         except Exception:  # the disk may still be full: the message says what was kept
             pass
 

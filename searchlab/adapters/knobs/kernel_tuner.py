@@ -43,6 +43,7 @@ from searchlab.core.sensors import SensedKnobSpace, model_from_spec
 from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
 from searchlab.interchange import read_json
+from searchlab.interchange._checks import checked
 from searchlab.interchange.table import Table, TableKnobSpace
 
 FAILURES = {
@@ -129,8 +130,9 @@ def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
     meta = {"kernel": data.get("kernel_name", ""), "problem_size": data.get("problem_size"), "missing": missing,
             "recorded_failures": recorded_failures, "product": math.prod(len(k.values) for k in knobs)}
     unit = "ms" if objective == "time" else ""
-    return Table(space, rows, direction, f"{objective}_{unit}" if unit else objective, source=str(path),
-                 device=str(data.get("device_name") or ""), meta=meta)
+    table = Table(space, rows, direction, f"{objective}_{unit}" if unit else objective, source=str(path),
+                  device=str(data.get("device_name") or ""), meta=meta)
+    return checked(table, f"Kernel Tuner cache {str(path)!r}")  # rows that agree with the space (issue 37, item 9)
 
 
 def _check_shape(data: Any, path: Path) -> None:

@@ -45,8 +45,13 @@ def shape_of(arg: Argument, spec: KernelSpec, size: int) -> tuple[int, ...]:
 
 
 def _from_file(path: str, dtype: np.dtype[Any], size: int, what: str) -> np.ndarray:
+    import io
+
+    from searchlab.core import files
+
+    raw = files.read_bytes(path, f"{what} DataSource")  # bounded, regular files only (issue 37, item 3)
     try:
-        data = np.load(path, allow_pickle=False) if path.endswith(".npy") else np.fromfile(path, dtype=dtype)
+        data = np.load(io.BytesIO(raw), allow_pickle=False) if path.endswith(".npy") else np.frombuffer(raw, dtype=dtype).copy()
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{what} DataSource={path!r} is not readable: {exc}") from None
     if data.size != size:
