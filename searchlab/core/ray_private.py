@@ -9,6 +9,7 @@ imported inside each function.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 # The process-wide GCS probe (searchlab.run.execution._join): Ray's own GCS client, run in a fresh process
@@ -52,3 +53,17 @@ def in_worker(context: Any) -> bool:
     import ray
 
     return bool(context.worker.mode == ray._private.worker.WORKER_MODE)
+
+
+def no_ray_sigterm_handler() -> Callable[[], None]:
+    """Keep ``ray.init`` from installing its SIGTERM handler (``sys.exit`` mid-start-up aborted the
+    process: issue 37, item 6); returns the undo. searchlab.core.signals.deferred holds the signal."""
+    import ray._private.utils as utils
+
+    original = utils.set_sigterm_handler
+    utils.set_sigterm_handler = lambda handler: None
+
+    def undo() -> None:
+        utils.set_sigterm_handler = original
+
+    return undo

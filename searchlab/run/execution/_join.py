@@ -89,8 +89,8 @@ def join_cluster(address: str, what: str) -> None:
     import ray
 
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
+    from searchlab.core.ray_private import no_ray_sigterm_handler
     from searchlab.core.signals import deferred
-    from searchlab.run.execution._ray_actor import no_ray_sigterm_handler
 
     try:
         with deferred(no_ray_sigterm_handler):

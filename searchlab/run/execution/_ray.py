@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
+from searchlab.core.ray_private import no_ray_sigterm_handler
 from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
 from searchlab.core.signals import deferred
 from searchlab.errors import ConfigError, ExecutorError
@@ -36,7 +37,6 @@ from searchlab.run.execution._ray_actor import (
     _cpu_per_gpu_actor,
     _Slot,
     local_ray_environment,
-    no_ray_sigterm_handler,
     startup_failure,
 )
 

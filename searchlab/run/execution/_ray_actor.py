@@ -47,20 +47,6 @@ def local_ray_environment() -> None:
         ray_private.reload_config()
 
 
-def no_ray_sigterm_handler() -> Callable[[], None]:
-    """Keep ``ray.init`` from installing its SIGTERM handler (``sys.exit`` mid-start-up aborted the
-    process: issue 37, item 6); returns the undo. searchlab.core.signals.deferred holds the signal."""
-    import ray._private.utils as utils
-
-    original = utils.set_sigterm_handler
-    utils.set_sigterm_handler = lambda handler: None
-
-    def undo() -> None:
-        utils.set_sigterm_handler = original
-
-    return undo
-
-
 def startup_failure(index: int, exc: BaseException) -> str:
     """One line naming why worker ``index`` could not start, and the fix (issue 35, item 5): Ray's own
     message is a remote traceback of some 60 lines."""
