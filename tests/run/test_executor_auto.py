@@ -9,6 +9,7 @@ import pytest
 
 from searchlab.adapters.synthetic import SyntheticThresholds
 from searchlab.core.problem import DeviceNeed
+from searchlab.errors import ConfigError
 from searchlab.run.execution import AutoExecutor, SerialExecutor
 from searchlab.run.lifecycle import execute
 from searchlab.run.prepare import prepare
@@ -45,8 +46,10 @@ def test_auto_picks_ray_only_when_something_needs_it(problem: SyntheticThreshold
 
 
 def test_ray_address_in_the_environment_means_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6379")
-    assert AutoExecutor().resolve(SyntheticThresholds()).name == "ray"
+    """auto picks Ray, whose address check then refuses the closed port (a serial executor would not look)."""
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    with pytest.raises(ConfigError, match=r"RAY_ADDRESS=127\.0\.0\.1:1: no Ray cluster answers"):
+        AutoExecutor().resolve(SyntheticThresholds())
 
 
 def test_forcing_still_works(tmp_path: Path) -> None:
