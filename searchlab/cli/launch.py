@@ -17,7 +17,7 @@ by Hydra's own loader and checked by the job itself.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -88,8 +88,11 @@ def check_sweep(overrides: list[str]) -> list[tuple[list[str], Job]]:
     return jobs
 
 
-def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]]) -> int:
-    """Run the checked jobs through Hydra's sweeper and launcher; the first non-zero job status."""
+def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]], task: Callable[[DictConfig], int]) -> int:
+    """Run the checked jobs through Hydra's sweeper and launcher; the first non-zero job status.
+
+    ``task`` is each job's function (``searchlab.cli.main.sweep_job``), passed in so that this module does
+    not import the one that imports it."""
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
@@ -98,7 +101,6 @@ def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]]) -> int:
     from hydra.types import HydraContext, RunMode
     from omegaconf import OmegaConf
 
-    from searchlab.cli.main import sweep_job
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="searchlab"):
         app = GlobalHydra.instance().hydra
@@ -108,14 +110,14 @@ def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]]) -> int:
         print(f"searchlab: sweep directory: {Path(str(master.hydra.sweep.dir)).resolve()}", flush=True)
         callbacks = _callbacks(master)
         callbacks.on_multirun_start(config=master, config_name="config")
-        composed = {tuple(task): job.full for task, job in jobs if job.full is not None}
+        composed = {tuple(args): job.full for args, job in jobs if job.full is not None}
         loader = cast("ConfigLoader", ComposedJobs(app.config_loader, composed))  # duck-typed: delegates the rest
         context = HydraContext(config_loader=loader, callbacks=callbacks)
-        sweeper = Plugins.instance().instantiate_sweeper(config=master, hydra_context=context, task_function=sweep_job)
-        task = OmegaConf.to_container(master.hydra.overrides.task, resolve=False)
-        assert isinstance(task, list)
+        sweeper = Plugins.instance().instantiate_sweeper(config=master, hydra_context=context, task_function=task)
+        arguments = OmegaConf.to_container(master.hydra.overrides.task, resolve=False)
+        assert isinstance(arguments, list)
         try:
-            batches = sweeper.sweep(arguments=task)
+            batches = sweeper.sweep(arguments=arguments)
         except SweepInterrupted as stop:
             return stop.status  # the job said so already
         callbacks.on_multirun_end(config=master, config_name="config")

@@ -175,7 +175,7 @@ def _run_all(overrides: list[str], multirun: bool) -> int:
         return _run_job(job, _prepare(job, job.run_dir))
     from searchlab.cli.launch import check_sweep, launch
 
-    return launch(overrides, check_sweep(overrides))
+    return launch(overrides, check_sweep(overrides), sweep_job)
 
 
 def sweep_job(cfg: DictConfig) -> int:
