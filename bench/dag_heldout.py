@@ -30,10 +30,11 @@ from dag_search import problem
 from dag_search_parts import Table, run
 
 from searchlab.core.measure import median_ci
-from searchlab.searchers import McSearcher, RandomSearcher, TagScaledSearcher, TagSearcher
+from searchlab.searchers import DpTagSearcher, McSearcher, RandomSearcher, TagScaledSearcher, TagSearcher
 
 RESULTS = Path(__file__).parent / "results"
-CLASSES = {"tag_scaled": TagScaledSearcher, "mc": McSearcher, "random": RandomSearcher, "tag": TagSearcher}
+CLASSES = {"tag_scaled": TagScaledSearcher, "mc": McSearcher, "random": RandomSearcher, "tag": TagSearcher,
+           "dp_tag": DpTagSearcher}
 
 
 def holm(pvalues: dict[str, float]) -> dict[str, float]:
@@ -105,6 +106,8 @@ def main() -> None:
     parser.add_argument("--big-seeds", type=int, default=10)
     parser.add_argument("--big-budget", type=int, default=60)
     parser.add_argument("--big-searchers", nargs="+", default=["tag_scaled", "mc"], choices=sorted(CLASSES))
+    parser.add_argument("--focus", default="tag_scaled", choices=sorted(CLASSES),
+                        help="the searcher every other one is tested against")
     parser.add_argument("--out", type=Path, default=RESULTS / "dag_heldout.json")
     args = parser.parse_args()
     out: dict[str, Any] = {"what": __doc__.splitlines()[0], "command": " ".join(sys.argv), "sizes": [],
@@ -114,7 +117,7 @@ def main() -> None:
         big = n >= args.big
         out["sizes"].append(one_size(n, args.big_seeds if big else args.seeds, args.big_budget if big else args.budget,
                                      args.big_searchers if big else args.searchers))
-        out["tests"] = tests(out["sizes"], "tag_scaled")
+        out["tests"] = tests(out["sizes"], args.focus)
         out["elapsed_s"], out["load_average_after"] = time.perf_counter() - started, list(os.getloadavg())
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({**out, "sizes": [{k: v for k, v in s.items() if k != "_raw"}

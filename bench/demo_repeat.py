@@ -27,11 +27,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one(run_dir: Path) -> dict[str, Any]:
+def one(run_dir: Path, extra: list[str]) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     t0 = time.time()
     proc = subprocess.run([sys.executable, "-m", "searchlab", "problem=lud", "searcher=tag", "progress=off",
-                           f"hydra.run.dir={run_dir}"], capture_output=True, text=True, env=env, cwd=ROOT)
+                           f"hydra.run.dir={run_dir}", *extra], capture_output=True, text=True, env=env, cwd=ROOT)
     if proc.returncode != 0:
         return {"exit": proc.returncode, "stderr": proc.stderr[-1500:]}
     s = json.loads((run_dir / "summary.json").read_text())
@@ -55,6 +55,9 @@ def one(run_dir: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=6)
+    parser.add_argument("--extra", nargs="*", default=[],
+                        help="overrides after make demo's (e.g. budget.evaluations=20: the full demo's 100 "
+                             "evaluations take 15-60 s each on this machine under the load)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "demo_repeat.json")
     args = parser.parse_args()
     core = sorted(os.sched_getaffinity(0))[-1]
@@ -63,17 +66,17 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for n in range(args.runs):  # written after every run: a stopped bench keeps what it measured
-                runs.append(one(Path(tmp) / f"demo_{n}"))
+                runs.append(one(Path(tmp) / f"demo_{n}", args.extra))
                 print(n, {k: runs[-1].get(k) for k in ("decision", "confirm", "contradiction")}, flush=True)
-                write(args.out, core, runs)
+                write(args.out, core, runs, args.extra)
     finally:
         load.terminate()
         load.wait()
 
 
-def write(out: Path, core: int, runs: list[dict[str, Any]]) -> None:
+def write(out: Path, core: int, runs: list[dict[str, Any]], extra: list[str]) -> None:
     decisions = Counter(r.get("decision") for r in runs)
-    payload = {"command": "python -m searchlab problem=lud searcher=tag (make demo), seed 0",
+    payload = {"command": " ".join(["python -m searchlab problem=lud searcher=tag (make demo), seed 0", *extra]),
                "load": f"yes > /dev/null pinned to core {core}", "runs": runs,
                "decisions": dict(decisions), "contradictions": sum(r.get("contradiction", False) for r in runs),
                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

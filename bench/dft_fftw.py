@@ -43,13 +43,14 @@ def one_size(n: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     from searchlab.core.measure import MeasurementProtocol
     from searchlab.core.records import Config
     from searchlab.run.loop import Budget
-    from searchlab.searchers import AutoSearcher, McSearcher, TagScaledSearcher, TagSearcher
+    from searchlab.searchers import AutoSearcher, DpTagSearcher, McSearcher, TagScaledSearcher, TagSearcher
 
     problem = DftProblem(size=n, measure=MeasurementProtocol(**PROTOCOL), batch_s=args.batch_s)  # type: ignore[arg-type]
     problem.setup(problem.device)
     started = time.perf_counter()
-    cls = {"tag": TagSearcher, "tag_scaled": TagScaledSearcher, "mc": McSearcher, "auto": AutoSearcher}[args.searcher]
-    extra = {"arcs": args.arcs} if args.searcher != "auto" else {}
+    cls = {"tag": TagSearcher, "tag_scaled": TagScaledSearcher, "mc": McSearcher, "auto": AutoSearcher,
+           "dp_tag": DpTagSearcher}[args.searcher]
+    extra = {"arcs": args.arcs} if args.searcher in ("tag", "tag_scaled", "mc") else {}
     searcher = cls(problem.space, direction=problem.direction, seed=seed, **extra)  # type: ignore[arg-type]
     outcome = optimize(problem, searcher, Budget(evaluations=args.budget))
     search_s = time.perf_counter() - started
@@ -59,15 +60,17 @@ def one_size(n: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     res = versus_fftw(problem, Config(word=word), args.flag, rounds=args.rounds)
     failed = sum(r.measurement.objective is None for r in outcome.results)
     curve, best = [], 0.0
-    for r in outcome.results:
-        best = max(best, r.measurement.objective or 0.0)
+    for r in outcome.results:  # full-size plans only: a sub-problem's Mflop/s (DP) is another size's
+        if not r.measurement.is_subproblem:
+            best = max(best, r.measurement.objective or 0.0)
         curve.append(best)
     goal = args.goal * res["fftw_mflops_median"]
     first = next((i + 1 for i, b in enumerate(curve) if b >= goal), None)
     return res | {"n": n, "seed": seed, "searcher": args.searcher, "word": word, "search_s": search_s,
                   "evaluations": len(outcome.results), "failed_evaluations": failed,
                   "words_in_space": problem.space.count_sinks(), "best_so_far_mflops": curve, "evals_to_goal": first,
-                  "delegate": getattr(searcher, "delegate", args.searcher)}
+                  "delegate": getattr(searcher, "delegate", args.searcher),
+                  "subproblem_evaluations": sum(r.measurement.is_subproblem for r in outcome.results)}
 
 
 def main() -> None:
@@ -76,7 +79,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=150)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--searcher", choices=("tag", "tag_scaled", "mc", "auto"), default="tag")
+    parser.add_argument("--searcher", choices=("tag", "tag_scaled", "mc", "auto", "dp_tag"), default="tag")
     parser.add_argument("--goal", type=float, default=0.8, help="evals_to_goal: first evaluation >= goal x FFTW")
     parser.add_argument("--batch-s", type=float, default=0.0005)
     parser.add_argument("--flag", default="measure")

@@ -23,6 +23,7 @@ from searchlab.searchers._bandit.tag_scaled import TagScaledConfig, TagScaledSea
 from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
+from searchlab.searchers._dp_tag import DpTagConfig, DpTagSearcher
 from searchlab.searchers._exhaustive import ExhaustiveConfig, ExhaustiveSearcher
 from searchlab.searchers._kernel_tuner import SCHEMAS as KERNEL_TUNER_SCHEMAS
 from searchlab.searchers._kernel_tuner import (
@@ -95,6 +96,7 @@ SCHEMAS: dict[str, type] = {
     "mc": McConfig,
     "uct": UctConfig,
     "dp": DpConfig,
+    "dp_tag": DpTagConfig,
     "simple": SimpleConfig,
     "binary": BinaryConfig,
     "active": ActiveConfig,
@@ -118,6 +120,7 @@ __all__ = [
     "BinarySearcher",
     "CmaIndexSearcher",
     "DpSearcher",
+    "DpTagSearcher",
     "DualAnnealingSearcher",
     "ExhaustiveSearcher",
     "FutharkAutotuneSearcher",

@@ -46,14 +46,17 @@ def test_protocol_by_hand(tmp_path: Path) -> None:
     assert pickle.loads(pickle.dumps(restored)).get_state()["told"] == restored.get_state()["told"]
 
 
-def test_a_tuner_run_driven_by_auto_finds_the_optimum_within_30_trials(tmp_path: Path) -> None:
+def test_a_tuner_run_tells_the_searcher_every_trial_and_its_failures(tmp_path: Path) -> None:
+    """A real ``tune.Tuner``: every trial (those whose trainable raises too) reaches the searcher in order. That
+    ``auto`` finds the optimum within 30 trials is the docs example's claim, run by test_docs_examples (one 30-trial
+    Tuner run in the suite is enough: each trial costs Ray Tune about 3 s here)."""
     import ray
     from ray import tune
 
     from searchlab.integrations.tune import Searcher
 
     def trainable(config: dict[str, Any]) -> dict[str, float]:
-        if config["x"] < 3:
+        if config["x"] < 32:
             raise ValueError("does not build")
         return {"loss": value(config)}
 
@@ -61,11 +64,14 @@ def test_a_tuner_run_driven_by_auto_finds_the_optimum_within_30_trials(tmp_path:
     try:
         searcher = Searcher("auto", seed=0, max_concurrent=1)  # sequential: the same trials every run
         tuner = tune.Tuner(trainable, param_space=space(),
-                           tune_config=tune.TuneConfig(search_alg=searcher, metric="loss", mode="min", num_samples=30),
+                           tune_config=tune.TuneConfig(search_alg=searcher, metric="loss", mode="min", num_samples=8,
+                                                       reuse_actors=True),
                            run_config=tune.RunConfig(storage_path=str(tmp_path), verbose=0))
         grid = tuner.fit()
     finally:
         ray.shutdown()
+    assert len(grid) == 8
+    errored = sorted(int(r.config["x"]) for r in grid if r.error is not None)
+    assert errored and errored == sorted(x for r in grid if (x := int(r.config["x"])) < 32)
     best = grid.get_best_result(metric="loss", mode="min")
-    assert len(grid) == 30
-    assert best.metrics["loss"] == 0.0 and (best.config["x"], best.config["y"]) == (41, "b")
+    assert best.metrics["loss"] == min(value(r.config) for r in grid if r.error is None)

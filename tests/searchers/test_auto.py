@@ -35,7 +35,7 @@ def test_gp_interpolates_and_is_uncertain_away_from_data() -> None:
 
 def test_delegates_by_space_kind() -> None:
     assert AutoSearcher(SyntheticThresholds().space, seed=0).delegate == "binary"
-    assert AutoSearcher(SyntheticDag().space, seed=0).delegate == "tag_scaled"  # issue 38: it beat MC held out
+    assert AutoSearcher(SyntheticDag().space, seed=0).delegate == "dp_tag"  # issue 38: DP when it fits, else tag_scaled
     assert AutoSearcher(SyntheticDag().space, seed=0, dag="tag").delegate == "tag"
     with pytest.raises(ConfigError, match="searcher.dag"):
         AutoSearcher(SyntheticDag().space, seed=0, dag="auto")

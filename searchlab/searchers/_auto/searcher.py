@@ -9,11 +9,13 @@
 - **Threshold trees** (Futhark programs): ``binary`` (paper 003 Alg. 5), the tuner with the
   best benchmark-runs-to-quality trade-off in ``bench/thresholds.py`` that needs no problem
   capability (``instrumented`` is cheaper but needs instrumentation).
-- **Derivation DAGs** (grammars, DFT): ``tag_scaled`` (paper 002 §3 with threshold ascent's
-  exploration scaled to the arms and plays, issue 38): on held-out DFT sizes, 20 seeds, it beat
-  MC at 10007 and 2^16 (Holm-corrected) and differed from it nowhere else, while the paper's
-  ``tag`` tied with MC everywhere (docs/grammar.md, bench/dag_heldout.py). ``searcher.dag=tag``
-  gives the paper's TAG.
+- **Derivation DAGs** (grammars, DFT): ``dp_tag`` (issue 38): DP over sub-problems (paper 002
+  §4.2) when the problem measures sub-problems and DP's evaluation count fits the budget, then
+  ``tag_scaled`` (paper 002 §3 with threshold ascent's exploration scaled to the arms and plays);
+  otherwise ``tag_scaled`` alone. Chosen on the training DFT sizes (DP fits 150 evaluations at 4096
+  and 32768: better final plan at 32768, a tie at 4096); held out, at 2^16 its plan ran at 0.93-1.16
+  of FFTW_MEASURE in 5 of 5 seeds (docs/grammar.md, bench/dft_fftw.py). ``tag_scaled`` itself beat
+  MC at 10007 and 2^16 held out. ``searcher.dag=tag`` gives the paper's TAG.
 
 The delegate for thresholds and DAGs is an ordinary searcher driven through its public
 ask/tell; its candidates are mapped to ours one to one.
@@ -58,7 +60,7 @@ class AutoSearcher(Searcher):
                  alignment: Annotated[bool, Tunable(choices=(True, False))] = True,
                  prior: Annotated[float, Tunable(choices=(0.0, 0.25, 0.5, 1.0, 2.0, 4.0))] = 1.0,
                  min_feasibility: Annotated[float, Tunable(0.0, 0.9)] = 0.5,
-                 thresholds: str = "binary", dag: str = "tag_scaled", **kwargs: Any) -> None:
+                 thresholds: str = "binary", dag: str = "dp_tag", **kwargs: Any) -> None:
         for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
                                    ("refit_every", refit_every, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -97,7 +99,7 @@ class AutoSearcher(Searcher):
     def incompatibility(cls, space: Space, capabilities: Iterable[str] | None = None) -> str | None:
         reason = super().incompatibility(space, capabilities)
         if reason is None and not isinstance(space, KnobSpace):
-            delegate = _delegate_class("binary" if isinstance(space, ThresholdTree) else "tag_scaled", "delegate")
+            delegate = _delegate_class("binary" if isinstance(space, ThresholdTree) else "dp_tag", "delegate")
             reason = delegate.incompatibility(space, capabilities)
         return reason
 
