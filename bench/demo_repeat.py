@@ -8,7 +8,9 @@ does not state the confirm phase's interval as summary.json has it.
 
     python bench/demo_repeat.py --runs 6 [--out bench/results/demo_repeat.json]
 
-Load: ``yes > /dev/null`` pinned to the last core. Run it alone (``cpuslot --exclusive``).
+Load (``--load``): ``yes > /dev/null`` pinned to the last core (``last``: the core the evaluator
+was pinned to before runs chose idle cores), or not pinned (``free``: the scheduler moves it).
+The evaluator's cores are in each run's record (``cores``). Run it alone (``cpuslot --exclusive``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def one(run_dir: Path, extra: list[str]) -> dict[str, Any]:
     opposite = {confirm.get("decision"), "faster" if report.get("recommended") else None} == {"slower", "faster"} or (
         confirm.get("decision") == "faster" and "slower" in written)
     return {"seconds": time.time() - t0, "executor": s.get("executor"),
+            "cores": [d.get("cores") for d in s.get("devices") or []],
             "confirm": {"decision": confirm.get("decision"), "speedup": c.get("speedup"), "ci95": c.get("ci95"),
                         "rounds": c.get("pairs"), "stopped": confirm.get("stopped"),
                         "best_rank": (confirm.get("best") or {}).get("rank")},
@@ -58,26 +61,28 @@ def main() -> None:
     parser.add_argument("--extra", nargs="*", default=[],
                         help="overrides after make demo's (e.g. budget.evaluations=20: the full demo's 100 "
                              "evaluations take 15-60 s each on this machine under the load)")
+    parser.add_argument("--load", choices=("last", "free"), default="last")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "demo_repeat.json")
     args = parser.parse_args()
     core = sorted(os.sched_getaffinity(0))[-1]
-    load = subprocess.Popen(["taskset", "-c", str(core), "yes"], stdout=subprocess.DEVNULL)
+    pin = ["taskset", "-c", str(core)] if args.load == "last" else []
+    load = subprocess.Popen([*pin, "yes"], stdout=subprocess.DEVNULL)
     runs = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for n in range(args.runs):  # written after every run: a stopped bench keeps what it measured
                 runs.append(one(Path(tmp) / f"demo_{n}", args.extra))
                 print(n, {k: runs[-1].get(k) for k in ("decision", "confirm", "contradiction")}, flush=True)
-                write(args.out, core, runs, args.extra)
+                write(args.out, core if args.load == 'last' else None, runs, args.extra)
     finally:
         load.terminate()
         load.wait()
 
 
-def write(out: Path, core: int, runs: list[dict[str, Any]], extra: list[str]) -> None:
+def write(out: Path, core: int | None, runs: list[dict[str, Any]], extra: list[str]) -> None:
     decisions = Counter(r.get("decision") for r in runs)
     payload = {"command": " ".join(["python -m searchlab problem=lud searcher=tag (make demo), seed 0", *extra]),
-               "load": f"yes > /dev/null pinned to core {core}", "runs": runs,
+               "load": "yes > /dev/null, not pinned" if core is None else f"yes > /dev/null pinned to core {core}", "runs": runs,
                "decisions": dict(decisions), "contradictions": sum(r.get("contradiction", False) for r in runs),
                "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out.parent.mkdir(parents=True, exist_ok=True)

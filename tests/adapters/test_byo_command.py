@@ -113,17 +113,17 @@ def test_bad_command_specs_are_one_line_errors(tmp_path: Path, changes: dict[str
 def test_gcc_example_runs_on_ray_and_records_a_timeout(tmp_path: Path) -> None:
     """The gcc example's build and program, plus a knob that delays the run past the timeout."""
     doc = yaml.safe_load(GCC.read_text())
-    doc["knobs"] = {"opt": {"choices": ["-O2"]}, "unroll": {"choices": [""]}, "block": [16, 32], "delay": [0, 30]}
+    doc["knobs"] = {"opt": {"choices": ["-O2"]}, "unroll": {"choices": [""]}, "block": [16], "delay": [0, 30]}
     doc["constraints"] = []
     doc["build"][-1] = str(GCC.parent / "matmul.c")
     doc["run"] = ["sh", "-c", "sleep $$DELAY; exec ${workdir}/matmul 128"]
     doc["env"] = {"DELAY": "${delay}"}
-    doc["timeout_s"] = 8
+    doc["timeout_s"] = 5  # gcc and a 128 matmul take well under a second; the delayed run is killed at 5 s
     spec = tmp_path / "ray.yaml"
     spec.write_text(yaml.safe_dump(doc))
     out = cli(tmp_path, "searchlab", "problem=command", f"problem.spec={spec}", "searcher=exhaustive", "executor=ray",
-              "executor.workers=1", "budget.evaluations=4", "progress=off", "hydra.run.dir=run")
+              "executor.workers=1", "budget.evaluations=2", "progress=off", "hydra.run.dir=run")
     assert out.returncode == 0, out.stderr[-2000:]
     recorded = rows(tmp_path / "run")
     by_delay = {(r["config"]["block"], r["config"]["delay"]): r["status"] for r in recorded}
-    assert by_delay == {(16, 0): "ok", (32, 0): "ok", (16, 30): "timeout", (32, 30): "timeout"}, recorded
+    assert by_delay == {(16, 0): "ok", (16, 30): "timeout"}, recorded

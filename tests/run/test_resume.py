@@ -23,9 +23,12 @@ def _count(db: Path) -> int:
         return 0
 
 
+BUDGET = 80  # at 0.05 s each, killed after 20: the resumed part is 3 s of delays
+
+
 def _start_and_kill(tmp_path: Path, executor: str, at_least: int) -> Path:
     args = [sys.executable, "-m", "searchlab", "problem=synthetic_dag", "searcher=random", "problem.delay_s=0.05",
-            "budget.evaluations=200", f"executor={executor}", "progress=off"]
+            f"budget.evaluations={BUDGET}", f"executor={executor}", "progress=off"]
     proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.time() + 90
@@ -47,15 +50,15 @@ def test_resume_after_sigkill(tmp_path: Path, executor: str) -> None:
     db = _start_and_kill(tmp_path, executor, at_least=20)
     with sqlite3.connect(db) as conn:
         before = conn.execute("SELECT candidate_id, config_key, objective FROM evaluations ORDER BY id").fetchall()
-    assert 20 <= len(before) < 200
+    assert 20 <= len(before) < BUDGET
     out = run_cli(tmp_path, f"resume={db.parent}", "progress=off")
     assert out.returncode == 0, out.stderr
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT candidate_id, config_key, objective FROM evaluations ORDER BY id").fetchall()
         sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
-    assert len(rows) == 200
+    assert len(rows) == BUDGET
     assert rows[: len(before)] == before  # nothing finished was lost or rewritten
-    assert len({r[0] for r in rows}) == 200 and len({r[1] for r in rows}) == 200  # nothing measured twice
+    assert len({r[0] for r in rows}) == BUDGET and len({r[1] for r in rows}) == BUDGET  # nothing measured twice
     assert sessions == 2
 
 

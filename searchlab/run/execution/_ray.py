@@ -4,7 +4,9 @@
   NVIDIA OpenCL driver honours, so the actor's OpenCL GPU is the one Ray assigned.
 - No GPU, OpenCL problem: actors on pinned CPU cores through the custom resource
   ``opencl_cpu`` (one unit per core), pocl limited to those cores before pyopencl loads.
-  One core is kept for the driver, so a 2-core machine gets one evaluator by default.
+  One core is kept for the driver, so a 2-core machine gets one evaluator by default; the
+  evaluators get the cores that are idle when they start (``_cores``: not a core another
+  process keeps busy).
 - Timeouts: ``ray.wait`` with the nearest deadline, then ``ray.kill`` and a new actor
   (``ray.cancel(force=True)`` is refused for actor tasks in Ray 2.x). A dead actor (pocl
   aborts the process when local memory is exceeded) becomes a CRASHED result and a new
@@ -29,6 +31,7 @@ from searchlab.core.signals import deferred
 from searchlab.errors import ConfigError, ExecutorError
 from searchlab.recompose import build_problem
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._cores import idle_first
 from searchlab.run.execution._ray_actor import (
     LOOPBACK,
     OPENCL_CPU,
@@ -156,8 +159,9 @@ class RayExecutor(Executor):
         cores: list[tuple[int, ...]] = [() for _ in range(n)]
         if self._started_ray and hasattr(os, "sched_getaffinity"):
             free = sorted(os.sched_getaffinity(0))
-            free = free[1:] if len(free) > 1 else free  # the first core stays with the driver
-            cores = [tuple(free[i * per:(i + 1) * per]) for i in range(n)]
+            # idle cores first; with no load the first core is the one left to the driver (_cores)
+            free = idle_first(free[1:] + free[:1])
+            cores = [tuple(sorted(free[i * per:(i + 1) * per])) for i in range(n)]
         return [_Slot(i, {"num_cpus": 0, "resources": {OPENCL_CPU: per}}, DeviceInfo(kind="cpu", cores=cores[i]))
                 for i in range(n)]
 

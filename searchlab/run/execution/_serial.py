@@ -16,6 +16,7 @@ from searchlab.core.problem import DeviceInfo, DeviceNeed
 from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
 from searchlab.errors import ConfigError
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._cores import idle_first
 from searchlab.run.execution._worker import WorkerRuntime, _Timeout, limit_threads
 
 
@@ -51,13 +52,14 @@ class SerialExecutor(Executor):
         return self._workers
 
     def _pin(self) -> tuple[int, ...]:
-        """Measure on one core (the last), with pocl limited to one thread: unpinned pocl
-        on a shared 2-core machine gave 20-40 % spread, pinned 3-8 %. Pins this process
-        until :meth:`close`, which gives the caller its cores back."""
+        """Measure on one core, with pocl limited to one thread: unpinned pocl on a shared
+        2-core machine gave 20-40 % spread, pinned 3-8 %. The core is the least busy one when
+        the run starts (the last one on an idle machine; ``_cores``). Pins this process until
+        :meth:`close`, which gives the caller its cores back."""
         if not hasattr(os, "sched_getaffinity"):
             return ()
         self._affinity = set(os.sched_getaffinity(0))
-        cores = (sorted(self._affinity)[-1],)
+        cores = (idle_first(sorted(self._affinity, reverse=True))[0],)
         limit_threads(DeviceInfo(kind="cpu", cores=cores))
         return cores
 
