@@ -77,3 +77,20 @@ def did_you_mean(value: object, choices: object) -> str:
     names = [str(c) for c in choices] if isinstance(choices, (list, tuple, set, frozenset, dict)) else []
     close = difflib.get_close_matches(str(value), names, n=2)
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
+def append_hint(exc: BaseException) -> str:
+    """``"; to add it, use +searchers.auto=auto"`` when Hydra refused to override a key that a plain dict may
+    gain (a study's ``searchers``), else ``""`` (issue 46, item 4): Hydra's own hint ("To append to your config
+    use +...") is on a line of its own that a one-line message drops, and a schema's options cannot be added."""
+    import dataclasses
+    import re
+
+    found = re.search(r"To append to your config use (\+\S+)", str(exc))
+    cause: BaseException | None = exc
+    while cause is not None:
+        schema = getattr(cause, "object_type", None)
+        if isinstance(schema, type) and dataclasses.is_dataclass(schema):
+            return ""
+        cause = cause.__cause__
+    return f"; to add it, use {found.group(1)}" if found else ""

@@ -21,7 +21,7 @@ from omegaconf import DictConfig
 
 from searchlab.core.groups import CONF_DIR
 from searchlab.core.schema import built_from
-from searchlab.errors import ConfigError, did_you_mean
+from searchlab.errors import ConfigError, append_hint, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,8 @@ def _hint(exc: BaseException, text: str, options: list[str]) -> str:
             hint = _renamed(schema, str(key), text)
         cause = cause.__cause__
     text = re.sub(r"Could not override '([^']*)'\. Key '[^']*' not in '[^']*'", r"\1: no such option", text) + hint
+    if not hint:
+        text += append_hint(exc)
     return _typed(exc, text) or _listing(text, options)
 
 
@@ -188,6 +190,8 @@ def compose(overrides: list[str], num: int = 0) -> Job:
         with open_dict(cfg):
             cfg.hydra.job.num = num
         dirs = _directories(cfg)
+        with open_dict(cfg):  # the launcher makes the job's directory from this literal (searchlab.cli.launch)
+            cfg.hydra.sweep.subdir = dirs[2]
         choices = cfg.hydra.runtime.choices
         names = (str(choices.get("problem")), str(choices.get("searcher")))
         hydra = cfg.hydra
@@ -206,7 +210,26 @@ def _directories(cfg: DictConfig) -> tuple[Path, Path, str]:
 
     HydraConfig.instance().set_config(cfg)  # ${hydra:runtime.choices.problem} in the directory names
     return (Path(str(cfg.hydra.run.dir)).resolve(), Path(str(cfg.hydra.sweep.dir)).resolve(),
-            str(cfg.hydra.sweep.subdir))
+            safe_subdir(str(cfg.hydra.sweep.subdir), int(cfg.hydra.job.num)))
+
+
+_NAME_MAX = 200  # bytes; file systems allow 255, and Hydra's override_dirname grows with every override
+
+
+def safe_subdir(subdir: str, num: int) -> str:
+    """A sweep job's directory name that stays inside ``hydra.sweep.dir`` (issue 47, case 18): Hydra's
+    ``override_dirname`` spells a path-valued override (``problem.path=../../t.json``) as a path, so a
+    ``/`` (or ``\\``, NUL) in it becomes ``%2F``-style text; ``.``/``..`` alone become ``job_N``; a name
+    too long for the file system keeps its start and a digest of the whole."""
+    import hashlib
+
+    name = re.sub(r"[/\\\x00]", lambda m: f"%{ord(m.group(0)):02X}", subdir)
+    if name.strip(".") == "":
+        name = f"job_{num}"
+    if len(name.encode()) > _NAME_MAX:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+        name = name.encode()[:_NAME_MAX - 13].decode("utf-8", "ignore") + "-" + digest
+    return name
 
 
 def save_hydra_files(job: Job, run_dir: Path) -> None:

@@ -116,8 +116,11 @@ def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]], task: Ca
         sweeper = Plugins.instance().instantiate_sweeper(config=master, hydra_context=context, task_function=task)
         arguments = OmegaConf.to_container(master.hydra.overrides.task, resolve=False)
         assert isinstance(arguments, list)
+        from searchlab.cli.stop import coordinate
+
         try:
-            batches = sweeper.sweep(arguments=arguments)
+            with coordinate(SweepInterrupted):  # workers stop cleanly before the launcher aborts (issue 47, case 5)
+                batches = sweeper.sweep(arguments=arguments)
         except SweepInterrupted as stop:
             return stop.status  # the job said so already
         callbacks.on_multirun_end(config=master, config_name="config")

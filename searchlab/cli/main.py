@@ -90,6 +90,26 @@ def main() -> None:
         sys.exit(status)
 
 
+HYDRA_FLAGS = {"--hydra-help", "--version", "--cfg", "-c", "--resolve", "--package", "-p", "--run", "-r", "--multirun",
+               "-m", "--shell-completion", "-sc", "--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",
+               "--experimental-rerun", "--info", "-i"}
+
+
+def dashed(argv: list[str]) -> str | None:
+    """The one line for ``--searcher auto`` (or ``--budget.evaluations=5``): overrides are ``key=value``, and
+    Hydra's answer was its 8-line usage (issue 46, item 4). None when every flag is Hydra's."""
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if not arg.startswith("-") or name in HYDRA_FLAGS or arg in ("-h", "--help"):
+            continue
+        key = name.lstrip("-")
+        if not eq and i + 1 < len(argv) and not argv[i + 1].startswith("-") and "=" not in argv[i + 1]:
+            value = argv[i + 1]
+        spelled = f"{key}={value}" if value else f"{key}=VALUE"
+        return f"{arg}: not an option; overrides are key=value: use {spelled} (see --help)"
+    return None
+
+
 def _split(argv: list[str]) -> tuple[list[str], bool, bool]:
     """(overrides, multirun, Hydra's own flags: --cfg, --hydra-help, ...)."""
     flags = [a for a in argv if a.startswith("-")]
@@ -101,6 +121,8 @@ def run_command(argv: list[str]) -> int:
     """Every run of the command line: a fresh run, a resume and each job of a sweep enter here,
     each composed once, prepared (nothing written if refused) and executed as a Run."""
     overrides, multirun, hydra_flags = _split(argv)
+    if _refuse_dashed(argv):
+        return 2
     if hydra_flags:
         _hydra_main()
         return 0
@@ -112,6 +134,8 @@ def precheck(argv: list[str]) -> int | None:
 
     Returns an exit status when refused (one line on stderr, status 2), else None."""
     overrides, multirun, hydra_flags = _split(argv)
+    if _refuse_dashed(argv):
+        return 2
     if hydra_flags:
         return None
 
@@ -127,6 +151,13 @@ def precheck(argv: list[str]) -> int | None:
         return 0
 
     return _guarded(overrides, check) or None
+
+
+def _refuse_dashed(argv: list[str]) -> bool:
+    line = dashed(argv)
+    if line:
+        print(f"searchlab: error: {line}", file=sys.stderr, flush=True)
+    return line is not None
 
 
 def _guarded(overrides: list[str], step: Callable[[], int]) -> int:
@@ -199,8 +230,19 @@ def sweep_job(cfg: DictConfig) -> int:
             raise
         return _run_job(job, prepared, hydra_wrote=True)
 
-    status = _guarded(list(job.overrides), run)
+    from searchlab.cli import stop
+
+    worker = stop.in_worker()  # a launcher's worker process (joblib, submitit): issue 47, case 5
+    if worker:
+        stop.busy_worker()
+    try:
+        status = _guarded(list(job.overrides), run)
+    finally:
+        if worker:
+            stop.quiet_worker()  # idle again: a signal ends it without a traceback
     if status in (130, 143):  # interrupted: no later job starts
+        if worker:
+            stop.end_worker(status)  # the sweep's process stops the other workers, then exits
         from searchlab.cli.launch import SweepInterrupted
 
         raise SweepInterrupted(status)

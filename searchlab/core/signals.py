@@ -42,8 +42,8 @@ class Guard:
         self.raised: Interrupted | None = None
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.holding:
-            self.pending = self.pending or Interrupted(signum)
+        if self.holding or self.raised is not None:  # a second signal (Ctrl-C reaches a sweep's main and its
+            self.pending = self.pending or Interrupted(signum)  # workers) must not cut the first one's clean-up
             return
         self.raised = self.raised or Interrupted(signum)
         raise self.raised

@@ -184,11 +184,15 @@ def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Re
                 options: ConfirmConfig, store: Recorder | None = None,
                 default: Config | None = None) -> tuple[list[Result], bool, str]:
     """Measure until decided on ``executor``; returns (every confirmation result, completed, why it
-    stopped). ``prior``: confirmation results already recorded (resume). An interrupt (Ctrl-C)
-    ends the phase early; what was measured is kept and reported."""
+    stopped). ``prior``: confirmation results already recorded (resume). An interrupt (Ctrl-C,
+    SIGTERM) is re-raised once every collected measurement is recorded (issue 47, case 4: it used to
+    end the phase as if decided, and the run exited 0 as ``finished``); a resume re-runs the phase
+    and measures only the (round, configuration) pairs without a record."""
     configs = confirm_configs(search, direction, options.k, default)
     phase = ConfirmPhase(executor, configs, prior, store, default, options, direction)
-    reason, _ = drive(executor, phase)
+    reason, interrupt = drive(executor, phase)
+    if interrupt is not None:
+        raise interrupt
     return phase.results, reason is not StopReason.INTERRUPTED, phase.stopped or "interrupted"
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from searchlab.core.commands import command, override
 from searchlab.core.problem import FinalizeContext, Problem
 from searchlab.core.records import Result
 from searchlab.core.signals import Guard, Interrupted, interruptible
@@ -52,6 +53,7 @@ class Run:
         self.summary: dict[str, Any] | None = None
         self.started = time.time()
         self._guard: Guard | None = None  # signal handling: only a run that owns the process (execute)
+        self.phase = "search"  # where an interrupt came: search, confirm, validation, summary (the resume line)
 
     # -- the phases ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -93,16 +95,29 @@ class Run:
         confirmed, report = self._confirm_and_finalize(self.store, self.search)
         if self._guard is not None:
             self._guard.hold()
+        if self.interrupt is None:
+            self.phase = "summary"
         self._close_progress()
         state = self.search.state
         summary = self._summarize(self.store, search=self.search, confirmed=confirmed, report=report)
+        summary["status"] = "interrupted" if self.reason is StopReason.INTERRUPTED else "finished"
         _write_summary(self.store, summary)
         if self.p.plot:
             _plot(self.store.path.parent, summary, state.results)
-        status = "interrupted" if self.reason is StopReason.INTERRUPTED else "finished"
-        self.store.finish(self.reason.value, status, self.devices)
+        self.store.finish(self.reason.value, summary["status"], self.devices)
         self.summary = summary
         return summary
+
+    def _interrupted_late(self, exc: KeyboardInterrupt) -> None:
+        """A signal that came while the summary was being written (the guard held it): the run is
+        ``interrupted`` in summary.json and results.db alike, so that it exits 130/143 with the resume
+        line and a resume redoes the confirm phase (issue 47, case 4). Nothing measured is lost."""
+        self.interrupt, self.reason = exc, StopReason.INTERRUPTED
+        if self.store is None or self.summary is None:
+            return
+        self.summary.update(stop_reason=self.reason.value, status="interrupted")
+        _write_summary(self.store, self.summary)
+        self.store.finish(self.reason.value, "interrupted", self.devices)
 
     def close(self) -> None:
         """Release everything the run holds; safe after any phase failed."""
@@ -127,10 +142,12 @@ class Run:
                     self.start()
                     self.loop()
                     self.finish()
+                    self.report()
                 except KeyboardInterrupt as exc:  # during start-up (nothing recorded yet) or outside the loop
                     self._mark_failed("interrupted", "interrupted")
                     raise self._interrupted(guard.translate(exc)) from None
-            self.report()
+            if self.interrupt is None and guard.pending is not None:  # held while the summary was written
+                self._interrupted_late(guard.pending)
             if self.interrupt is not None:
                 raise self._interrupted(guard.translate(self.interrupt))
             return self.summary or {}
@@ -154,8 +171,9 @@ class Run:
             return exc
         done = self.search.state.done  # as the budget counts them
         total = p.budget.evaluations if p.budget.evaluations is not None else "no limit on"
-        exc.detail = (f"after {done} of {total} evaluations; resume with: python -m searchlab "
-                      f"resume={p.run_dir.resolve()}")
+        during = "" if self.phase == "search" else f" (during the {self.phase} phase)"
+        exc.detail = (f"after {done} of {total} evaluations{during}; resume with: "
+                      f"{command('searchlab', override('resume', p.run_dir.resolve()))}")
         return exc
 
     def report(self) -> None:
@@ -211,8 +229,14 @@ class Run:
         if self.interrupt is not None or self.reason is StopReason.INTERRUPTED:
             return None, {}
         prior = store.confirmations() if p.resuming else []
-        confirmed = confirm_after_search(p.executor, state.results, prior, p.problem.direction, p.confirm,
-                                         p.problem.noisy, store, p.problem.default_config())
+        self.phase = "confirm"
+        try:  # an interrupt in either phase makes the run 'interrupted' (issue 47, case 4), its records kept
+            confirmed = confirm_after_search(p.executor, state.results, prior, p.problem.direction, p.confirm,
+                                             p.problem.noisy, store, p.problem.default_config())
+        except KeyboardInterrupt as exc:
+            self.interrupt, self.reason = exc, StopReason.INTERRUPTED
+            return None, {}
+        self.phase = "validation"
         try:
             assert p.run_dir is not None
             report = p.problem.finalize(FinalizeContext(p.run_dir, state.best, state.results, p.executor.call,

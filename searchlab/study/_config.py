@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchlab.errors import ConfigError, did_you_mean
+from searchlab.errors import ConfigError, append_hint, did_you_mean
 
 STUDY_CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "study"
 SCHEMA_NAME = "searchlab_study_schema"
@@ -75,7 +75,9 @@ def compose_study(name: str, overrides: list[str]) -> Any:
         with initialize_config_dir(config_dir=str(STUDY_CONF_DIR), version_base="1.3"):
             cfg = compose(name, overrides=overrides)
     except (HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError(f"study={name}: {exc}".splitlines()[0]) from None
+        first = f"study={name}: {exc}".splitlines()[0]
+        hint = append_hint(exc)
+        raise ConfigError((first.rstrip(".") + hint) if hint else first) from None
     if cfg.mode not in MODES:
         raise ConfigError(f"study.mode={cfg.mode!r}: must be one of {list(MODES)}")
     if not isinstance(cfg.run_dirs, bool):
