@@ -98,12 +98,13 @@ def test_a_signal_in_any_phase_after_the_search_interrupts_the_run(phase: str, s
     assert resumed["confirm"] is not None and resumed["confirm"]["complete"]
 
 
-def _wait(pattern: Path, sql: str, at_least: int, seconds: float = 120) -> Path | None:
+def _wait(root: Path, pattern: str, sql: str, at_least: int, seconds: float = 120,
+          proc: subprocess.Popen[str] | None = None) -> Path | None:
     import time
 
     deadline = time.time() + seconds
-    while time.time() < deadline:
-        for db in pattern.parent.glob(pattern.name):
+    while time.time() < deadline and (proc is None or proc.poll() is None):
+        for db in root.glob(pattern):
             try:
                 with closing(sqlite3.connect(db)) as conn:
                     if conn.execute(sql).fetchone()[0] >= at_least:
@@ -130,9 +131,10 @@ def test_sigterm_in_a_sweep_jobs_confirm_phase_prints_a_resume_line_that_works_p
     """Cases 4 and 6 as the user meets them: a sweep job's directory holds '=' and ','."""
     sweep = tmp_path / "sw 3"
     proc = _cli(tmp_path, "-m", "seed=0,1", "problem=synthetic_knobs", "problem.delay_s=0.05", "searcher=random",
-                "executor=serial", "progress=off", "plot=false", "budget.evaluations=3", "confirm.force=true",
+                "executor=serial", "progress=off", "plot=false", "budget.evaluations=10", "confirm.force=true",
                 "confirm.rounds=20", "confirm.max_rounds=20", f"hydra.sweep.dir={sweep}")
-    db = _wait(sweep / "0_*" / "results.db", "SELECT COUNT(*) FROM evaluations WHERE candidate_id < 0", 2)
+    db = _wait(sweep, "0_*/results.db", "SELECT COUNT(*) FROM evaluations WHERE candidate_id < 0", 2,
+               proc=proc)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert db is not None and proc.returncode == 143, err[-2000:]
@@ -141,7 +143,9 @@ def test_sigterm_in_a_sweep_jobs_confirm_phase_prints_a_resume_line_that_works_p
     assert _rows(db)[0] == ("interrupted", "interrupted")
     assert json.loads((db.parent / "summary.json").read_text())["status"] == "interrupted"
     before = _rows(db)[2]
-    pasted = _paste(line, tmp_path / "elsewhere" if (tmp_path / "elsewhere").mkdir() is None else tmp_path)
+    elsewhere = tmp_path / "elsewhere"  # a fresh shell in another directory
+    elsewhere.mkdir()
+    pasted = _paste(line, elsewhere)
     assert pasted.returncode == 0, pasted.stderr[-2000:]
     assert _rows(db)[0] == ("finished", "evaluations") and _rows(db)[2] >= before
 
@@ -172,8 +176,8 @@ def test_an_interrupted_joblib_sweep_leaves_no_job_running_and_no_worker_alive(s
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         env=dict(os.environ, PYTHONUNBUFFERED="1"))
     deadline = time.time() + 150
-    while time.time() < deadline and sum(1 for db in sweep.glob("*/results.db")
-                                         if _wait(db, "SELECT COUNT(*) FROM evaluations", 3, 0.1)) < 2:
+    while time.time() < deadline and proc.poll() is None and sum(1 for db in sweep.glob("*/results.db")
+                                         if _wait(db.parent, db.name, "SELECT COUNT(*) FROM evaluations", 3, 0.1)) < 2:
         time.sleep(0.2)
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=150)

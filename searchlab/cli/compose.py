@@ -177,7 +177,7 @@ def compose(overrides: list[str], num: int = 0) -> Job:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.errors import HydraException
-    from omegaconf import OmegaConf, open_dict
+    from omegaconf import OmegaConf, open_dict, read_write
     from omegaconf.errors import OmegaConfBaseException
 
     from searchlab.cli.config import register_configs
@@ -190,8 +190,8 @@ def compose(overrides: list[str], num: int = 0) -> Job:
         with open_dict(cfg):
             cfg.hydra.job.num = num
         dirs = _directories(cfg)
-        with open_dict(cfg):  # the launcher makes the job's directory from this literal (searchlab.cli.launch)
-            cfg.hydra.sweep.subdir = dirs[2]
+        with read_write(cfg.hydra), open_dict(cfg.hydra):  # the launcher makes the job's directory from this
+            cfg.hydra.sweep.subdir = dirs[2]  # literal (searchlab.cli.launch), not from Hydra's override_dirname
         choices = cfg.hydra.runtime.choices
         names = (str(choices.get("problem")), str(choices.get("searcher")))
         hydra = cfg.hydra
