@@ -366,7 +366,10 @@ def _wait_for_records(tmp: Path, at_least: int, seconds: float = 150) -> Path | 
 
 
 def test_ctrl_c_says_how_far_the_run_got_and_how_to_resume(tmp_path: Path) -> None:
+    import shlex
     import signal
+
+    from searchlab.core.commands import command, override
 
     proc = _start(tmp_path, "problem=synthetic_dag", "searcher=random", "problem.delay_s=0.05",
                   "budget.evaluations=100000", *SERIAL)
@@ -376,7 +379,9 @@ def test_ctrl_c_says_how_far_the_run_got_and_how_to_resume(tmp_path: Path) -> No
     assert db is not None and proc.returncode == 130, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("searchlab: interrupted after ") and lines[0].endswith(
-        f" of 100000 evaluations; resume with: python -m searchlab resume={db.parent.resolve()}"), lines
+        f" of 100000 evaluations; resume with: {command('searchlab', override('resume', db.parent.resolve()))}"), lines
+    assert lines[0].split("resume with: ")[1].startswith(f"{shlex.quote(sys.executable)} -m searchlab ") or \
+        lines[0].split("resume with: ")[1].startswith("searchlab ")  # never a bare python (issue 46, item 1)
 
 
 def test_a_resumed_run_prints_absolute_paths(table_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -175,23 +175,28 @@ def test_an_interrupted_joblib_sweep_leaves_no_job_running_and_no_worker_alive(s
          "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep}"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    deadline = time.time() + 150
-    while time.time() < deadline and proc.poll() is None and sum(1 for db in sweep.glob("*/results.db")
-                                         if _wait(db.parent, db.name, "SELECT COUNT(*) FROM evaluations", 3, 0.1)) < 2:
-        time.sleep(0.2)
-    proc.send_signal(signum)
-    _, err = proc.communicate(timeout=150)
-    assert proc.returncode == 128 + signum, err[-3000:]
-    assert "Traceback" not in err, err[-3000:]
-    dbs = sorted(sweep.glob("*/results.db"))
-    assert len(dbs) == 2, dbs
-    for db in dbs:
-        summary = json.loads((db.parent / "summary.json").read_text())
-        assert _rows(db)[0] == ("interrupted", "interrupted") and summary["status"] == "interrupted", db
-    deadline = time.time() + 10  # loky's resource tracker ends when the sweep's pipe closes
-    while time.time() < deadline and _session(proc.pid):
-        time.sleep(0.2)
-    assert _session(proc.pid) == []
+    try:
+        deadline = time.time() + 150
+        while time.time() < deadline and proc.poll() is None and sum(
+                1 for db in sweep.glob("*/results.db")
+                if _wait(db.parent, db.name, "SELECT COUNT(*) FROM evaluations", 3, 0.1)) < 2:
+            time.sleep(0.2)
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=150)  # the old code's orphans kept the pipe open: a timeout
+        assert proc.returncode == 128 + signum, err[-3000:]
+        assert "Traceback" not in err, err[-3000:]
+        dbs = sorted(sweep.glob("*/results.db"))
+        assert len(dbs) == 2, dbs
+        for db in dbs:
+            summary = json.loads((db.parent / "summary.json").read_text())
+            assert _rows(db)[0] == ("interrupted", "interrupted") and summary["status"] == "interrupted", db
+        deadline = time.time() + 10  # loky's resource tracker ends when the sweep's pipe closes
+        while time.time() < deadline and _session(proc.pid):
+            time.sleep(0.2)
+        assert _session(proc.pid) == []
+    finally:
+        if _session(proc.pid):  # a failure here must not leave workers behind
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def test_a_path_valued_override_keeps_the_sweep_jobs_inside_the_sweep_directory(tmp_path: Path,

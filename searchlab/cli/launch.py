@@ -118,14 +118,25 @@ def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]], task: Ca
         assert isinstance(arguments, list)
         from searchlab.cli.stop import coordinate
 
+        sweep_dir = Path(str(master.hydra.sweep.dir)).resolve()
         try:
             with coordinate(SweepInterrupted):  # workers stop cleanly before the launcher aborts (issue 47, case 5)
                 batches = sweeper.sweep(arguments=arguments)
         except SweepInterrupted as stop:
+            _point_to_study(sweep_dir)
             return stop.status  # the job said so already
         callbacks.on_multirun_end(config=master, config_name="config")
+    _point_to_study(sweep_dir)
     statuses = [r.return_value for batch in batches or [] for r in batch if isinstance(r, JobReturn)]
     return next((int(s) for s in statuses if isinstance(s, int) and s), 0)
+
+
+def _point_to_study(sweep_dir: Path) -> None:
+    """A sweep ends with the command that compares its runs (issue 46, item 4), spelt to work when pasted."""
+    from searchlab.core.commands import command
+
+    if any(sweep_dir.glob("*/results.db")):
+        print(f"searchlab: compare the runs: {command('searchlab.study', sweep_dir)}", flush=True)
 
 
 def _callbacks(master: DictConfig) -> Any:

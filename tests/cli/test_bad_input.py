@@ -204,6 +204,10 @@ CASES: dict[str, Case] = {
     "missing spec names the problem": lambda t: (["problem=opencl_kernel"], "problem=opencl_kernel needs problem.spec=..."),
     "incompatible pair names searchers that fit": lambda t: (["problem=synthetic_knobs", "searcher=dp"],
                                                              "searchers that fit: auto, "),
+    # issue 46, item 4: --key value is not Hydra's 8-line usage but the override to write
+    "dashed searcher": lambda t: (["--searcher", "auto"],
+                                  "--searcher: not an option; overrides are key=value: use searcher=auto"),
+    "dashed key=value": lambda t: (["problem=synthetic_knobs", "--budget.evaluations=5"], "use budget.evaluations=5"),
 }
 
 
@@ -350,3 +354,26 @@ def test_a_refusal_that_lists_names_stays_within_160_characters(argv: list[str],
     status, err = _refused(argv, capsys)
     assert status == 2 and len(err) == 1 and len(err[0]) <= 160, err
     assert "did you mean" in err[0] or "--help" in err[0] or "valid keys" in err[0]
+
+
+def test_a_study_key_that_needs_a_plus_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 46, item 4: Hydra's "To append ... use +key=value" was dropped from the one line."""
+    from searchlab.study.__main__ import main
+
+    assert main(["study=kt_replay", "searchers.auto=auto"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("Could not override 'searchers.auto'; to add it, use +searchers.auto=auto"), line
+
+
+@pytest.mark.parametrize("module", ["searchlab", "searchlab.study"])
+def test_a_python_without_our_dependencies_says_which_to_use(module: str) -> None:
+    """issue 46, item 1: a bare ``python -m searchlab`` (no hydra: ``-S`` leaves only the standard library) in
+    the repository gave a ModuleNotFoundError, or a half-working --help."""
+    root = Path(__file__).parents[2]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-S", "-m", module, "--help"], cwd=root, capture_output=True, text=True,
+                         env=env, timeout=60)
+    assert out.returncode == 2 and out.stdout == "", out.stdout[-500:]
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("searchlab: error: ") and "lacks searchlab's dependencies (hydra" in line
+    assert f".venv/bin/python -m {module}" in line and "make setup" in line
