@@ -203,15 +203,16 @@ def test_a_path_valued_override_keeps_the_sweep_jobs_inside_the_sweep_directory(
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from searchlab.cli.main import run_command
 
-    (tmp_path / "deep" / "er").mkdir(parents=True)
-    monkeypatch.chdir(tmp_path / "deep" / "er")
+    cwd = tmp_path / "d1" / "d2" / "d3"
+    cwd.mkdir(parents=True)
+    monkeypatch.chdir(cwd)
     for name, offset in (("a.json", 0.0), ("b.json", 1.0)):
         rows = [{"config": {"a": a}, "status": "ok", "objective": float(a + 1) + offset} for a in range(4)]
         (tmp_path / name).write_text(json.dumps({"format": "searchlab-table/1", "direction": "minimize", "rows": rows,
                                                  "space": {"knobs": [{"name": "a", "kind": "int", "low": 0,
                                                                       "high": 3}]}}))
-    sweep = tmp_path / "deep" / "er" / "sweep"
-    status = run_command(["-m", "problem=table", "problem.path=../../a.json,../../b.json", "searcher=random",
+    sweep = cwd / "sweep"  # "0_..._problem.path=../../../a.json,..." as a path: two levels above the sweep
+    status = run_command(["-m", "problem=table", "problem.path=../../../a.json,../../../b.json", "searcher=random",
                           "budget.evaluations=2", "executor=serial", "progress=off", "plot=false",
                           f"hydra.sweep.dir={sweep}"])
     assert status == 0
