@@ -127,7 +127,9 @@ FORMATS = ("t4", "kt-cache", "csv", "parquet", "optuna")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m searchlab.export", description=__doc__.split("\n\n")[0])
+    from searchlab.core.commands import spelled
+
+    parser = argparse.ArgumentParser(prog=spelled("searchlab.export"), description=__doc__.split("\n\n")[0])
     parser.add_argument("format", choices=FORMATS, help="t4: T4 results; kt-cache: a Kernel Tuner cache file; csv, "
                         "parquet: one row per evaluation; optuna: an Optuna study in --storage")
     parser.add_argument("source", help="a run directory, results.db, a searchlab table (.json[.gz]) or a T4 file")

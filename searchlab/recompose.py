@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from searchlab.core.commands import command
 from searchlab.core.groups import REGISTERED
 from searchlab.core.problem import Problem
 from searchlab.errors import ConfigError, SearchlabError
@@ -54,7 +55,7 @@ def registered_name(group: str, target: object, where: str) -> str:
     if name is None:
         raise UntrustedTargetError(f"{where}._target_={target!r} is not a registered {group} class "
                                    f"(registered: {', '.join(sorted(registry.entries(group)))}; "
-                                   "see python -m searchlab --help)")
+                                   f"see {command('searchlab', '--help')})")
     return name
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
+from searchlab.core.commands import command
 from searchlab.core.groups import CONF_DIR
 from searchlab.core.schema import built_from
 from searchlab.errors import ConfigError, append_hint, did_you_mean
@@ -86,7 +87,7 @@ def _listing(text: str, options: list[str]) -> str:
     """``text`` with as many of ``options`` as fit, then where the rest are (``--help``)."""
     if not options:
         return text
-    more = f"; all {len(options)}: python -m searchlab --help"
+    more = f"; all {len(options)}: {command('searchlab', '--help')}"
     shown: list[str] = []
     for name in options:
         if len(f"{text} (available: {', '.join([*shown, name])}, ...{more})") > _LIMIT:

@@ -26,8 +26,7 @@ __all__ = ["CONF_DIR", "help_text", "main", "precheck", "resolve_paths", "sweep_
 USAGE = """\
 usage: python -m searchlab [problem=NAME] [searcher=NAME] [key=value ...]
        python -m searchlab -m searcher=random,exhaustive seed=0,1 ...   (sweep: one run per combination)
-       searchlab -m ... hydra/launcher=joblib hydra.launcher.n_jobs=2    (a sweep's jobs through Hydra's launchers;
-                                                                          `searchlab` is `python -m searchlab`)
+       python -m searchlab -m ... hydra/launcher=joblib hydra.launcher.n_jobs=2   (a sweep's jobs through Hydra's launchers)
 
 Runs a searcher on a problem, records every evaluation in <run dir>/results.db and writes
 <run dir>/summary.json. Single runs go to outputs/<date>/<time>_<problem>_<searcher>/,
@@ -68,7 +67,14 @@ def help_text(argv: list[str] | None = None) -> str:
     chosen = [a.split("=", 1) for a in argv or [] if a.split("=", 1)[0] in ("problem", "searcher")]
     if chosen:
         return "\n".join(helptext.focused(CONF_DIR, group, name) for group, name in chosen)
-    return helptext.overview(CONF_DIR, USAGE)
+    return helptext.overview(CONF_DIR, usage())
+
+
+def usage() -> str:
+    """USAGE with the program spelt as it works when pasted (issue 46, item 1: never a bare ``python``)."""
+    from searchlab.core.commands import spelled
+
+    return USAGE.replace("python -m searchlab", spelled("searchlab"))
 
 
 def main() -> None:

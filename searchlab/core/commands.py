@@ -68,3 +68,8 @@ def override(key: str, value: str | Path) -> str:
 def command(module: str, *args: str | Path) -> str:
     """The whole command line, each word shell-quoted: ``command("searchlab", override("resume", d))``."""
     return " ".join(shlex.quote(str(word)) for word in [*program(module), *args])
+
+
+def spelled(module: str = "searchlab") -> str:
+    """The program alone, shell-quoted (``/path/.venv/bin/python -m searchlab``, or ``searchlab``): for usage lines."""
+    return command(module)

@@ -32,6 +32,7 @@ from searchlab.core._rows import SCHEMA_VERSION as SCHEMA_VERSION
 from searchlab.core._rows import _row_to_result
 from searchlab.core._rows import migrate as migrate
 from searchlab.core._rows import read_connection as read_connection
+from searchlab.core.commands import override
 from searchlab.core.records import Candidate, Result, measurement_to_dict
 from searchlab.core.runlock import RunLock
 from searchlab.errors import StoreError, WriteError
@@ -103,7 +104,7 @@ class RunStore:
         what the run read (content hashes; searchlab.run.inputs), checked by a resume."""
         path = Path(run_dir) / DB_NAME
         if path.exists():
-            raise StoreError(f"{path} already exists: use resume={run_dir} to continue that run")
+            raise StoreError(f"{path} already exists: use {override('resume', run_dir)} to continue that run")
         conn: sqlite3.Connection | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -225,7 +226,7 @@ class RunStore:
         what = "the disk is full" if is_disk_full(exc) else f"a write failed ({exc})"
         count = f"the {kept} evaluations recorded before are kept" if kept >= 0 else "earlier commits are kept"
         return (f"{self.path}: {what}; {count} (each was committed when it finished); "
-                f"free space and continue with resume={self.path.parent}")
+                f"free space and continue with {override('resume', self.path.parent)}")
 
     def _insert(self, result: Result, m: Any, c: Candidate, d: Mapping[str, Any]) -> None:
         self._conn.execute(

@@ -26,10 +26,12 @@ outputs: report.html (self-contained), summary.md, metrics.csv, metrics.parquet,
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
+    from searchlab.core.commands import spelled
     from searchlab.study._config import available
 
     parser = argparse.ArgumentParser(
-        prog="python -m searchlab.study", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog=spelled("searchlab.study"), epilog=EPILOG.replace("python -m searchlab", spelled()).replace(
+            f"{spelled()}.study", spelled("searchlab.study")), formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compare searchers: aggregate run directories (searched recursively for results.db), "
                     f"or run a study grid from conf/study/ (study=NAME; available: {', '.join(available())}).")
     parser.add_argument("items", nargs="*", metavar="RUN_DIR | study=NAME | key=value",
