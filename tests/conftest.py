@@ -17,7 +17,7 @@ import pytest
 PARALLEL_SAFE = (
     "searchers/",
     "core/test_expr.py", "core/test_measure.py", "core/test_sampler.py", "core/test_sequential.py",
-    "core/test_spaces.py", "core/test_store.py",
+    "core/test_spaces.py", "core/test_store.py", "core/test_commands.py",
     "registry/",
     "tuning/test_live.py", "tuning/test_tuner.py", "tuning/test_tuner_split.py",
     "study/test_study_data.py", "study/test_study_tuned.py", "study/test_study_stats.py",

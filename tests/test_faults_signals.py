@@ -1,4 +1,5 @@
-"""Signals in every phase of a run, and printed commands that work when pasted (issue 47, cases 4, 5, 6, 18).
+"""Signals in every phase of a run, and printed commands that work when pasted (issue 47, cases 4, 5, 6, 18;
+issue 46, items 1 and 4: the resume line and the study pointer, run through a fresh shell as a user pastes them).
 
 Rows of the fault table kept apart from tests/test_faults.py (which other branches also extend). Each test
 failed on the code before the fix: a signal in the confirm phase exited 0 as ``finished`` with a one-sample
@@ -221,3 +222,25 @@ def test_a_path_valued_override_keeps_the_sweep_jobs_inside_the_sweep_directory(
     from searchlab.study._collect import find_run_dirs
 
     assert len(find_run_dirs([str(sweep)])) == 2
+
+
+def test_a_sweep_ends_with_the_study_command_and_it_works_pasted(tmp_path: Path) -> None:
+    """issue 46, item 4: a sweep ended on its last job's verdict; now on the command that compares its runs,
+    spelt with this interpreter (never a bare python) and quoted for the shell (the directory has a space)."""
+    import shlex
+
+    sweep = tmp_path / "my sweep"
+    out = subprocess.run([sys.executable, "-m", "searchlab", "-m", "seed=0,1", "problem=synthetic_knobs",
+                          "searcher=random", "executor=serial", "progress=off", "plot=false", "budget.evaluations=4",
+                          f"hydra.sweep.dir={sweep}"], cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    last = out.stdout.strip().splitlines()[-1]
+    assert last.startswith("searchlab: compare the runs: "), last
+    command = last.split(": ", 2)[2]
+    assert shlex.split(command)[-1] == str(sweep.resolve())
+    assert shlex.split(command)[:3] == [sys.executable, "-m", "searchlab.study"] or command.startswith("searchlab")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    pasted = subprocess.run(["bash", "-c", command], cwd=elsewhere, capture_output=True, text=True, timeout=300)
+    assert pasted.returncode == 0, pasted.stderr[-2000:]
+    assert (sweep / "study" / "report.html").is_file() and "2 runs" in pasted.stdout
