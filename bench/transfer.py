@@ -94,8 +94,8 @@ def run_dirs(out: Path, device: str, searcher: str = "*") -> list[Path]:
 
 def curves(out: Path, budget: int) -> dict[tuple[str, str], dict[int, np.ndarray]]:
     """(device, searcher) -> seed -> fraction-of-optimum curve (noise-free table values)."""
-    from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
     from searchlab.core.store import read_run
+    from searchlab.interchange.kt_cache import load_kernel_tuner_cache
 
     found: dict[tuple[str, str], dict[int, np.ndarray]] = {}
     for device in DEVICES:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from searchlab.core.problem import Problem
 from searchlab.core.records import Result
@@ -27,16 +28,18 @@ class Outcome:
     results: tuple[Result, ...]
     best: Result | None
     wall_time_s: float
+    devices: tuple[dict[str, Any], ...] = ()  # the workers' devices (an executor the caller started: none)
 
 
 def optimize(problem: Problem, searcher: Searcher, budget: Budget | None = None, *,
              executor: Executor | None = None, store: Recorder | None = None,
              cache: MeasurementCache | None = None, progress: Progress | None = None,
-             prior: Sequence[Result] = ()) -> Outcome:
+             prior: Sequence[Result] = (), started: bool = True) -> Outcome:
     """Run ``searcher`` on ``problem`` (serial executor unless one is given) until the budget ends.
 
-    A given ``executor`` is used as started by the caller, who also closes it."""
-    own = executor is None
+    A given ``executor`` is used as started by the caller, who also closes it; with ``started=False``
+    it is started here and closed at the end (the parts of :func:`searchlab.run.prepare.build_parts`)."""
+    own = executor is None or not started
     prepared = Prepared(None, budget or Budget(), problem, searcher, executor or SerialExecutor(),
                         progress=progress, cache=cache, start_executor=own, recorder=store, prior=tuple(prior))
     run = Run(prepared)
@@ -47,4 +50,4 @@ def optimize(problem: Problem, searcher: Searcher, budget: Budget | None = None,
         run.close()
     assert run.search is not None
     state = run.search.state
-    return Outcome(reason, tuple(state.results), state.best, state.elapsed)
+    return Outcome(reason, tuple(state.results), state.best, state.elapsed, tuple(run.devices))

@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from searchlab.adapters.table.problem import load_table
 from searchlab.core.records import Direction
 from searchlab.errors import ConfigError, SearchlabError
-from searchlab.interchange import load_document
+from searchlab.interchange import open_table
 from searchlab.interchange.kt_cache import kt_cache_document
-from searchlab.interchange.t4 import Record, read_t4, t4_document
-from searchlab.interchange.table import FORMAT, Table
+from searchlab.interchange.t4 import Record, t4_document
+from searchlab.interchange.table import Table
 
 
 @dataclass(frozen=True)
@@ -87,15 +86,11 @@ def from_table(table: Table) -> Source:
 
 
 def load_source(path: str | Path) -> Source:
+    """A run's records as they are; any table file through the one door (searchlab.interchange.open_table)."""
     p = Path(path)
     if p.is_dir() or p.name == "results.db":
         return from_run(p if p.is_dir() else p.parent)
-    doc = load_document(p, "SOURCE")
-    if doc.get("format") == FORMAT:
-        return from_table(load_table(p))
-    if "results" in doc and "schema_version" in doc:
-        return from_table(read_t4(p))
-    raise ConfigError(f"SOURCE={str(path)!r}: not a run directory, a searchlab table ({FORMAT}) or a T4 file")
+    return from_table(open_table(p, "SOURCE"))
 
 
 def export(kind: str, source: Source) -> dict[str, Any]:

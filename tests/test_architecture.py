@@ -123,3 +123,40 @@ def test_the_layer_contract_holds() -> None:
 def test_type_ignores_stay_under_the_ratchet() -> None:
     count = sum(p.read_text().count("type: ignore") for p in PACKAGE.rglob("*.py"))
     assert count < 30, f"{count} `type: ignore` in searchlab/ (issue 21: fewer than 30)"
+
+
+def _packages(graph: dict[str, set[str]], depth: int = 2) -> dict[str, set[str]]:
+    """The module graph folded to packages (``searchlab.study``, ``searchlab.tuning``, ...)."""
+    def top(name: str) -> str:
+        return ".".join(name.split(".")[:depth])
+
+    folded: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        folded.setdefault(top(module), set()).update(top(t) for t in targets if top(t) != top(module))
+    return folded
+
+
+def test_no_two_packages_import_each_other() -> None:
+    """Issue 45, item 4: ``study`` and ``tuning`` (and any other two packages) form no loop."""
+    found = cycles(_packages(import_graph()))
+    assert not found, "package loops:\n" + "\n".join(" <-> ".join(c) for c in found)
+    assert cycles(_packages({"p.a.x": {"p.b.y"}, "p.b.y": {"p.a.z"}, "p.a.z": set()})) == [["p.a", "p.b"]]
+
+
+def _private_imports(package: str, of: str) -> list[str]:
+    """Imports in ``package`` of a private module or name of ``of`` (``_x`` after ``of.``)."""
+    found = []
+    for path in (PACKAGE / package.removeprefix("searchlab.").replace(".", "/")).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(of):
+                rest = node.module[len(of):].split(".")
+                names = [a.name for a in node.names]
+                if any(p.startswith("_") for p in rest) or any(n.startswith("_") for n in names):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: from {node.module} import {', '.join(names)}")
+    return found
+
+
+def test_the_study_imports_no_private_name_of_run() -> None:
+    """Issue 45, item 4: a study builds its parts through the run's public door (run.prepare.build_parts)."""
+    assert _private_imports("searchlab.study", "searchlab.run") == []
+    assert _private_imports("searchlab.tuning", "searchlab.run") == []

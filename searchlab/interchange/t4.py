@@ -30,8 +30,8 @@ from typing import Any
 from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status, _freeze
 from searchlab.core.spaces import OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.interchange import T4_VERSION, load_document, validate
 from searchlab.interchange._checks import checked
+from searchlab.interchange._documents import T4_VERSION, load_document, validate
 from searchlab.interchange.table import Table, TableKnobSpace
 
 UNITS = {"seconds": 1.0, "s": 1.0, "milliseconds": 1e-3, "miliseconds": 1e-3, "ms": 1e-3,
@@ -79,11 +79,12 @@ def _sort_key(value: Any) -> tuple[int, Any]:
     return (0, value) if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, str(value))
 
 
-def read_t4(path: str | Path, *, objective: str | None = None, direction: str = "minimize") -> Table:
-    """A T4 results file as a table (see the module docstring)."""
+def read_t4(path: str | Path, *, objective: str | None = None, direction: str = "minimize",
+            doc: Mapping[str, Any] | None = None) -> Table:
+    """A T4 results file as a table (see the module docstring; ``doc``: the file, parsed already)."""
     if direction not in ("minimize", "maximize"):
         raise ConfigError(f"problem.direction={direction!r}: must be minimize or maximize")
-    doc = load_document(path, "problem.path")
+    doc = load_document(path, "problem.path") if doc is None else doc
     validate(doc, "T4", f"T4 file {str(path)!r}")
     results = doc.get("results") or []
     if not results:

@@ -9,6 +9,7 @@ core layer.
 
 from __future__ import annotations
 
+import copy
 import gzip
 import json
 import math
@@ -21,8 +22,8 @@ from searchlab.core.records import Config, Direction, Measurement, loss, measure
 from searchlab.core.sensors import SensedKnobSpace
 from searchlab.core.spaces import CategoricalKnob, IntKnob, KnobSpace, OrdinalKnob, Space
 from searchlab.errors import ConfigError
-from searchlab.interchange import read_json
 from searchlab.interchange._checks import checked
+from searchlab.interchange._documents import read_json
 
 FORMAT = "searchlab-table/1"
 
@@ -84,10 +85,11 @@ def save_table(table: Table, path: str | Path) -> Path:
     return path
 
 
-def read_table_file(path: str | Path) -> Table:
-    """A table from our ``.json(.gz)`` format (a file is data: a bad one is one ConfigError)."""
+def read_table_file(path: str | Path, *, doc: Mapping[str, Any] | None = None) -> Table:
+    """A table from our ``.json(.gz)`` format (a file is data: a bad one is one ConfigError; ``doc``: the
+    file, parsed already)."""
     path = Path(path)
-    payload = read_json(path, "table file")
+    payload: Any = read_json(path, "table file") if doc is None else copy.deepcopy(dict(doc))
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
         raise ConfigError(f"table file {str(path)!r}: format {found!r} is not {FORMAT!r}")

@@ -62,10 +62,12 @@ class Run:
         workers = p.executor.start(self._source()) if p.start_executor else []
         if self._guard is not None:
             self._guard.install()  # after ray.init, whose handlers would print a stack and abort on SIGTERM
-        if p.run_dir is None:
-            return
         self.devices = [dict(w.device.to_dict(), worker=w.name, executor=p.executor.name) for w in workers]
         names = [w.device.name for w in workers]
+        if p.run_dir is None:  # in memory (searchlab.api.optimize): a cache still needs the problem's fingerprint
+            if p.cache is not None and hasattr(p.cache, "fingerprint"):
+                p.cache.fingerprint = p.problem.fingerprint(names)
+            return
         fingerprint = p.problem.fingerprint(names)
         changed = p.changed
         if p.resuming:  # the devices the workers report must be those the run was measured on

@@ -72,7 +72,7 @@ class Prepared:
             close()
 
 
-def _build(group: str, node: Mapping[str, Any], where: str, **kwargs: Any) -> Any:
+def build_registered(group: str, node: Mapping[str, Any], where: str, **kwargs: Any) -> Any:
     """An object of a registered class from the plain values of its config (no nested instantiation)."""
     cls = registered_class(group, node.get("_target_"), where)
     options = {str(k): v for k, v in node.items() if not str(k).startswith("_")}
@@ -95,7 +95,7 @@ def make_searcher(node: Mapping[str, Any], problem: Problem, seed: int, name: st
     if reason:
         raise IncompatibleError(f"problem={problem.name} searcher={name} is not a valid pair: {reason}; "
                                 f"{_fitting(problem)}")
-    searcher: Searcher = _build("searcher", plain, f"searcher={name}", space=problem.space,
+    searcher: Searcher = build_registered("searcher", plain, f"searcher={name}", space=problem.space,
                                 direction=problem.direction, seed=seed)
     return searcher
 
@@ -164,15 +164,20 @@ def resume_config(cfg: DictConfig, overrides: Sequence[str]) -> tuple[DictConfig
     return stored, run_dir, info
 
 
+def seeded_options(node: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """The problem options a run of ``seed`` builds the problem with (``Problem.run_options``, e.g. a
+    replay's ``noise_seed: null`` becomes the seed): what the stored config says ran."""
+    options = {str(k): v for k, v in node.items()}
+    cls = registered_class("problem", options.get("_target_"), "problem")
+    return dict(cls.run_options(options, int(seed))) if issubclass(cls, Problem) else options
+
+
 def _seeded(cfg: DictConfig) -> DictConfig:
-    """``cfg`` with the problem's options as a run of its seed builds them (``Problem.run_options``,
-    e.g. a replay's ``noise_seed: null`` becomes the seed), so the stored config says what ran."""
+    """``cfg`` with the problem's options seeded (:func:`seeded_options`)."""
     node = OmegaConf.to_container(cfg.problem, resolve=True)
     assert isinstance(node, dict)
-    cls = registered_class("problem", node.get("_target_"), "problem")
     options = {str(k): v for k, v in node.items()}
-    seeded = cls.run_options(options, int(cfg.seed)) if issubclass(cls, Problem) else options
-    changed = {k: v for k, v in seeded.items() if options.get(k) != v}
+    changed = {k: v for k, v in seeded_options(options, int(cfg.seed)).items() if options.get(k) != v}
     if not changed:
         return cfg
     cfg = copy.deepcopy(cfg)
@@ -181,9 +186,43 @@ def _seeded(cfg: DictConfig) -> DictConfig:
     return cfg
 
 
+@dataclass(frozen=True)
+class Parts:
+    """What a search is made of, built from a run config (:func:`build_parts`): nothing started."""
+
+    budget: Budget
+    problem: Problem
+    searcher: Searcher
+    executor: Executor
+    cache: SQLiteCache | None
+    names: tuple[str, str]
+
+
+def build_parts(plain: Mapping[str, Any], *, problem: Problem | None = None,
+                names: tuple[str, str] | None = None) -> Parts:
+    """The first step of every search (issue 45, item 4): the parts, from a checked, seeded run config.
+
+    The command line's runs (:func:`prepare`, which then opens the run directory), a study's in-process
+    replays (searchlab.study) and the settings problem's inner replays (searchlab.tuning) all build here,
+    so a searcher is made, given its prior and driven the same way on every path. ``problem``: one built
+    already (a replayed table parsed once per process, or one built while noting the files it reads)."""
+    if problem is None:
+        problem = build_problem(seeded_options(plain["problem"], int(plain["seed"])))
+    problem_name, searcher_name = names or (problem.name, _searcher_name(plain["searcher"]))
+    searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), searcher_name)
+    give_prior(searcher, plain.get("prior"), problem, searcher_name)
+    executor: Executor = build_registered("executor", plain["executor"], "executor")
+    if isinstance(executor, AutoExecutor):  # executor=auto: serial or Ray, by what the problem needs
+        executor = executor.resolve(problem)
+    cache = SQLiteCache(str(plain["cache"])) if plain.get("cache") else None
+    return Parts(Budget(**plain["budget"]), problem, searcher, executor, cache, (problem_name, searcher_name))
+
+
 def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: tuple[str, str] | None = None,
             overrides: Sequence[str] = ()) -> Prepared:
-    """Every check that can refuse the run, in the order a user would fix them."""
+    """Every check that can refuse the run, in the order a user would fix them; then the parts
+    (:func:`build_parts`) for the run directory ``run_dir`` (the second step: :class:`searchlab.run.lifecycle.Run`
+    opens it)."""
     from searchlab.core import files
     from searchlab.run.inputs import check_resume, run_inputs
 
@@ -196,23 +235,17 @@ def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     check_run_config(plain)
     cpu_share()  # a bad SEARCHLAB_THREADS is refused here, before anything is written (docs/threads.md)
     files.max_bytes()  # likewise a bad SEARCHLAB_MAX_READ_MB (docs/security.md)
-    budget = Budget(**plain["budget"])
+    Budget(**plain["budget"])  # a bad budget is refused before the problem is built
     confirm = ConfirmConfig(**(plain.get("confirm") or {}))  # runs recorded before confirm= get the defaults
     cfg = _seeded(cfg)
     with files.noting() as read:  # the files the problem reads, by content (a resume checks them)
         problem = build_problem(cfg.problem)
     inputs = run_inputs(read, plain.get("prior"))
     changed = check_resume(Path(run_dir), info, inputs, problem, accept) if resuming else ""
-    problem_name, searcher_name = names or (problem.name, _searcher_name(plain["searcher"]))
-    searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), searcher_name)
-    _give_prior(searcher, plain.get("prior"), problem, searcher_name)
+    parts = build_parts(_plain(cfg), problem=problem, names=names)
     progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name)
-    executor: Executor = _build("executor", plain["executor"], "executor")
-    if isinstance(executor, AutoExecutor):  # executor=auto: serial or Ray, by what the problem needs
-        executor = executor.resolve(problem)
-    cache = SQLiteCache(str(plain["cache"])) if plain.get("cache") else None
-    return Prepared(Path(run_dir), budget, problem, searcher, executor, cfg=cfg, resuming=resuming,
-                    names=(problem_name, searcher_name), progress=progress, cache=cache, confirm=confirm,
+    return Prepared(Path(run_dir), parts.budget, problem, parts.searcher, parts.executor, cfg=cfg, resuming=resuming,
+                    names=parts.names, progress=progress, cache=parts.cache, confirm=confirm,
                     plot=bool(plain.get("plot", True)), inputs=inputs, changed=changed, accept_changed=accept,
                     stored_fingerprint=info.get("fingerprint"))
 
@@ -223,7 +256,7 @@ def _plain(cfg: DictConfig) -> dict[str, Any]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _give_prior(searcher: Searcher, paths: Any, problem: Problem, name: str) -> None:
+def give_prior(searcher: Searcher, paths: Any, problem: Problem, name: str) -> None:
     """``prior=``: loaded, matched to the space and handed to the searcher once (searchlab.run.priors)."""
     from searchlab.run.priors import give_prior, load_prior
 

@@ -31,11 +31,9 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from searchlab.core import files
 from searchlab.core.records import Config, Direction, Status
 from searchlab.core.spaces import KnobSpace, Space
 from searchlab.errors import ConfigError
@@ -83,50 +81,25 @@ class Prior:
 
 
 # -- reading ---------------------------------------------------------------------------------
-def _stamp(path: Path) -> tuple[str, int, int]:
-    target = path / "results.db" if path.is_dir() else path
-    st = target.stat()
-    return str(target.resolve()), st.st_size, st.st_mtime_ns
-
-
 def read_prior(path: str | Path) -> RawPrior:
-    """One PATH of ``prior=`` as data (cached per process by path, size and modification time)."""
+    """One PATH of ``prior=`` as data: a run's records as they are, a file through the one table door
+    (:func:`searchlab.interchange.open_table`, which decides its format and parses it once per process)."""
+    from searchlab.interchange import open_table
+
     p = Path(os.path.expanduser(str(path)))
     if not p.exists():
         raise ConfigError(f"prior={path}: no such file or run directory")
     if p.is_dir() and not (p / "results.db").is_file():
         raise ConfigError(f"prior={path}: a directory without results.db (give a run directory, a Kernel Tuner "
                           "cache, a T4 file or a table)")
-    return _read_cached(*_stamp(p), shown=str(path))
-
-
-@lru_cache(maxsize=32)
-def _read_cached(resolved: str, size: int, mtime: int, shown: str) -> RawPrior:
-    path = Path(resolved)
-    if path.name == "results.db":
-        return _from_run(path.parent, shown)
-    doc = files.read_json(path, "prior")  # bounded: /dev/zero or a gzip bomb is one line
-    if not isinstance(doc, dict):
-        raise ConfigError(f"prior={shown}: not a Kernel Tuner cache, T4 file or searchlab table")
-    if "tune_params" in doc and "cache" in doc:
-        from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
-
-        table = load_kernel_tuner_cache(path)
-    elif doc.get("format") == "searchlab-table/1":
-        from searchlab.interchange.table import read_table_file
-
-        table = read_table_file(path)
-    elif "results" in doc:
-        from searchlab.interchange.t4 import read_t4
-
-        table = read_t4(path)
-    else:
-        raise ConfigError(f"prior={shown}: not a Kernel Tuner cache, T4 file or searchlab table")
+    if p.is_dir() or p.name == "results.db":
+        return _from_run(p if p.is_dir() else p.parent, str(path))
+    table = open_table(p, "prior")
     if not isinstance(table.space, KnobSpace):
-        raise ConfigError(f"prior={shown}: a {table.space.kind} table; priors are knob-space tables")
+        raise ConfigError(f"prior={path}: a {table.space.kind} table; priors are knob-space tables")
     rows = {c: (m.objective if m.status is Status.OK and m.objective is not None and math.isfinite(m.objective)
                 else None) for c, m in table.rows.items()}
-    return RawPrior(shown, table.device, table.space.names, table.direction, rows)
+    return RawPrior(str(path), table.device, table.space.names, table.direction, rows)
 
 
 def _from_run(run_dir: Path, shown: str) -> RawPrior:

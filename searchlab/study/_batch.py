@@ -103,9 +103,10 @@ def fresh_problem(node: Mapping[str, Any], seed: int) -> tuple[Problem, dict[str
     """The problem a run of ``seed`` builds from ``node`` (its config), and those seeded options."""
     from searchlab.adapters.table import TableProblem
     from searchlab.recompose import build_problem, registered_class
+    from searchlab.run.prepare import seeded_options
 
+    seeded = seeded_options(node, seed)
     cls = registered_class("problem", node.get("_target_"), "problem")
-    seeded = cls.run_options(dict(node), seed) if issubclass(cls, Problem) else dict(node)
     if not (isinstance(cls, type) and issubclass(cls, TableProblem)):
         return build_problem(seeded), seeded
     key = _proto_key(node)
@@ -117,31 +118,26 @@ def fresh_problem(node: Mapping[str, Any], seed: int) -> tuple[Problem, dict[str
 
 
 def replay_cell(cell: Cell, versions: Mapping[str, str], node: str) -> CellRun:
-    """Replay one cell in process (module docstring); nothing is written."""
+    """Replay one cell in process (module docstring); nothing is written. The parts are built by the
+    run's own first step (:func:`searchlab.run.prepare.build_parts`) and driven by
+    :func:`searchlab.api.optimize`, the run lifecycle in memory."""
     from searchlab.api import optimize
-    from searchlab.core.cache import SQLiteCache
-    from searchlab.run.loop import Budget
-    from searchlab.run.prepare import _build, _give_prior, make_searcher
+    from searchlab.run.prepare import build_parts
 
     started = time.perf_counter()
     cfg = dict(cell.cfg)
     problem, seeded = fresh_problem(cfg["problem"], cell.seed)
     cfg["problem"] = seeded
-    searcher = make_searcher(cfg["searcher"], problem, int(cfg["seed"]), cell.searcher)
-    _give_prior(searcher, cfg.get("prior"), problem, cell.searcher)
-    executor = _build("executor", _no_alarm(cfg["executor"], problem), "executor")
-    cache = SQLiteCache(str(cfg["cache"])) if cfg.get("cache") else None
+    parts = build_parts({**cfg, "executor": _no_alarm(cfg["executor"], problem)}, problem=problem,
+                        names=(cell.problem, cell.searcher))
     try:
-        workers = executor.start(problem)
-        fingerprint = problem.fingerprint([w.device.name for w in workers])
-        if cache is not None:
-            cache.fingerprint = fingerprint
-        outcome = optimize(problem, searcher, Budget(**cfg["budget"]), executor=executor, cache=cache)
+        outcome = optimize(problem, parts.searcher, parts.budget, executor=parts.executor, started=False,
+                           cache=parts.cache)
     finally:
-        executor.close()
-        if cache is not None:
-            cache.close()
-    devices = tuple(dict(w.device.to_dict(), worker=w.name) for w in workers)
+        if parts.cache is not None:
+            parts.cache.close()
+    devices = outcome.devices
+    fingerprint = problem.fingerprint([str(d.get("name", "")) for d in devices])
     return CellRun(
         key=cell_key(cell), problem=cell.problem, searcher=cell.searcher, seed=cell.seed,
         fingerprint=fingerprint, direction=problem.direction.value,
@@ -186,7 +182,7 @@ def replay_batch(cells: Sequence[Cell], cwd: str, known: Mapping[str, Problem] |
     ``known``: tables the driver parsed already (:func:`prototypes`), used instead of parsing."""
     from searchlab.core.store import package_versions
     from searchlab.core.threads import limit_pools
-    from searchlab.run.execution._base import current_node
+    from searchlab.run.cluster import current_node
 
     limit_pools()  # this task's num_cpus, whatever the worker inherited (docs/threads.md)
     if os.path.isdir(cwd):  # relative paths in problem configs mean what they meant to the driver

@@ -36,7 +36,7 @@ def _task(cell: Cell, cwd: str, prior: Any = None) -> Any:
     from pathlib import Path
 
     from searchlab.core.threads import limit_pools
-    from searchlab.run.execution._base import current_node
+    from searchlab.run.cluster import current_node
     from searchlab.study._publish import ReplayOutcome, dump_rows, run_files, write_rows
 
     limit_pools()  # this task's num_cpus, whatever the worker inherited or built before (docs/threads.md)

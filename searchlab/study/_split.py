@@ -65,9 +65,9 @@ def table_path(label: str, problem_cfg: Mapping[str, Any]) -> str:
 
 def table_key(path: str, key: str) -> str:
     """The kernel or device of the table in ``path`` (module docstring)."""
-    from searchlab.tuning._train import train_table
+    from searchlab.interchange import open_table
 
-    table = train_table(path)
+    table = open_table(path, "study table")
     meta = dict(table.meta)
     raw = meta.get("metadata")
     t4: dict[str, Any] = raw if isinstance(raw, dict) else {}

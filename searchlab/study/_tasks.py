@@ -38,7 +38,7 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
 
     ``address``: join that cluster with token authentication (searchlab.run.execution._join).
     """
-    from searchlab.run.execution._ray_actor import LOOPBACK, local_ray_environment
+    from searchlab.run.cluster import LOOPBACK, local_ray_environment
 
     if not address:
         local_ray_environment()
@@ -48,7 +48,7 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
     if ray.is_initialized():
         return False
     if address:
-        from searchlab.run.execution._join import join_cluster
+        from searchlab.run.cluster import join_cluster
 
         join_cluster(address, "study.ray_address")
         return False
@@ -97,7 +97,7 @@ def _gather(pending: dict[Any, Any], joined: bool, gcs: str, total: int,
 
 def _check_head(gcs: str, lost_since: float | None, done: int, total: int) -> float | None:
     """None while the head answers; raises once it has been unreachable for HEAD_GRACE_S."""
-    from searchlab.run.execution._join import head_reachable
+    from searchlab.run.cluster import head_reachable
 
     if head_reachable(gcs):
         return None

@@ -3,8 +3,8 @@
 Why a path of its own: the settings problem runs hundreds of replays per evaluation (tables x
 seeds), so each must cost what the search costs, not what a run costs (issue 23, item 3: a run
 from the CLI spends ~2.7 s on Hydra, imports and a second parse of the table around a search of a
-few milliseconds). Here a table is parsed once per process (:func:`train_table` caches it by path,
-size and modification time, so a Ray worker parses it once for all the tasks it runs), and a replay
+few milliseconds). Here a table is parsed once per process (:func:`searchlab.interchange.open_table` caches
+it by path, size and modification time, so a Ray worker parses it once for all the tasks it runs), and a replay
 is :func:`searchlab.api.optimize` with the serial executor and no store: no Hydra, no run directory.
 
 A replay is deterministic given (searcher, settings, table, seed, budget): the searcher is seeded,
@@ -14,9 +14,7 @@ proposal order.
 
 from __future__ import annotations
 
-import gzip
 import math
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,62 +23,16 @@ import numpy as np
 
 from searchlab.core.records import Direction, Status, loss
 from searchlab.errors import ConfigError
+from searchlab.interchange import open_table
 from searchlab.interchange.table import Table
-
-_TABLES: dict[tuple[str, int, int], Table] = {}  # (resolved path, size, mtime) -> table, per process
-_PEEK = 65536  # bytes of a JSON file read to tell its format
-
-
-def _stamp(path: Path) -> tuple[str, int, int]:
-    st = os.stat(path)
-    return str(path.resolve()), st.st_size, st.st_mtime_ns
-
-
-def _peek(path: Path) -> str:
-    try:
-        with (gzip.open(path, "rt") if path.suffix == ".gz" else path.open(errors="replace")) as fh:
-            return fh.read(_PEEK)
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"problem.train: {str(path)!r} is not readable: {exc}") from None
-
-
-def _load(path: Path) -> Table:
-    """The table in ``path``, by its format: a Kernel Tuner cache, a T4 file, our table file, a run."""
-    from searchlab.adapters.table.problem import load_table
-    from searchlab.interchange.table import FORMAT
-
-    if path.is_dir() or path.name == "results.db":
-        return load_table(path)  # a finished (exhaustive) run
-    if not path.name.endswith((".json", ".json.gz")):
-        raise ConfigError(f"problem.train: {str(path)!r} is not a supported table (a Kernel Tuner cache, a T4 file or "
-                          "a searchlab table as .json[.gz], or a finished exhaustive run's directory)")
-    head = _peek(path)
-    if '"tune_params"' in head:
-        from searchlab.adapters.knobs.kernel_tuner import load_kernel_tuner_cache
-
-        return load_kernel_tuner_cache(path)
-    if FORMAT in head:
-        return load_table(path)
-    if '"results"' in head or '"schema_version"' in head:
-        from searchlab.interchange.t4 import read_t4
-
-        return read_t4(path)
-    raise ConfigError(f"problem.train: {str(path)!r} is neither a Kernel Tuner cache, a T4 file nor a searchlab "
-                      "table (no 'tune_params', 'results' or 'format' near its start)")
 
 
 def train_table(path: str | Path) -> Table:
-    """The table of one training file, parsed once per process."""
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise ConfigError(f"problem.train: {str(path)!r} does not exist")
-    key = _stamp(p)
-    table = _TABLES.get(key)
-    if table is None:
-        table = _load(p)
-        if table.best() is None:
-            raise ConfigError(f"problem.train: {str(path)!r} holds no successful measurement: no optimum to score against")
-        _TABLES[key] = table
+    """The table of one training file (any format :func:`searchlab.interchange.open_table` reads, which
+    parses it once per process), with an optimum to score against."""
+    table: Table = open_table(path, "problem.train")
+    if table.best() is None:
+        raise ConfigError(f"problem.train: {str(path)!r} holds no successful measurement: no optimum to score against")
     return table
 
 
@@ -92,12 +44,13 @@ def replay(searcher: str, settings: Mapping[str, Any], path: str, seed: int, bud
     from searchlab.adapters.table import TableProblem
     from searchlab.api import optimize
     from searchlab.run.loop import Budget
+    from searchlab.run.prepare import make_searcher
     from searchlab.study._metrics import best_so_far, extend
 
     table = train_table(path)
-    cls = registry.searcher_class(searcher)
     problem = TableProblem(table=table)
-    instance = cls(table.space, direction=table.direction, seed=seed, **dict(settings))
+    node = {"_target_": registry.entry("searcher", searcher).target, **dict(settings)}
+    instance = make_searcher(node, problem, seed, searcher)  # the run's own door (searchlab.run.prepare)
     outcome = optimize(problem, instance, Budget(evaluations=budget))
     losses = [loss(r.measurement, table.direction) for r in outcome.results if r.measurement.status is not Status.INFEASIBLE]
     return [float(v) for v in extend(best_so_far(np.array(losses, dtype=float)), budget)]

@@ -25,128 +25,21 @@ joined with commas). Here its parameters become ordinal knobs, and each entry a 
 
 Each evaluation is charged the recorded compile + benchmark time (ms in the file, seconds
 here: ``Measurement.charged_s``), so ``budget.charged_time_s`` budgets replay fairly.
+
+The reader itself lives beside the writer, in :mod:`searchlab.interchange.kt_cache`.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from searchlab.adapters.table import TableProblem
-from searchlab.core.records import Config, Direction, FailureMode, Measurement, Status
 from searchlab.core.schema import EMPTY
-from searchlab.core.sensors import SensedKnobSpace, model_from_spec
-from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.interchange import read_json
-from searchlab.interchange._checks import checked
-from searchlab.interchange.table import Table, TableKnobSpace
+from searchlab.interchange.kt_cache import MISSING, MODEL, RECORDED_FAILURES, load_kernel_tuner_cache
 
-FAILURES = {
-    "CompilationFailedConfig": FailureMode.COMPILE,
-    "RuntimeFailedConfig": FailureMode.LAUNCH,
-    "InvalidConfig": FailureMode.INVALID,
-}
-MISSING = ("constraint", "invalid")
-RECORDED_FAILURES = ("hidden", "known")
-MODEL: dict[str, Any] = {  # generic: the objective plus the catch-all for failures (conf/problem/kernel_tuner_cache.yaml)
-    "sensors": ["time", "compile_time"],
-    "objective": "time",
-    "direction": "minimize",
-    "constraints": [],
-}
-
-
-@functools.lru_cache(maxsize=4096)
-def _sensor_name(key: str) -> str:
-    return re.sub(r"\W", "_", key)  # memoised: every entry of a cache has the same few keys
-
-
-def _entry_measurement(entry: Mapping[str, Any], objective: str, keys: set[str]) -> Measurement:
-    numeric = {_sensor_name(k): float(v) for k, v in entry.items()
-               if k not in keys and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
-    compile_ms, bench_ms = numeric.get("compile_time", 0.0), numeric.get("benchmark_time", 0.0)
-    common: dict[str, Any] = {"sensors": numeric, "compile_s": compile_ms / 1000, "run_s": bench_ms / 1000,
-                              "charged_s": (compile_ms + bench_ms) / 1000}
-    value = entry.get(objective)
-    if isinstance(value, str):
-        mode = FAILURES.get(value)
-        if mode is None:
-            return Measurement.failed(FailureMode.RUNTIME, f"Kernel Tuner recorded {value!r}", **common)
-        return Measurement.failed(mode, f"Kernel Tuner recorded {value}", **common)
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return Measurement.failed(FailureMode.INVALID, f"no usable {objective!r} value: {value!r}", **common)
-    times = entry.get("times") or ()
-    samples = tuple(float(t) for t in times if isinstance(t, (int, float)))
-    return Measurement.ok(float(value), samples=samples, **common)
-
-
-def load_kernel_tuner_cache(path: str | Path, *, missing: str = "constraint",
-                            model: Mapping[str, Any] | None = None, recorded_failures: str = "hidden") -> Table:
-    """A Kernel Tuner cache file (``.json`` or ``.json.gz``) as a table."""
-    if missing not in MISSING:
-        raise ConfigError(f"problem.missing={missing!r}: must be one of {list(MISSING)}")
-    if recorded_failures not in RECORDED_FAILURES:
-        raise ConfigError(f"problem.recorded_failures={recorded_failures!r}: must be one of {list(RECORDED_FAILURES)}")
-    if recorded_failures == "known" and missing != "constraint":
-        raise ConfigError("problem.recorded_failures=known needs problem.missing=constraint "
-                          "(the known-feasible set is the recorded configurations that ran)")
-    path = Path(path)
-    data = read_json(path, "Kernel Tuner cache")
-    _check_shape(data, path)
-    params: Mapping[str, list[Any]] = data["tune_params"]
-    names = [str(n) for n in (data.get("tune_params_keys") or params)]
-    objective = str(data.get("objective") or "time")
-    try:
-        knobs = tuple(OrdinalKnob(n, tuple(params[n])) for n in names)
-    except (KeyError, TypeError, ValueError, ConfigError) as exc:
-        raise ConfigError(f"Kernel Tuner cache {str(path)!r}: tune_params/tune_params_keys are not usable ({exc})") from None
-    rows, skip = {}, set(names) | {"times", "timestamp"}
-    for entry in data["cache"].values():
-        try:
-            config = Config({n: entry[n] for n in names})
-        except (KeyError, TypeError) as exc:
-            raise ConfigError(f"Kernel Tuner cache {str(path)!r}: an entry lacks parameter {exc}") from None
-        rows[config] = _entry_measurement(entry, objective, skip)
-    if not any(m.objective is not None for m in rows.values()):
-        raise ConfigError(f"Kernel Tuner cache {str(path)!r}: none of its {len(rows)} entries has a numeric "
-                          f"{objective!r} (all failed or unusable): nothing to tune")
-    higher = bool(data.get("objective_higher_is_better", False))
-    direction = Direction.MAXIMIZE if higher else Direction.MINIMIZE
-    sensed = _sensor_name(objective)  # the objective is a sensor too, under its sanitised name
-    spec = dict(model or {}) or {**MODEL, "objective": sensed, "direction": direction.value,
-                                 "sensors": sorted({sensed, "compile_time"})}
-    sensor_model = model_from_spec(spec, knobs=names)
-    space: KnobSpace
-    if missing == "constraint":
-        members = frozenset(c for c, m in rows.items() if recorded_failures == "hidden" or m.status is Status.OK)
-        space = TableKnobSpace(knobs, sensor_model=sensor_model, members=members)
-    else:  # every product member may be tested; absent ones fail as invalid (TableProblem.evaluate)
-        space = SensedKnobSpace(knobs, sensor_model=sensor_model)
-    meta = {"kernel": data.get("kernel_name", ""), "problem_size": data.get("problem_size"), "missing": missing,
-            "recorded_failures": recorded_failures, "product": math.prod(len(k.values) for k in knobs)}
-    unit = "ms" if objective == "time" else ""
-    table = Table(space, rows, direction, f"{objective}_{unit}" if unit else objective, source=str(path),
-                  device=str(data.get("device_name") or ""), meta=meta)
-    return checked(table, f"Kernel Tuner cache {str(path)!r}")  # rows that agree with the space (issue 37, item 9)
-
-
-def _check_shape(data: Any, path: Path) -> None:
-    """Refuse at load what would otherwise fail every evaluation or stall the searcher (issue 10, item 8)."""
-    where = f"Kernel Tuner cache {str(path)!r}"
-    if not isinstance(data, dict) or "tune_params" not in data or "cache" not in data:
-        raise ConfigError(f"{where} has no 'tune_params' and 'cache': not a Kernel Tuner cache file")
-    params, cache = data["tune_params"], data["cache"]
-    if not isinstance(params, dict) or not params or not all(isinstance(v, list) and v for v in params.values()):
-        raise ConfigError(f"{where}: 'tune_params' must map each parameter to a non-empty list of values")
-    if not isinstance(cache, dict) or not cache:
-        raise ConfigError(f"{where}: 'cache' holds no entry: nothing was recorded")
-    if not all(isinstance(e, dict) for e in cache.values()):
-        raise ConfigError(f"{where}: every 'cache' entry must be a mapping of parameter values and results")
+__all__ = ["MISSING", "MODEL", "RECORDED_FAILURES", "KernelTunerCache", "load_kernel_tuner_cache"]
 
 
 class KernelTunerCache(TableProblem):

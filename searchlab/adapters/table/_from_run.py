@@ -18,7 +18,6 @@ are kept: replaying them charges their recorded time, as the live run paid it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,21 +27,6 @@ from searchlab.errors import ConfigError, StoreError
 
 if TYPE_CHECKING:
     from searchlab.core.spaces import ThresholdTree
-
-_CACHE: dict[tuple[Any, ...], Any] = {}  # (db path, mtimes, sizes, coverage) -> Table
-
-
-def _stamp(db: Path) -> tuple[Any, ...]:
-    """What identifies the database's content on disk (the WAL file included)."""
-    parts: list[Any] = [str(db.resolve())]
-    for path in (db, db.with_name(db.name + "-wal")):
-        try:
-            st = os.stat(path)
-            parts += [st.st_mtime_ns, st.st_size]
-        except FileNotFoundError:
-            parts += [0, 0]
-    return tuple(parts)
-
 
 def _rows(results: list[Any]) -> tuple[dict[Config, Measurement], int]:
     rows: dict[Config, Measurement] = {}
@@ -113,7 +97,7 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
 
     ``min_coverage`` is the share of the space's members that must have a measurement
     (1.0: the run must be exhaustive). Tables are cached per process by the database's
-    path, size and modification time, so replays in one worker load a table once.
+    path, size and modification time by :func:`searchlab.interchange.open_table`, the door every reader uses.
     """
     from searchlab.core.store import DB_NAME, read_run
     from searchlab.interchange.table import Table
@@ -125,9 +109,6 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
     db = run_dir / DB_NAME
     if not db.is_file():
         raise ConfigError(f"table {str(run_dir)!r}: no {DB_NAME} there (give a run directory or its results.db)")
-    key = (*_stamp(db), min_coverage)
-    if key in _CACHE:
-        return _CACHE[key]
     try:
         info, results = read_run(run_dir)
     except StoreError as exc:
@@ -157,5 +138,4 @@ def table_from_run(run_dir: str | Path, *, min_coverage: float = 1.0) -> Any:
                         "fingerprint": info["fingerprint"], "seed": info["seed"], "members": members,
                         "missing": missing, "subproblem_rows_dropped": subproblems,
                         "failed_rows": sum(m.status is not Status.OK for m in rows.values())})
-    _CACHE[key] = table
     return table

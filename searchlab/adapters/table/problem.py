@@ -27,19 +27,14 @@ from searchlab.core.problem import Problem
 from searchlab.core.records import Config, FailureMode, Measurement, Status
 from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
-from searchlab.interchange.table import Table, read_table_file
+from searchlab.interchange import open_table
+from searchlab.interchange.table import Table
 
 
 def load_table(path: str | Path) -> Table:
-    """A table from our ``.json(.gz)`` format, or from a run directory / ``results.db``."""
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"table file {str(path)!r} does not exist")
-    if path.is_dir() or path.name == "results.db":
-        from searchlab.adapters.table._from_run import table_from_run  # runs become tables (exhaustive runs above all)
-
-        return table_from_run(path if path.is_dir() else path.parent)  # type: ignore[no-any-return]
-    return read_table_file(path)
+    """A table from any file :func:`searchlab.interchange.open_table` reads (our ``.json(.gz)`` format, a
+    Kernel Tuner cache, a T4 file) or a run directory / ``results.db``: the one door, under its old name."""
+    return open_table(path, "table file")  # type: ignore[no-any-return]
 
 
 def sample_index(seed: int, key: str, occurrence: int, n: int) -> int:
