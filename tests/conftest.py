@@ -30,7 +30,7 @@ PARALLEL_SAFE = (
     "run/test_confirm.py", "run/test_failures.py", "run/test_transfer_priors.py",
     "adapters/test_kernel_tuner.py", "adapters/test_table_replay_paths.py", "adapters/test_byo_t1.py",
     "study/test_study_baseline.py", "adapters/test_open_table.py",
-    "test_security.py", "test_properties.py", "test_architecture.py",
+    "test_security.py", "test_properties.py", "test_architecture.py", "test_readme.py",
 )
 SERIAL_ONLY = ("searchers/test_probabilistic_fed.py",)  # runs OpenCL problems on pinned cores
 
