@@ -58,7 +58,7 @@ test-deps: setup
 # Both parts always run; the first failure's status is the result, and "no tests" (5) is a failure.
 test: setup test-deps
 	@if [ -n "$(ARGS)" ]; then $(BIN)/python -m pytest -q $(ARGS); rc=$$?; else \
-		$(BIN)/python -m pytest -q -n 2 -m parallel_safe; rc=$$?; \
+		$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m parallel_safe; rc=$$?; \
 		$(BIN)/python -m pytest -q -m "not parallel_safe"; rc2=$$?; \
 		if [ $$rc -eq 0 ]; then rc=$$rc2; fi; fi; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc

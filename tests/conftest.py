@@ -31,7 +31,13 @@ PARALLEL_SAFE = (
     "adapters/test_kernel_tuner.py", "adapters/test_table_replay_paths.py", "adapters/test_byo_t1.py",
     "study/test_study_baseline.py", "adapters/test_open_table.py",
     "test_security.py", "test_properties.py", "test_architecture.py", "test_readme.py",
+    # issue 47: no Ray, device, signal or timing in these either (pip builds, records, path checks)
+    "test_packaging.py", "run/test_cluster_records.py", "run/test_executor_auto.py",
+    "integrations/test_library_manners.py", "adapters/test_futhark_versus.py",
 )
+# Files whose tests share an expensive module fixture (a wheel and a venv): one xdist worker runs
+# the whole file (``--dist loadgroup``), so the fixture is built once, not once per worker.
+ONE_WORKER = ("test_packaging.py",)
 SERIAL_ONLY = ("searchers/test_probabilistic_fed.py",)  # runs OpenCL problems on pinned cores
 
 HERE = Path(__file__).parent
@@ -44,5 +50,9 @@ def parallel_safe(path: Path) -> bool:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if parallel_safe(Path(str(item.path))):
+        path = Path(str(item.path))
+        if parallel_safe(path):
             item.add_marker(pytest.mark.parallel_safe)
+        rel = path.resolve().relative_to(HERE).as_posix()
+        if rel.startswith(ONE_WORKER):
+            item.add_marker(pytest.mark.xdist_group(rel))

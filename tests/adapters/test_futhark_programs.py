@@ -170,7 +170,10 @@ def test_weighting_relative_to_untuned() -> None:
         m = problem.evaluate(problem.space.default_config())
         weights = m.extra["weights"]
         assert m.objective == pytest.approx(sum(weights[d] * t for d, t in m.datasets.items()))
-        assert m.objective is not None and 1.0 < m.objective < 8.0  # 4 datasets at about 1 each (noisy machine)
+        assert set(weights) == set(m.datasets) and all(w > 0 for w in weights.values())
+        # each dataset about 1 (its untuned time over itself); load that starts between the baseline
+        # and this measurement moves a ratio several-fold, so only its order of magnitude is checked
+        assert m.objective is not None and 0.1 * len(weights) < m.objective < 10.0 * len(weights)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [({"preset": "tpu"}, "preset"), ({"measure": {"min_runs": 0}}, "min_runs"),

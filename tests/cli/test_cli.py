@@ -220,7 +220,7 @@ def test_resume_says_where_it_resumes(tmp_path: Path) -> None:
     assert "searchlab: resuming at 4/7 evaluations" in out.stderr.splitlines()
 
 
-def test_a_resumed_runs_eta_counts_only_its_own_evaluations() -> None:
+def test_a_resumed_runs_eta_counts_only_its_own_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
     import time
 
@@ -232,6 +232,7 @@ def test_a_resumed_runs_eta_counts_only_its_own_evaluations() -> None:
         return Result(Candidate(i, {"x": i}, {"x": i}), Measurement.ok(1.0), t_end=t_end)
 
     now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now)  # the clock stands still: a slow line must not move the eta
     state = LoopState(Direction.MINIMIZE, started=now - 10.0)  # this session: 10 s so far
     for i in range(65):  # the killed run's evaluations, finished long before
         state.add(result(i, now - 3600.0))

@@ -90,7 +90,6 @@ class Raising(RandomSearcher):
         return super()._ask(n)
 
 
-@pytest.mark.timeout(60)
 def test_a_searcher_that_raises_gives_kernel_tuner_a_clear_error(tmp_path: Path) -> None:
     from searchlab.integrations.kernel_tuner import SearcherFailed, Strategy
 
