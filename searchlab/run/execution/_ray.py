@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -319,9 +320,11 @@ class RayExecutor(Executor):
         return ray.get(slot.actor.call.remote(method, *args))
 
     def close(self) -> None:
+        if "ray" not in sys.modules:  # never imported, or a signal cut ``import ray`` short (issue 47): a
+            return  # fresh import now would meet its half-initialised submodules; nothing was started
         import ray
 
-        if not ray.is_initialized():
+        if not getattr(ray, "is_initialized", lambda: False)():
             return
         for slot in self._slots:
             if slot.actor is None:
