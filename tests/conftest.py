@@ -31,7 +31,7 @@ PARALLEL_SAFE = (
     "adapters/test_kernel_tuner.py", "adapters/test_table_replay_paths.py", "adapters/test_byo_t1.py",
     "adapters/test_user_default.py",
     "study/test_study_baseline.py",
-    "test_security.py", "test_properties.py", "test_architecture.py",
+    "test_security.py", "test_properties.py", "test_architecture.py", "test_install_script.py",
 )
 SERIAL_ONLY = ("searchers/test_probabilistic_fed.py",)  # runs OpenCL problems on pinned cores
 

@@ -38,6 +38,7 @@ from searchlab.adapters.user._protocol import layered_protocol
 from searchlab.adapters.user._t1 import check_names, read_t1
 from searchlab.core import files
 from searchlab.core.measure import MeasurementProtocol
+from searchlab.core.opencl import build_output
 from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.core.schema import EMPTY, plain
 from searchlab.core.spaces import CategoricalKnob, Knob, OrdinalKnob
@@ -170,7 +171,8 @@ class OpenCLKernel(OpenCLKnobProblem):
             env[n] = e(env)
         defines = [f"#define {n} {_define(env[n])}" for n in {**self.spec.defines, **ref.defines}]
         try:
-            program = cl.Program(context, "\n".join([*defines, "#line 1", ref.file.read_text()])).build()
+            with build_output(self._said):
+                program = cl.Program(context, "\n".join([*defines, "#line 1", ref.file.read_text()])).build()
             kernel = cl.Kernel(program, ref.name)
         except cl.Error as exc:
             raise ConfigError(f"Searchlab.ReferenceKernel {ref.name!r} does not build: {str(exc)[:300]}") from None
