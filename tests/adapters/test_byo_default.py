@@ -57,8 +57,8 @@ def test_a_command_run_ends_with_a_confirmed_verdict_against_the_specs_default(t
 def test_an_opencl_kernel_run_ends_with_a_verdict_against_the_specs_default(tmp_path: Path) -> None:
     spec = EXAMPLES / "reduction" / "row_sum.yaml"
     summary = run(tmp_path / "run", "problem=opencl_kernel", f"problem.spec={spec}", "searcher=random",
-                  "budget.evaluations=3", "problem.measure.max_runs=3", "confirm.k=1", "confirm.rounds=2",
-                  "confirm.max_rounds=2", "confirm.max_time_s=20")
+                  "budget.evaluations=3", "problem.measure.min_runs=2", "problem.measure.max_runs=3", "confirm.k=1",
+                  "confirm.rounds=2", "confirm.max_rounds=2", "confirm.max_time_s=20")
     confirm = summary["confirm"]
     assert confirm is not None and confirm["default"]["config"] == {"block_size_x": 256, "UNROLL": 1}
     assert confirm["versus_default"] is not None and confirm["versus_default"]["pairs"] == 2, confirm

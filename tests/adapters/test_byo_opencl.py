@@ -127,7 +127,7 @@ def test_compiler_output_goes_to_the_record_not_the_terminal(tmp_path: Path, cap
     spec.write_text(yaml.safe_dump(doc))
     capfd.readouterr()
     run(tmp_path / "run", "problem=opencl_kernel", f"problem.spec={spec}", "searcher=exhaustive", "budget.evaluations=2",
-        "problem.measure.max_runs=3", "confirm.k=0")  # two configurations, two builds
+        "problem.measure.min_runs=2", "problem.measure.max_runs=3", "confirm.k=0")  # two configurations, two builds
     printed = capfd.readouterr()
     assert "said by the compiler" not in printed.err + printed.out and "warning generated" not in printed.err
     conn = sqlite3.connect(tmp_path / "run" / "results.db")

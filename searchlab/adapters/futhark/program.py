@@ -82,7 +82,9 @@ class FutharkServerProblem(Problem):
         atol: float = 1e-3,  # output check tolerance
         validation: Sequence[str] | None = None,  # validation dataset names (Listing 4.1); the rest train
         sizes: bool = False,  # also tune the block/tile sizes (a knob space; one server pair per size setting)
-        default: Mapping[str, int] | None = None,  # what you run today ({name: value}; the rest: Futhark's defaults)
+        # what you run today ({name: value}; the rest: Futhark's defaults). Typed Any: OmegaConf cannot
+        # override an Optional[Dict] that is null, nor add keys to an empty typed mapping without "+".
+        default: Any = None,  # what you run today ({name: value}; the rest: Futhark's defaults)
     ) -> None:
         if not program:
             raise ConfigError("problem.program: give the .fut file to tune (problem.program=PATH.fut)")
@@ -115,7 +117,7 @@ class FutharkServerProblem(Problem):
                 raise ConfigError(f"problem.sizes=true: {source.name} compiled for {backend} has no block or tile "
                                   "size parameters to tune")
             self._space = ThresholdSizeSpace.build(self.tree, self.size_params)
-        self._default = user_default(self._space, self.tree, self.size_params if sizes else (), default)
+        self._default = user_default(self._space, self.tree, self.size_params if sizes else (), default or None)
         self._pool = ServerPool(self._start_server)
         self._verified: set[tuple[str, Sizes, tuple[tuple[str, bool], ...]]] = set()
 
