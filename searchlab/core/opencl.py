@@ -147,7 +147,12 @@ def build_output(into: list[str]) -> Iterator[None]:
             else:
                 os.environ["PYOPENCL_COMPILER_OUTPUT"] = saved_env
             tmp.seek(0)
-            printed = tmp.read().decode(errors="replace")
+            _keep(caught, tmp.read().decode(errors="replace"), into)  # a failed build's output too
+
+
+def _keep(caught: list[Any], printed: str, into: list[str]) -> None:
+    import warnings
+
     for w in caught:
         if w.category.__name__ == "CompilerWarning":  # pyopencl's, matched by name: pyopencl stays lazy
             into.extend(line for line in str(w.message).splitlines() if line.strip())
