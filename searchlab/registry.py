@@ -261,12 +261,13 @@ def check_target(target: object, kind: str, what: str) -> str:
 
 
 def describe(kind: str, name: str) -> str:
-    """One line about an entry: the first docstring line of its class (or of the class's module)."""
+    """One phrase about an entry: the first paragraph of its class's docstring (or of the class's
+    module), joined into one line: a first line alone may stop mid-sentence (issue 46, item 4)."""
     try:
         cls = load_class(kind, name)
     except ConfigError:
         return ""
     for doc in (cls.__doc__, getattr(sys.modules.get(cls.__module__), "__doc__", None)):
         if doc and doc.strip():
-            return doc.strip().splitlines()[0].rstrip(".")
+            return " ".join(doc.strip().split("\n\n")[0].split()).rstrip(".")
     return ""

@@ -29,11 +29,10 @@ PARALLEL_SAFE = (
     "run/test_loop.py", "run/test_budget_schedules.py", "run/test_run_lifecycle.py", "run/test_default_check.py",
     "run/test_confirm.py", "run/test_failures.py", "run/test_transfer_priors.py",
     "adapters/test_kernel_tuner.py", "adapters/test_table_replay_paths.py", "adapters/test_byo_t1.py",
-    "study/test_study_baseline.py", "adapters/test_open_table.py",
-    "test_security.py", "test_properties.py", "test_architecture.py", "test_readme.py",
-    # issue 47: no Ray, device, signal or timing in these either (pip builds, records, path checks)
-    "test_packaging.py", "run/test_cluster_records.py", "run/test_executor_auto.py",
-    "integrations/test_library_manners.py", "adapters/test_futhark_versus.py",
+    "study/test_study_baseline.py", "adapters/test_open_table.py", "test_security.py", "test_properties.py",
+    "test_architecture.py", "test_readme.py", "test_packaging.py", "run/test_cluster_records.py",
+    "run/test_executor_auto.py", "integrations/test_library_manners.py", "adapters/test_futhark_versus.py",
+    "adapters/test_user_default.py", "test_install_script.py",
 )
 # Files whose tests share an expensive module fixture (a wheel and a venv): one xdist worker runs
 # the whole file (``--dist loadgroup``), so the fixture is built once, not once per worker.

@@ -96,4 +96,4 @@ patchelf --set-interpreter "$LIBDIR/ld-linux-x86-64.so.2" --set-rpath "$LIBDIR" 
 mv "$BIN.tmp" "$BIN"
 rm -rf "$APT/debs" "$APT/cache"
 link
-echo "install_futhark: $("$BIN" --version | head -1) in $BIN"
+echo "install_futhark: $("$BIN" --version | head -1 | sed 's/\.$//') installed in $BIN"  # futhark says "Futhark 0.25.27."

@@ -5,7 +5,7 @@ Each option's phrase is read from where the option is declared, never written a 
 schemas), an ``Args:``/``Options:`` entry in the searcher's docstring, a ``# name: phrase`` line above
 ``XConfig = searcher_config(X)``, a ``# comment`` after the constructor parameter; failing those, the
 option's annotation says what it takes. A value too long for one line is shortened to a pointer into
-the docs, and no line is longer than :data:`WIDTH`.
+the docs, and no line is longer than :data:`WIDTH`: a longer entry wraps, so no phrase is cut short.
 """
 
 from __future__ import annotations
@@ -134,15 +134,38 @@ def _doc_for(where: str) -> str:
     return next((doc for key, doc in _DOCS if key in where), "README.md")
 
 
+def _bytes(text: str) -> int:
+    return len(text.encode())
+
+
 def _fit(line: str) -> str:
     """``line`` within WIDTH, counted in UTF-8 bytes (what ``awk length`` and most terminals'
-    column checks count for "§"), cut at a word boundary and marked with "..."."""
-    if len(line.encode()) <= WIDTH:
-        return line
-    cut = line
-    while len(cut.encode()) > WIDTH - 4:
-        cut = cut[: cut.rstrip().rfind(" ")] if " " in cut.strip() else cut[:-1]
-    return cut.rstrip(" ,;:") + " ..."
+    column checks count for "§"); see :func:`_entry` for a phrase that does not fit."""
+    return "\n".join(_entry(line))
+
+
+def _entry(line: str) -> list[str]:
+    """``line`` as lines of at most WIDTH bytes, never cut mid-sentence (issue 46, item 4: help entries
+    stopped at "capped by plays per arm,"). What does not fit wraps at word boundaries onto lines
+    indented to where the entry's phrase starts (after the first run of spaces that follows its name)."""
+    if _bytes(line) <= WIDTH:
+        return [line]
+    lead = len(line) - len(line.lstrip())
+    gap = line.find("  ", lead)
+    if 0 < gap < WIDTH // 2:
+        indent = len(line) - len(line[gap:].lstrip())
+        head, words = line[:indent], line[indent:].split()
+    else:
+        indent, head, words = lead + 4, line[:lead], line[lead:].split()
+    lines = [head]
+    for word in words:
+        current = lines[-1]
+        joined = current + word if not current or current.endswith(" ") else f"{current} {word}"
+        if _bytes(joined) > WIDTH and len(current) > indent:
+            lines.append(" " * indent + word)
+        else:
+            lines[-1] = joined
+    return [x.rstrip() for x in lines]
 
 
 def describe(path: Path) -> str:
@@ -263,7 +286,50 @@ def overview(conf: Path, usage: str) -> str:
             if group in ("executor", "budget"):
                 parts.extend(_compact(conf, group, name))
         parts.append("")
+    parts.extend(entry_points())
     return "\n".join(parts)
+
+
+def command_prefix() -> str:
+    """How to start searchlab in a fresh shell: the ``searchlab`` console script when the one on the
+    PATH is this interpreter's, else the running interpreter (never a bare ``python`` that may not be ours)."""
+    import shutil
+    import sys
+
+    script = shutil.which("searchlab")
+    if script and Path(script).resolve().parent == Path(sys.executable).resolve().parent:
+        return "searchlab"
+    return f"{_interpreter()} -m searchlab"
+
+
+def entry_points() -> list[str]:
+    """The overview's last section: the other doors, as commands to paste (issue 46, item 4)."""
+    run = command_prefix()
+    module = run if run != "searchlab" else f"{_interpreter()} -m searchlab"
+    shell = [(f"{module}.study RUN_DIR ...", "compare a sweep's runs: tables, curves, report (docs/study.md)"),
+             (f"{module}.study study=NAME", "run a study grid of conf/study/ (--help: its options)"),
+             (f"{module}.export t4 RUN_DIR -o t4.json", "a run as T4, Kernel Tuner cache, CSV (--help: formats)"),
+             (f"{run} reproduce EXPERIMENT.json", "run a recorded experiment again"),
+             (f"{run} problem=opencl_kernel problem.spec=FILE", "tune your own kernel or program (docs/byo.md)")]
+    python = [("from searchlab.integrations.kernel_tuner import Strategy", 'tune_kernel(..., strategy=Strategy("auto"))'),
+              ("from searchlab.integrations.optuna import Sampler", 'optuna.create_study(sampler=Sampler("auto"))'),
+              ("from searchlab.integrations.tune import Searcher", 'tune.TuneConfig(search_alg=Searcher("auto"))')]
+    lines = ["other entry points (paste into a shell):"]
+    width = max(len(c) for c, _ in shell) + 2
+    lines += [_fit(f"  {c:<{width}}{p}") for c, p in shell]
+    lines.append("searchlab where you already tune: Kernel Tuner, Optuna, Ray Tune (paste into Python; docs/integrations.md):")
+    width = max(len(c) for c, _ in python) + 2
+    lines += [_fit(f"  {c:<{width}}# then {p}") for c, p in python]
+    lines.append("docs: docs/byo.md (your kernel), docs/measurement.md (confirm phase, verdict), docs/study.md, "
+                 "docs/cluster.md, docs/integrations.md")
+    return lines
+
+
+def _interpreter() -> str:
+    import shlex
+    import sys
+
+    return shlex.quote(sys.executable)
 
 
 def focused(conf: Path, group: str, name: str) -> str:
@@ -290,7 +356,26 @@ def focused(conf: Path, group: str, name: str) -> str:
         if key in ranges:  # the range problem=searcher_settings tunes (searchlab/searchers/_tunable.py)
             phrase += f"; tunable {ranges[key].describe()}"
         lines.append(_fit(f"{f'  {group}.{key}={shown}':<36}  {phrase}"))
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            lines.extend(_nested(f"{group}.{key}", value, where))
     return "\n".join(lines) + "\n"
+
+
+def _nested(prefix: str, value: Any, where: str) -> list[str]:
+    """The fields of a nested option group (``problem.measure``: a MeasurementProtocol), each with
+    this problem's default and the phrase its declaration gives (issue 46, item 4)."""
+    said: dict[str, str] = {}
+    for klass in type(value).__mro__:
+        if dataclasses.is_dataclass(klass):
+            said = {**_comments(_source(klass)), **said}
+    hints = get_type_hints(type(value))
+    out = []
+    for f in dataclasses.fields(value):
+        item = getattr(value, f.name)
+        phrase = said.get(f.name) or _type_phrase(hints.get(f.name, type(item)))
+        option = f"    {prefix}.{f.name}={_value(item, f'{f.name} {where}')}"
+        out.append(_fit(f"{option:<36}  {phrase}"))
+    return out
 
 
 def _ranges(group: str, name: str) -> dict[str, Any]:

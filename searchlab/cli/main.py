@@ -41,7 +41,7 @@ Common overrides:
   budget.max_failure_rate=F   stop when more than F of the evaluations failed
   budget.max_infeasible_proposals=N  stop after N known-infeasible proposals (not counted above)
   confirm.k=K confirm.rounds=R   re-measure the best K configurations beside the default at the end, R rounds, then
-                              until decided (0: off; default 3 x 5 on device problems and noisy replays; docs/measurement.md)
+                              until decided (0: off; default 3 x 5 on noisy ones: device, command, replay; docs/measurement.md)
   confirm.max_rounds=N confirm.max_time_s=S confirm.equivalence=E   caps (40, 60 s) and the no-difference band (0.02)
   executor=auto|serial|ray    auto (default): in process unless the problem needs a device, workers > 1 or an address
   executor.workers=N          number of device workers (ray; default: one per GPU, else cores/2)

@@ -43,11 +43,11 @@ class MeasurementProtocol:
     ``max_runs``. ``target_rel_ci=0`` disables the interval criterion (fixed-time protocol).
     """
 
-    min_runs: int = 5
-    max_runs: int = 50
-    min_time_s: float = 0.05
-    target_rel_ci: float = 0.02
-    warmup: int = 1
+    min_runs: int = 5  # timed runs always made (after the warm-up)
+    max_runs: int = 50  # timed runs at most, whatever the interval
+    min_time_s: float = 0.05  # keep timing until the runs add up to this many seconds
+    target_rel_ci: float = 0.02  # keep timing until the median's 95 % interval is this close (half-width / median; 0: off)
+    warmup: int = 1  # unrecorded runs first (caches, clocks, JIT)
 
     def __post_init__(self) -> None:
         checks = [

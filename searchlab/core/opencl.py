@@ -7,7 +7,9 @@ the device their worker owns. Timings come from OpenCL profiling events (DESIGN.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,3 +115,47 @@ def open_device(info: DeviceInfo) -> OpenCLDevice:
     context = cl.Context([device])
     queue = cl.CommandQueue(context, device, properties=cl.command_queue_properties.PROFILING_ENABLE)
     return OpenCLDevice(info, context, queue, device)
+
+
+@contextmanager
+def build_output(into: list[str]) -> Iterator[None]:
+    """What an OpenCL build prints, appended to ``into`` instead of the terminal (issue 46, item 6).
+
+    Why: pocl's compiler writes its diagnostics ("2 errors generated.", warnings) to the process's
+    stderr, and pyopencl warns "Non-empty compiler output encountered" on a build with a log: in a
+    run they interleave with the progress line (from a Ray actor, prefixed by its pid). The problem
+    keeps them in the evaluation's record (``log`` in results.db) instead. pyopencl is asked for the
+    compiler's text itself (``PYOPENCL_COMPILER_OUTPUT``) rather than its pointer to that variable.
+    File descriptor 2 is redirected for the build only; warnings other than pyopencl's pass through."""
+    import tempfile
+    import warnings
+
+    sys.stderr.flush()
+    saved_env = os.environ.get("PYOPENCL_COMPILER_OUTPUT")
+    os.environ["PYOPENCL_COMPILER_OUTPUT"] = "1"
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if saved_env is None:
+                os.environ.pop("PYOPENCL_COMPILER_OUTPUT", None)
+            else:
+                os.environ["PYOPENCL_COMPILER_OUTPUT"] = saved_env
+            tmp.seek(0)
+            _keep(caught, tmp.read().decode(errors="replace"), into)  # a failed build's output too
+
+
+def _keep(caught: list[Any], printed: str, into: list[str]) -> None:
+    import warnings
+
+    for w in caught:
+        if w.category.__name__ == "CompilerWarning":  # pyopencl's, matched by name: pyopencl stays lazy
+            into.extend(line for line in str(w.message).splitlines() if line.strip())
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    into.extend(line for line in printed.splitlines() if line.strip())

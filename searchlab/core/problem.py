@@ -130,8 +130,10 @@ class Problem(ABC):
 
     @property
     def noisy(self) -> bool:
-        """Whether measuring a configuration again gives another value: device problems are,
-        so the run ends with a confirm phase by default (searchlab.run.confirm, docs/measurement.md)."""
+        """Whether measuring a configuration again gives another value: device problems are, and
+        problems that time something on the host say so themselves (``command``, ``dft`` with
+        ``clock=wall``), so the run ends with a confirm phase by default (searchlab.run.confirm,
+        docs/measurement.md)."""
         return self.device_need is not DeviceNeed.NONE
 
     @property

@@ -113,3 +113,24 @@ def test_npy_data_file_reference_and_local_memory_checks(tmp_path: Path) -> None
                                   "256 of 256 values differ"), wrong.message
     assert (too_big.failure_mode, too_big.extra["violated"]) == (FailureMode.RESOURCES, "local_mem")
     assert too_big.sensors["local_mem_bytes"] >= 8 * 2**24 * 4
+
+
+def test_compiler_output_goes_to_the_record_not_the_terminal(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue 46, item 6: pocl's "1 warning generated." and pyopencl's "Non-empty compiler output
+    encountered" were printed into the run's output; they are the evaluation's ``log`` now."""
+    import sqlite3
+
+    doc: dict[str, Any] = yaml.safe_load(REDUCTION.read_text())
+    (tmp_path / "row_sum.cl").write_text("#warning said by the compiler\n" + (REDUCTION.parent / "row_sum.cl").read_text())
+    doc["KernelSpecification"]["KernelFile"] = "row_sum.cl"
+    spec = tmp_path / "warned.yaml"
+    spec.write_text(yaml.safe_dump(doc))
+    capfd.readouterr()
+    run(tmp_path / "run", "problem=opencl_kernel", f"problem.spec={spec}", "searcher=exhaustive", "budget.evaluations=2",
+        "problem.measure.min_runs=2", "problem.measure.max_runs=3", "confirm.k=0")  # two configurations, two builds
+    printed = capfd.readouterr()
+    assert "said by the compiler" not in printed.err + printed.out and "warning generated" not in printed.err
+    conn = sqlite3.connect(tmp_path / "run" / "results.db")
+    logs = [json.loads(row[0]) for row in conn.execute("SELECT log FROM evaluations ORDER BY id")]
+    conn.close()
+    assert all(any("said by the compiler" in line and line.startswith("compiler: ") for line in log) for log in logs), logs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -105,14 +106,21 @@ def test_formulas_read_problem_size_and_parameter_lists(stencil_doc: dict[str, A
         {"Name": "r", "TargetName": "out", "FillType": "Generator", "DataSource": "sum(u)"}]), "gives 1 values"),
     (lambda d: d["Searchlab"].update(Defines=["NX"]), "Searchlab.Defines: must be a mapping"),
     (lambda d: d["Searchlab"]["ReferenceKernel"].update(ValidationMethod="Eyeball"), "ValidationMethod"),
+    (lambda d: d["Searchlab"].update(Default=[16, 16, 1]), "Searchlab.Default: must be a mapping"),
+    (lambda d: d["Searchlab"]["Default"].update(block_size_z=4), "Searchlab.Default.block_size_z: not a parameter"),
+    (lambda d: d["Searchlab"]["Default"].pop("tile_size_y"), "gives no value for ['tile_size_y']"),
+    (lambda d: d["Searchlab"]["Default"].update(block_size_x=3), "Searchlab.Default.block_size_x=3: not one of its values"),
+    (lambda d: d["Searchlab"]["Default"].update(block_size_x=1, block_size_y=1),
+     "violates a restriction (known constraint '8 <= block_size_x * block_size_y <= 256' is false)"),
 ], ids=["schema", "values-type", "kernel-file", "language", "script", "vector-type", "extension-key", "reference-target",
         "condition", "size-name", "compiler-option", "shape", "extension-argument", "reference-name", "reference-attribute",
-        "reference-shape", "extension-type", "reference-method"])
+        "reference-shape", "extension-type", "reference-method",
+        "default-type", "default-name", "default-missing", "default-value", "default-restriction"])
 def test_bad_specs_are_one_line_config_errors(stencil_doc: dict[str, Any], tmp_path: Path, edit: Any, message: str) -> None:
     from searchlab.adapters.user import OpenCLKernel
 
     edit(stencil_doc)
-    with pytest.raises(ConfigError, match=message.replace("[", r"\[")) as info:
+    with pytest.raises(ConfigError, match=re.escape(message)) as info:
         OpenCLKernel(spec=str(_write(tmp_path, stencil_doc)))
     assert "\n" not in str(info.value)
 

@@ -28,12 +28,14 @@ which the generic searchers take and the tree tuners refuse.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchlab.adapters._default import mapping_of, unknown_names
 from searchlab.core.records import Config
 from searchlab.core.spaces import KnobSpace, OrdinalKnob, ThresholdDataset, ThresholdTree, plateau_knobs
+from searchlab.errors import ConfigError
 
 # class -> its name in the server's -L start-up line "Default NAME: N"
 SIZE_CLASSES = {"thread_block_size": "block size", "grid_size": "grid size", "tile_size": "tile size",
@@ -164,3 +166,27 @@ class ServerPool:
         for server in self.servers():
             server.close()
         self._live.clear()
+
+
+def user_default(space: ThresholdTree | ThresholdSizeSpace, tree: ThresholdTree, sizes: Sequence[SizeParam],
+                 given: Mapping[str, Any] | None) -> Config:
+    """``problem.default`` over the space's default (Futhark's, i.e. no ``.tuning`` file): names not
+    given keep Futhark's default, as in a ``.tuning`` file. A threshold is any integer in
+    [0, 2^63) (0: the device's default; a threshold need not sit on a plateau), a size one of its
+    values; anything else is one line (issue 46, item 3)."""
+    base = space.default_config()
+    where = "problem.default"
+    values = mapping_of(given, where, "{" + f"{tree.names[0]}: 1000" + "}")
+    if values is None:
+        return base
+    by_size = {p.name: p for p in sizes}
+    unknown_names(values, (*tree.names, *by_size), where)
+    out = dict(base)
+    for name, value in values.items():
+        if name in by_size:
+            if isinstance(value, bool) or value not in by_size[name].values:
+                raise ConfigError(f"{where}.{name}={value!r}: not one of its values {list(by_size[name].values)}")
+        elif isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+            raise ConfigError(f"{where}.{name}={value!r}: a threshold must be an integer in [0, 2^63) (0: the default)")
+        out[name] = int(value)
+    return Config(out)

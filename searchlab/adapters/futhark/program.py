@@ -34,7 +34,14 @@ from searchlab.adapters.futhark._data import DataSet, materialise, outputs_match
 from searchlab.adapters.futhark._program import fixed_runs
 from searchlab.adapters.futhark._report import finalize_server_run
 from searchlab.adapters.futhark._server import ProgramServer
-from searchlab.adapters.futhark._sizes import ServerPool, SizeParam, Sizes, ThresholdSizeSpace, size_params
+from searchlab.adapters.futhark._sizes import (
+    ServerPool,
+    SizeParam,
+    Sizes,
+    ThresholdSizeSpace,
+    size_params,
+    user_default,
+)
 from searchlab.adapters.futhark._stanzas import parse_cases
 from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked
 from searchlab.core.measure import MeasurementProtocol, measure
@@ -75,6 +82,9 @@ class FutharkServerProblem(Problem):
         atol: float = 1e-3,  # output check tolerance
         validation: Sequence[str] | None = None,  # validation dataset names (Listing 4.1); the rest train
         sizes: bool = False,  # also tune the block/tile sizes (a knob space; one server pair per size setting)
+        # what you run today ({name: value}; the rest: Futhark's defaults). Typed Any: OmegaConf cannot
+        # override an Optional[Dict] that is null, nor add keys to an empty typed mapping without "+".
+        default: Any = None,  # what you run today ({name: value}; the rest: Futhark's defaults)
     ) -> None:
         if not program:
             raise ConfigError("problem.program: give the .fut file to tune (problem.program=PATH.fut)")
@@ -107,6 +117,7 @@ class FutharkServerProblem(Problem):
                 raise ConfigError(f"problem.sizes=true: {source.name} compiled for {backend} has no block or tile "
                                   "size parameters to tune")
             self._space = ThresholdSizeSpace.build(self.tree, self.size_params)
+        self._default = user_default(self._space, self.tree, self.size_params if sizes else (), default or None)
         self._pool = ServerPool(self._start_server)
         self._verified: set[tuple[str, Sizes, tuple[tuple[str, bool], ...]]] = set()
 
@@ -115,6 +126,11 @@ class FutharkServerProblem(Problem):
     def space(self) -> ThresholdTree | ThresholdSizeSpace:
         """The threshold tree, or with ``sizes=true`` thresholds and sizes as one knob space."""
         return self._space
+
+    def default_config(self) -> Config:
+        """``problem.default`` over Futhark's defaults (no ``.tuning`` file): the confirm phase, the
+        validation table's "untuned" row and the verdict compare the tuned result with it."""
+        return self._default
 
     @property
     def code_versions(self) -> int:
@@ -186,7 +202,7 @@ class FutharkServerProblem(Problem):
     def fingerprint_params(self) -> Mapping[str, Any]:
         """The resolved program and validation datasets (a default and its spelled-out value are
         one problem); ``sizes`` only when on, as before the option existed."""
-        skip = ("log", "reference_tuning", "validation_runs", *(() if self.sizes else ("sizes",)))
+        skip = ("log", "reference_tuning", "validation_runs", "default", *(() if self.sizes else ("sizes",)))
         keep = {k: v for k, v in self.params.items() if k not in skip}
         return {**keep, "program": str(self.source), "validation": list(self.validation),
                 "executable": self.exe.parent.name}
@@ -245,7 +261,7 @@ class FutharkServerProblem(Problem):
             raise
 
     def evaluate(self, config: Config) -> Measurement:
-        if dict(config) != dict(self.space.default_config()):  # untuned is measured too, off the plateau grid
+        if config.key not in (self.space.default_config().key, self._default.key):  # off the plateau grid, measured too
             self._space.validate(config)
         start = time.time()
         params = as_ints(config)

@@ -35,6 +35,7 @@ from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
 from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, Samples, measure, protocol_from
 from searchlab.core.mismatch import not_close
+from searchlab.core.opencl import build_output
 from searchlab.core.problem import DeviceInfo, DeviceNeed, Problem
 from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.core.schema import EMPTY
@@ -99,6 +100,7 @@ class OpenCLKnobProblem(Problem):
         self._space = SensedKnobSpace(tuple(knobs), constraints, sensor_model=sensor_model)
         self._built: dict[str, _Built] = {}
         self._cl: Any = None
+        self._said: list[str] = []  # compiler output since the last evaluation (core.opencl.build_output)
 
     # -- what a subclass provides ---------------------------------------------------------
     @abstractmethod
@@ -154,7 +156,7 @@ class OpenCLKnobProblem(Problem):
         """Pay the compiler's one-time start-up here, not in the first configuration's compile time."""
         import pyopencl as cl
 
-        with pocl_cache(False):
+        with pocl_cache(False), build_output(self._said):
             text = (f"__constant int searchlab_warm_{time.time_ns()} = 0;\n"
                     "__kernel void warm(__global int* x) { x[get_global_id(0)] += 1; }")
             prg = cl.Program(self._cl.context, text).build()
@@ -173,7 +175,7 @@ class OpenCLKnobProblem(Problem):
             # comment would not do; an unused constant does): pocl's cache cannot serve it.
             built_text = text if "jit_s" in record else f"{text}\n__constant int searchlab_measure_{time.time_ns()} = 0;\n"
             start = cpu_clock()
-            with pocl_cache("jit_s" in record):
+            with pocl_cache("jit_s" in record), build_output(self._said):
                 program = cl.Program(self._cl.context, built_text).build(options=["-cl-std=CL1.2"])
             build_s = record.get("build_s", cpu_clock() - start)
             if "build_s" not in record:
@@ -262,6 +264,13 @@ class OpenCLKnobProblem(Problem):
         return not_close(self.output(queue), self.reference(), self.rtol, self.atol)
 
     def evaluate(self, config: Config) -> Measurement:
+        """:meth:`measure_config`, with what the compiler printed since the last evaluation (this
+        one's build, the worker's set-up) in the record's ``log`` instead of on the terminal."""
+        measured = self.measure_config(config)
+        said, self._said[:] = list(self._said), []
+        return replace(measured, log=(*measured.log, *(f"compiler: {line}" for line in said))) if said else measured
+
+    def measure_config(self, config: Config) -> Measurement:
         """Build, check the caps, launch once (compile time, the compile cap), time under the
         protocol, check the output: the order of the module docstring. A problem that sets
         ``output_before_timing`` checks the output of the first launch instead, before timing."""

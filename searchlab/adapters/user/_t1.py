@@ -36,7 +36,7 @@ DTYPES = {"int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16"
           "double": "float64"}
 FILLS = ("Constant", "Random", "Generator", "BinaryRaw")
 METHODS = ("AbsoluteDifference", "SideBySideComparison", "SideBySideRelativeComparison")
-EXTRA_KEYS = {"Arguments", "Defines", "ReferenceKernel", "Measurement", "Limits"}
+EXTRA_KEYS = {"Arguments", "Defines", "ReferenceKernel", "Measurement", "Limits", "Default"}
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,7 @@ class KernelSpec:
     reference: ReferenceKernel | None
     measurement: Mapping[str, Any]
     limits: Mapping[str, float]
+    default: Mapping[str, Any] | None = None  # Searchlab.Default: parameter -> value (checked by the problem)
 
     def size_env(self) -> dict[str, Any]:
         """Names a ProblemSize formula may read."""
@@ -234,7 +235,7 @@ def read_t1(path: str | Path) -> KernelSpec:
         global_size=_sizes(kernel["GlobalSize"], "GlobalSize"), local_size=_sizes(kernel["LocalSize"], "LocalSize"),
         cuda_grid=kernel.get("GlobalSizeType") == "CUDA", arguments=arguments, checks=checks,
         defines=_defines(kernel, extras), reference=reference, measurement=dict(extras.get("Measurement") or {}),
-        limits=dict(extras.get("Limits") or {}),
+        limits=dict(extras.get("Limits") or {}), default=extras.get("Default"),
     )
 
 

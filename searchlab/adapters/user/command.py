@@ -29,6 +29,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from searchlab.adapters._default import knob_default
 from searchlab.adapters.user._process import Finished, run_process
 from searchlab.adapters.user._protocol import given_fields, layered_protocol
 from searchlab.core import files
@@ -40,10 +41,8 @@ from searchlab.core.spaces import KnobSpace, knob_from_spec
 from searchlab.errors import ConfigError
 from searchlab.interchange import load_document, resolve
 
-KEYS = {"knobs", "constraints", "build", "run", "env", "template", "objective", "timeout_s", "measure"}
+KEYS = {"knobs", "constraints", "build", "run", "env", "template", "objective", "timeout_s", "measure", "default"}
 OBJECTIVE_KINDS = ("wall_time", "stdout", "json")
-
-
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,7 @@ class Objective:
     key: str = ""  # json: a dotted path to the value
     name: str = "time_s"
     direction: Direction = Direction.MINIMIZE
+    noisy: bool = True  # false: the value is exact (a size, a count): no confirm phase re-measures it
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,7 @@ class CommandSpec:
     objective: Objective
     timeout_s: float
     protocol: MeasurementProtocol
+    default: Config | None = None  # the spec's ``default:`` (what the user runs today), a member of ``space``
 
 
 def _templates(values: Any, what: str, allowed: set[str]) -> tuple[Template, ...]:
@@ -105,8 +106,12 @@ def _objective(raw: Mapping[str, Any] | str | None) -> Objective:
     direction = raw.get("direction", "minimize")
     if direction not in ("minimize", "maximize"):
         raise ConfigError(f"objective.direction={direction!r}: must be minimize or maximize")
+    noisy = raw.get("noisy", True)
+    if not isinstance(noisy, bool):
+        raise ConfigError(f"objective.noisy={noisy!r}: must be true (a timing: confirmed by re-measuring) or false")
     return Objective(kind, str(raw.get("pattern", "")), str(raw.get("file", "")), str(raw.get("key", "")),
-                     str(raw.get("name") or ("time_s" if kind == "wall_time" else "objective")), Direction(direction))
+                     str(raw.get("name") or ("time_s" if kind == "wall_time" else "objective")), Direction(direction),
+                     noisy)
 
 
 def read_command_spec(path: str | Path, timeout_s: float | None = None,
@@ -141,7 +146,7 @@ def read_command_spec(path: str | Path, timeout_s: float | None = None,
     env_templates = {str(k): _template(str(v), f"env.{k}", allowed) for k, v in env.items()}
     return CommandSpec(spec_path, space, _templates(doc.get("build") or [], "build", allowed),
                        _templates(doc["run"], "run", allowed), env_templates, template, _objective(doc.get("objective")),
-                       timeout, protocol)
+                       timeout, protocol, knob_default(space, doc.get("default"), "default"))
 
 
 SCRATCH = "searchlab-command-"  # + the worker's pid: each worker's own directory
@@ -201,6 +206,17 @@ class Command(Problem):
     @property
     def space(self) -> KnobSpace:
         return self.spec.space
+
+    @property
+    def noisy(self) -> bool:
+        """A run's wall time (or a number it prints) varies from run to run (median CV 18 % for
+        examples/gcc_matmul here): the run ends with a confirm phase unless the spec's
+        ``objective.noisy: false`` says the value is exact (issue 46, item 3)."""
+        return self.spec.objective.noisy
+
+    def default_config(self) -> Config | None:
+        """The spec's ``default:``; None: no default to compare with."""
+        return self.spec.default
 
     def fingerprint_params(self) -> Mapping[str, Any]:
         """The spec and template texts (not the files the commands read: a changed program needs a new cache)."""

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 import searchlab.adapters.user._data as _data
+from searchlab.adapters._default import knob_default
 from searchlab.adapters.knobs._common import RESOURCE_MODEL
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, failed
 from searchlab.adapters.user._formulas import evaluate_int
@@ -37,6 +38,7 @@ from searchlab.adapters.user._protocol import layered_protocol
 from searchlab.adapters.user._t1 import check_names, read_t1
 from searchlab.core import files
 from searchlab.core.measure import MeasurementProtocol
+from searchlab.core.opencl import build_output
 from searchlab.core.records import Config, FailureMode, Measurement
 from searchlab.core.schema import EMPTY, plain
 from searchlab.core.spaces import CategoricalKnob, Knob, OrdinalKnob
@@ -87,6 +89,7 @@ class OpenCLKernel(OpenCLKnobProblem):
         super().__init__(arch=arch, limits={**self.spec.limits, **limits}, model=model,
                          measure=layered_protocol(measure, self.spec.measurement))
         check_names(self.spec, [n for n, _ in self.spec.params])
+        self._default = knob_default(self.space, self.spec.default, "Searchlab.Default")
         values = dict(self.spec.params)
         vectors = [a for a in self.spec.arguments if a.memory == "Vector"]
         self.sizes = {a.name: _data.vector_size(a, self.spec, values) for a in vectors}
@@ -101,6 +104,10 @@ class OpenCLKernel(OpenCLKnobProblem):
         for check in self.spec.checks:
             if check.fill == "Generator":
                 _data.expected(check, zeros, self.shapes, self.spec.size_env())
+
+    def default_config(self) -> Config | None:
+        """The spec's ``Searchlab.Default`` (what the user runs today); None: no default to compare with."""
+        return self._default
 
     # -- the space and the kernel text ----------------------------------------------------
     def knobs(self) -> Sequence[Knob]:
@@ -164,7 +171,8 @@ class OpenCLKernel(OpenCLKnobProblem):
             env[n] = e(env)
         defines = [f"#define {n} {_define(env[n])}" for n in {**self.spec.defines, **ref.defines}]
         try:
-            program = cl.Program(context, "\n".join([*defines, "#line 1", ref.file.read_text()])).build()
+            with build_output(self._said):
+                program = cl.Program(context, "\n".join([*defines, "#line 1", ref.file.read_text()])).build()
             kernel = cl.Kernel(program, ref.name)
         except cl.Error as exc:
             raise ConfigError(f"Searchlab.ReferenceKernel {ref.name!r} does not build: {str(exc)[:300]}") from None
