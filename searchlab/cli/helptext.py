@@ -290,25 +290,14 @@ def overview(conf: Path, usage: str) -> str:
     return "\n".join(parts)
 
 
-def command_prefix() -> str:
-    """How to start searchlab in a fresh shell: the ``searchlab`` console script when the one on the
-    PATH is this interpreter's, else the running interpreter (never a bare ``python`` that may not be ours)."""
-    import shutil
-    import sys
-
-    script = shutil.which("searchlab")
-    if script and Path(script).resolve().parent == Path(sys.executable).resolve().parent:
-        return "searchlab"
-    return f"{_interpreter()} -m searchlab"
-
-
 def entry_points() -> list[str]:
     """The overview's last section: the other doors, as commands to paste (issue 46, item 4)."""
-    run = command_prefix()
-    module = run if run != "searchlab" else f"{_interpreter()} -m searchlab"
-    shell = [(f"{module}.study RUN_DIR ...", "compare a sweep's runs: tables, curves, report (docs/study.md)"),
-             (f"{module}.study study=NAME", "run a study grid of conf/study/ (--help: its options)"),
-             (f"{module}.export t4 RUN_DIR -o t4.json", "a run as T4, Kernel Tuner cache, CSV (--help: formats)"),
+    from searchlab.core.commands import spelled
+
+    run, study, export = spelled("searchlab"), spelled("searchlab.study"), spelled("searchlab.export")
+    shell = [(f"{study} RUN_DIR ...", "compare a sweep's runs: tables, curves, report (docs/study.md)"),
+             (f"{study} study=NAME", "run a study grid of conf/study/ (--help: its options)"),
+             (f"{export} t4 RUN_DIR -o t4.json", "a run as T4, Kernel Tuner cache, CSV (--help: formats)"),
              (f"{run} reproduce EXPERIMENT.json", "run a recorded experiment again"),
              (f"{run} problem=opencl_kernel problem.spec=FILE", "tune your own kernel or program (docs/byo.md)")]
     python = [("from searchlab.integrations.kernel_tuner import Strategy", 'tune_kernel(..., strategy=Strategy("auto"))'),
@@ -323,13 +312,6 @@ def entry_points() -> list[str]:
     lines.append("docs: docs/byo.md (your kernel), docs/measurement.md (confirm phase, verdict), docs/study.md, "
                  "docs/cluster.md, docs/integrations.md")
     return lines
-
-
-def _interpreter() -> str:
-    import shlex
-    import sys
-
-    return shlex.quote(sys.executable)
 
 
 def focused(conf: Path, group: str, name: str) -> str:

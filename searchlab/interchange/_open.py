@@ -57,7 +57,7 @@ def table_kind(path: str | Path) -> str:
     p = Path(path).expanduser()
     if p.is_dir() or p.name == "results.db":
         return KINDS[3]
-    return _kind_of(_document(p, str(path)), str(path))
+    return _kind_of(_document(p, f"table={str(path)!r}"), f"table={str(path)!r}")
 
 
 def open_table(path: str | Path, where: str = "table", **options: Any) -> Table:
@@ -68,7 +68,7 @@ def open_table(path: str | Path, where: str = "table", **options: Any) -> Table:
     p = Path(os.path.expanduser(str(path)))
     shown = f"{where}={str(path)!r}"
     if not p.exists():
-        raise ConfigError(f"{shown}: no such file or run directory")
+        raise ConfigError(f"{shown}: does not exist (no such file or run directory)")
     run = p.is_dir() or p.name == "results.db"
     run_dir = (p if p.is_dir() else p.parent)
     stamped = run_dir / "results.db" if run else p
@@ -98,12 +98,27 @@ def _stamp(path: Path, run: bool) -> tuple[Any, ...]:
 
 
 def _document(p: Path, shown: str) -> Mapping[str, Any]:
-    from searchlab.interchange._documents import load_document
+    from searchlab.core import files
+    from searchlab.interchange._documents import resolve
 
     if not p.name.endswith((".json", ".json.gz", ".yaml", ".yml")):
         raise ConfigError(f"{shown}: not a table file (.json, .json.gz or .yaml: {', '.join(KINDS[:3])}) "
                           "nor a run directory")
-    return load_document(p, shown)
+    text = files.read_text(resolve(p, shown), shown)
+    doc = files.load_yaml(text, shown) if p.suffix in (".yaml", ".yml") else _json(text, shown)
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{shown}: not {KINDS[0]}, {KINDS[1]} or {KINDS[2]} (its top level is a "
+                          f"{type(doc).__name__}, not a mapping)")
+    return doc
+
+
+def _json(text: str, shown: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"{shown} is not readable JSON: {str(exc).splitlines()[0][:200]}") from None
 
 
 def _kind_of(doc: Mapping[str, Any], shown: str) -> str:

@@ -60,7 +60,7 @@ def test_export_reads_a_kernel_tuner_cache_too() -> None:
 
 @pytest.mark.parametrize("content, needle", [
     ('{"something": 1}', "not a run directory, a Kernel Tuner cache"),
-    ('[1, 2]', "must hold a mapping"),
+    ('[1, 2]', "its top level is a list"),
     ('{"tune_params": {"a": [1]}, "cache": {}}', "holds no entry"),
 ])
 def test_bad_files_are_one_line(tmp_path: Path, content: str, needle: str) -> None:
