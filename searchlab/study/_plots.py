@@ -23,6 +23,7 @@ import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -214,3 +215,19 @@ def _figures(curves: Sequence[Curves]) -> list[Figure]:
     if failures is not None:
         figures.append(failures)
     return figures
+
+
+def write_figures(figures: Sequence[Figure], folder: Path) -> list[tuple[Path, Path]]:
+    """Each figure as ``folder/<problem>_<kind>.svg`` and ``.png`` (a second figure of one stem gets ``_2``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out, seen = [], set()
+    for fig in figures:
+        stem, k = fig.stem, 2
+        while stem in seen:
+            stem, k = f"{fig.stem}_{k}", k + 1
+        seen.add(stem)
+        svg, png = folder / f"{stem}.svg", folder / f"{stem}.png"
+        svg.write_text(fig.svg, encoding="utf-8")
+        png.write_bytes(fig.png)
+        out.append((svg, png))
+    return out

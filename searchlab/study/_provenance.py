@@ -53,3 +53,15 @@ def declarations(searchers: Mapping[str, Mapping[str, Any]]) -> list[dict[str, s
         out.append({"searcher": label, "defaults chosen on": "; ".join(r.name for r in refs) if refs else
                     "nothing (fixed a priori, or the original authors' defaults)"})
     return out
+
+
+def provenance_rows(runs: Sequence[Any], rows: Sequence[Mapping[str, Any]], pooled: str) -> list[dict[str, str]]:
+    """What each searcher's shipped defaults were chosen on, and which of the study's problems that covers
+    (``pooled``: the label of the all-problems rows, left out)."""
+    first = {r.searcher: r.config.get("searcher") or {} for r in reversed(runs)}
+    out = declarations({label: first[label] for label in sorted(first)})
+    for row in out:
+        marked = sorted({str(r["problem"]) for r in rows
+                         if r["searcher"] == row["searcher"] and r.get("defaults_chosen_on") and r["problem"] != pooled})
+        row["not held out here"] = ", ".join(marked) if marked else "-"
+    return out

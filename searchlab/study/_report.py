@@ -54,19 +54,6 @@ DEFINITIONS = [
 ]
 
 
-def provenance_rows(data: StudyData) -> list[dict[str, str]]:
-    """What each searcher's shipped defaults were chosen on, and which of this study's problems that covers."""
-    from searchlab.study._aggregate import ALL
-    from searchlab.study._provenance import declarations
-
-    first = {r.searcher: r.config.get("searcher") or {} for r in reversed(data.runs)}
-    rows = declarations({label: first[label] for label in sorted(first)})
-    for row in rows:
-        marked = sorted({str(r["problem"]) for r in data.rows
-                         if r["searcher"] == row["searcher"] and r.get("defaults_chosen_on") and r["problem"] != ALL})
-        row["not held out here"] = ", ".join(marked) if marked else "-"
-    return rows
-
 
 def _fmt(value: Any, digits: int = 3) -> str:
     if isinstance(value, float):
@@ -153,6 +140,13 @@ def _md_table(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _provenance(data: StudyData) -> list[dict[str, str]]:
+    from searchlab.study._aggregate import ALL
+    from searchlab.study._provenance import provenance_rows
+
+    return provenance_rows(data.runs, data.rows, ALL)
+
+
 def _references(data: StudyData) -> list[dict[str, Any]]:
     out = []
     for inst in data.instances.values():
@@ -191,7 +185,7 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
                      "".join(f"<li>{html.escape(n)}</li>" for n in applicable_notes(data)) + "</ul>")
     parts.append("<h2>References (the optimum each problem is normalised to)</h2>" + _html_table(_references(data)))
     parts.append("<h2 id='provenance'>Provenance (what each searcher's shipped defaults were chosen on)</h2>"
-                 + _html_table(provenance_rows(data), "provenance"))
+                 + _html_table(_provenance(data), "provenance"))
     parts.append(T.html_section(data.tuned))
     problems = list(dict.fromkeys(r["problem"] for r in data.rows))
     for problem in problems:
@@ -238,7 +232,7 @@ def render_markdown(data: StudyData, meta: Mapping[str, Any]) -> str:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in applicable_notes(data)]
     lines += ["", "## References", "", _md_table(_references(data)), ""]
     lines += ["## Provenance (what each searcher's shipped defaults were chosen on)", "",
-              _md_table(provenance_rows(data)), ""]
+              _md_table(_provenance(data)), ""]
     lines += T.markdown(data.tuned)
     for problem in dict.fromkeys(r["problem"] for r in data.rows):
         lines += [f"## {problem}", "", _md_table(display_rows(data.rows, problem))]
@@ -273,7 +267,7 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
     """Write every output into ``out_dir``; returns their paths."""
     import pandas as pd
 
-    from searchlab.study._plots import make_figures
+    from searchlab.study._plots import make_figures, write_figures
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -300,18 +294,3 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
         for i, f in enumerate(figures)]}, indent=2, default=str))
     return paths
 
-
-def write_figures(figures: Sequence[Any], folder: Path) -> list[tuple[Path, Path]]:
-    """Each figure as ``folder/<problem>_<kind>.svg`` and ``.png`` (a second figure of one stem gets ``_2``)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    out, seen = [], set()
-    for fig in figures:
-        stem, k = fig.stem, 2
-        while stem in seen:
-            stem, k = f"{fig.stem}_{k}", k + 1
-        seen.add(stem)
-        svg, png = folder / f"{stem}.svg", folder / f"{stem}.png"
-        svg.write_text(fig.svg, encoding="utf-8")
-        png.write_bytes(fig.png)
-        out.append((svg, png))
-    return out
