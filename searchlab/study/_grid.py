@@ -94,7 +94,7 @@ def problem_overrides(label: str, spec: Any, mode: str, tables_dir: Path) -> lis
     if table == "auto":
         if not base:
             raise ConfigError(f"study.problems.{label}: table=auto needs the problem's overrides to run exhaustively")
-        table = str(_table_by_exhaustive(label, base, tables_dir))
+        table = str(_table_by_exhaustive(label, base, tables_dir).resolve())  # made here: tables_dir is an output
     if table is not None:
         path = anchor(str(table), f"study.problems.{label}.table")
         return ["problem=table", f"problem.path={path}", "problem.sample_noise=true"]  # replay noise
