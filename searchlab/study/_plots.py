@@ -94,9 +94,11 @@ def _render(fig: MplFigure) -> tuple[bytes, str]:
 
 
 def _axes(title: str, xlabel: str, ylabel: str) -> tuple[MplFigure, Axes]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout="constrained")  # no pyplot, no backend chosen for the user
+    FigureCanvasAgg(fig)  # its own Agg canvas: a renderer to measure the title with (_fit_title)
     ax = fig.subplots()
     ax.set_title("\n".join(textwrap.fill(line, TITLE_CHARS) for line in title.split("\n")))
     ax.set_xlabel(xlabel)
