@@ -29,6 +29,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from searchlab.core.records import Config, Direction, FailureMode
@@ -189,7 +190,7 @@ def _best(func: Any) -> tuple[tuple[Any, ...], float]:
     valid = [r for r in func.results if _outcome(r, objective).value is not None]
     if not valid:
         return (), math.inf
-    best = (max if higher else min)(valid, key=lambda r: float(r[objective]))
+    best = max(valid, key=lambda r: float(r[objective])) if higher else min(valid, key=lambda r: float(r[objective]))
     return tuple(best[n] for n in names), float(best[objective])
 
 
@@ -197,13 +198,13 @@ def _results_stem() -> Path | None:
     """The run's output path as the reference wrote it into the run's T1 input file (``General.OutputFile``:
     ``PARENT/run/GROUP/GPU_APP_GROUP``), found in the frame of Kernel Tuner's ``tune_kernel_T1``, the one function
     that reads that file; None when Kernel Tuner was called some other way."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         inputs = frame.f_locals.get("inputs") if frame.f_code.co_name == "tune_kernel_T1" else None
         if isinstance(inputs, Mapping):
             output = inputs.get("General", {}).get("OutputFile")
             return Path(output) if isinstance(output, str) and output else None
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return None
 
 

@@ -69,7 +69,8 @@ def _aggregate_only(paths: list[str], args: argparse.Namespace) -> dict[str, obj
 def resume_command(argv: list[str], study_dir: Path) -> str:
     """The command that goes on with an interrupted study: the same arguments (paths made absolute), ``--out`` the
     study's directory, this interpreter; quoted for a POSIX shell (Hydra reads the items as they were given)."""
-    items, skip = [], False
+    items: list[str] = []
+    skip = False
     for item in argv:
         if skip:
             skip = False

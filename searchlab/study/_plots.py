@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -58,7 +58,8 @@ class Figure:
 
 WIDTH_IN, HEIGHT_IN = 6.5, 3.4  # a paper's text width; 8-point text (RC) stays legible at that size
 DPI = 200
-RC = {"font.size": 8, "axes.titlesize": 9, "legend.fontsize": 7, "svg.fonttype": "none", "svg.hashsalt": "searchlab"}
+RC: dict[str, Any] = {"font.size": 8, "axes.titlesize": 9, "legend.fontsize": 7, "svg.fonttype": "none",
+                      "svg.hashsalt": "searchlab"}
 TITLE_CHARS = 90  # a title line is wrapped at this many characters (about the width of the axes at 9 points)
 
 
@@ -222,7 +223,8 @@ def _figures(curves: Sequence[Curves]) -> list[Figure]:
 def write_figures(figures: Sequence[Figure], folder: Path) -> list[tuple[Path, Path]]:
     """Each figure as ``folder/<problem>_<kind>.svg`` and ``.png`` (a second figure of one stem gets ``_2``)."""
     folder.mkdir(parents=True, exist_ok=True)
-    out, seen = [], set()
+    out: list[tuple[Path, Path]] = []
+    seen: set[str] = set()
     for fig in figures:
         stem, k = fig.stem, 2
         while stem in seen:
