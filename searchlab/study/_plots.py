@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -67,7 +67,7 @@ TITLE_CHARS = 90  # a title line is wrapped at this many characters (about the w
 def paper_style() -> Iterator[None]:
     import matplotlib
 
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context(cast(Any, RC)):  # matplotlib types the keys as a Literal of every rc name
         yield
 
 

@@ -38,7 +38,7 @@ def test_kt_replay_runs_from_another_directory(tmp_path: Path) -> None:
 
 def test_a_missing_table_fails_in_one_line_and_leaves_no_directory(tmp_path: Path) -> None:
     done = _study(tmp_path, "study=kt_replay", "seeds=1",
-                  "problems.convolution_A100=[problem=kernel_tuner_cache,problem.path=../nowhere/t.json.gz]")
+                  "problems.convolution_A100=['problem=kernel_tuner_cache','problem.path=../nowhere/t.json.gz']")
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "nowhere/t.json.gz" in done.stderr, done.stderr
     assert not (tmp_path / "outputs").exists()  # no empty outputs/study/<date>/
@@ -66,7 +66,7 @@ def test_ctrl_c_prints_one_line_with_a_resume_command_that_finishes_the_study(tm
     _, err = proc.communicate(timeout=60)
     kept = _cells(db)
     assert proc.returncode == 130, err[-2000:]
-    lines = err.strip().splitlines()
+    lines = [line for line in err.strip().splitlines() if not line.startswith("study: ")]  # progress lines aside
     assert len(lines) == 1 and "Traceback" not in err and "resume with: " in lines[0], err[-2000:]
     assert 1 <= kept < 6  # every cell finished before the interrupt is kept, one at a time
     command = shlex.split(lines[0].split("resume with: ", 1)[1])
