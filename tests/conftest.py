@@ -21,7 +21,7 @@ PARALLEL_SAFE = (
     "registry/",
     "tuning/test_live.py", "tuning/test_tuner.py", "tuning/test_tuner_split.py",
     "study/test_study_data.py", "study/test_study_tuned.py", "study/test_study_stats.py",
-    "study/test_study_metrics.py", "study/test_study_methodology.py",
+    "study/test_study_metrics.py", "study/test_study_methodology.py", "study/test_study_paper.py",
     "adapters/test_byo_t4.py", "adapters/test_dft_compact.py", "adapters/test_dft_sizes.py",
     "adapters/test_grammar.py", "adapters/test_grammar_dft.py", "adapters/test_peers_counting.py",
     "integrations/test_export_optuna.py", "integrations/test_optuna_sampler.py",

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, TypeVar, Union
 
 import numpy as np
 
+from searchlab.core.provenance import Ref
 from searchlab.core.records import Candidate, Config, Direction, Result, loss
 from searchlab.core.spaces import Space, View, view_as
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
@@ -55,6 +56,9 @@ class Searcher(ABC):
     name: ClassVar[str] = "searcher"
     space_kinds: ClassVar[tuple[type[Space], ...]] = (Space,)
     requires: ClassVar[frozenset[str]] = frozenset()  # problem capabilities needed
+    # the tables / problem instances the shipped defaults were chosen on (searchlab.core.provenance): a study marks
+    # its cells on them as not held out; () for defaults fixed a priori (a paper's, Kernel Tuner's)
+    defaults_chosen_on: ClassVar[tuple[Ref, ...]] = ()
     # Never proposes a configuration twice. Per instance (not a ClassVar): a searcher whose
     # option allows repeats (e.g. ``no_repeat=False``) sets it in its constructor.
     unique: bool = True

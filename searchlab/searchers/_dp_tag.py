@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from searchlab.core.provenance import DFT_TRAINING_SIZES
 from searchlab.core.records import Candidate, Config, Result
 from searchlab.core.spaces import DerivationGraph, Space
 from searchlab.errors import ConfigError
@@ -41,6 +42,7 @@ from searchlab.searchers._schema import searcher_config
 
 class DpTagSearcher(Searcher):
     name = "dp_tag"
+    defaults_chosen_on = (DFT_TRAINING_SIZES,)  # when DP opens, and tag_scaled's settings (docs/grammar.md)
     space_kinds = (DerivationGraph,)
     unique = True  # DP is unique; tag_scaled (no_repeat) is told DP's full-size words
 

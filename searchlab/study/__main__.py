@@ -3,12 +3,14 @@
     python -m searchlab.study RUN_DIR [RUN_DIR ...] [--out DIR] [--allow-mixed] [--reference R]
     python -m searchlab.study study=NAME [key=value ...] [RUN_DIR ...] [--out DIR]
 
-Errors that are the user's are printed as one line and exit with status 2.
+Errors that are the user's are printed as one line and exit with status 2. Ctrl-C prints one line with the
+command that resumes the study (every finished run is kept) and exits with 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -66,8 +68,42 @@ def _aggregate_only(paths: list[str], args: argparse.Namespace) -> dict[str, obj
     return result
 
 
+def resume_command(argv: list[str], study_dir: Path) -> str:
+    """The command that goes on with an interrupted study: the same arguments (paths made absolute), ``--out`` the
+    study's directory, this interpreter; quoted for a POSIX shell (Hydra reads the items as they were given)."""
+    items: list[str] = []
+    skip = False
+    for item in argv:
+        if skip:
+            skip = False
+            continue
+        if item == "--out":
+            skip = True
+            continue
+        if item.startswith("--out="):
+            continue
+        items.append(str(Path(item).resolve()) if not item.startswith("-") and "=" not in item and Path(item).exists()
+                     else item)
+    return shlex.join([sys.executable, "-m", "searchlab.study", *items, "--out", str(study_dir)])
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parse(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as exc:
+        from searchlab.study._grid import StudyInterrupted
+
+        if isinstance(exc, StudyInterrupted):
+            print(f"searchlab.study: interrupted; every finished run is kept in {exc.study_dir}; resume with: "
+                  f"{resume_command(argv, exc.study_dir)}", file=sys.stderr, flush=True)
+        else:
+            print("searchlab.study: interrupted; no report written", file=sys.stderr, flush=True)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
+    args = parse(argv)
     # Hydra's override grammar: key=value, +key=value, ++key=value, and ~key (delete: no '=')
     overrides = [i for i in args.items if ("=" in i or i.startswith("~")) and not Path(i).exists()]
     paths = [i for i in args.items if i not in overrides]

@@ -25,6 +25,7 @@ from searchlab.core.records import Direction, loss
 from searchlab.errors import ConfigError
 from searchlab.study._collect import RunData
 from searchlab.study._compare import comparisons, methodology_columns, run_scores, score_columns
+from searchlab.study._provenance import row_mark
 from searchlab.study._stats import Comparison
 
 ALL = "(all problems)"
@@ -220,6 +221,10 @@ def _group(problem: str, searcher: str, runs: Sequence[RunData], instances: dict
         row[f"failed_{mode}"] = failures.get(mode, 0.0)
     row.update(score_columns(scores))
     row.update(methodology_columns(runs, instances, notes))
+    row["defaults_chosen_on"] = row_mark([r.config for r in runs])  # not held out (searchlab.study._provenance)
+    if row["defaults_chosen_on"] and problem != ALL:
+        notes.append(f"{problem} / {searcher}: NOT held out: {searcher}'s shipped defaults were chosen on this "
+                     f"table ({row['defaults_chosen_on']})")
     row["score_baseline"] = "; ".join(sorted({i.random_source for i in insts})) if score is not None else "none"
     row["charged_s_mean"] = float(np.mean([r.charged.sum() for r in runs]))
     walls = [r.wall_time_s for r in runs if r.wall_time_s is not None]

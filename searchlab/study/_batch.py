@@ -133,6 +133,8 @@ def replay_cell(cell: Cell, versions: Mapping[str, str], node: str) -> CellRun:
     try:
         outcome = optimize(problem, parts.searcher, parts.budget, executor=parts.executor, started=False,
                            cache=parts.cache)
+        if outcome.reason.value == "interrupted":  # Ctrl-C: this run was in flight, it is not a finished cell
+            raise KeyboardInterrupt
     finally:
         if parts.cache is not None:
             parts.cache.close()
@@ -143,7 +145,7 @@ def replay_cell(cell: Cell, versions: Mapping[str, str], node: str) -> CellRun:
         fingerprint=fingerprint, direction=problem.direction.value,
         objective_name=problem.objective_name, known_optimum=_optimum(problem), config=cfg, versions=dict(versions),
         devices=devices, node=node, stop_reason=outcome.reason.value,
-        status="interrupted" if outcome.reason.value == "interrupted" else "finished",
+        status="finished",
         wall_time_s=time.perf_counter() - started, evaluations=tuple(_evaluation(r) for r in outcome.results))
 
 

@@ -30,7 +30,9 @@ from searchlab.study._store import STORE_NAME, StudyStore
 from searchlab.study._tasks import RETRIES, _cores, _gather, _progress, _start_ray
 
 TASKS_PER_CORE = 4
-MAX_BATCH = 64
+# a few runs at most per task (issue 45): the driver writes a task's records when it returns, so an interrupt or a lost
+# node loses only the runs of the tasks in flight; a task costs Ray a few ms, a replay of 100 look-ups about 20 ms
+MAX_BATCH = 4
 # bench/replay_throughput.py (2026-11-25): 100 seeds x 220 (22,000 look-ups) took 6 s of grid in process and
 # 12-14 s with Ray on 2 cores (Ray's start, ~7 s, dominates); at ~5,600 look-ups/s per core in process the
 # two break even near 80,000 look-ups
@@ -88,8 +90,8 @@ def run_batched(cells: Sequence[Cell], cfg: Any, study_dir: Path) -> list[dict[s
             return len(runs)
 
         if _in_process(todo, cfg):
-            for batch in batches(todo, 1):
-                accept(batch, replay_batch(batch, os.getcwd()))
+            for cell in sorted(todo, key=lambda c: (c.problem, c.searcher, c.seed)):  # each written as it ends
+                accept([cell], replay_batch([cell], os.getcwd()))
         else:
             _on_ray(todo, cfg, accept)
         return kept + records

@@ -82,17 +82,18 @@ def methodology_columns(runs: Sequence[RunData], instances: dict[tuple[str, str]
         best = np.array([M.extend(M.best_so_far(r.losses), n) for r in group])
         best = np.where(np.isfinite(best), sign * best, np.nan)
         try:
-            score, _, rng = methodology_score(inst.table_values, inst.direction is Direction.MINIMIZE, best)
+            score, _, rng = methodology_score(inst.table_values, inst.direction is Direction.MINIMIZE, best, budget=n)
         except ValueError as exc:
             notes.append(f"{key[0]} / {group[0].searcher}: no methodology score ({exc})")
             continue
-        if rng.end > n:
-            note = (f"{key[0]}: the KT score's range ends at {rng.end} evaluations, beyond the runs' budget: "
-                    f"each run's last best is carried to the end of the range")
+        if rng.clipped_from is not None:
+            note = (f"{key[0]}: the KT score's range ends at {rng.clipped_from} evaluations, beyond the runs' budget "
+                    f"of {n}: the score is over {rng.start}-{rng.end} only (budget.evaluations={rng.clipped_from} "
+                    f"scores the methodology's whole range)")
             if note not in notes:
                 notes.append(note)
         scores.append(score)
-        ranges.append(f"{rng.start}-{rng.end}")
+        ranges.append(rng.text())
     return {"kt_score": float(np.mean(scores)) if scores else math.nan,
             "kt_range": ", ".join(sorted(set(ranges))) if ranges else ""}
 

@@ -20,11 +20,46 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from searchlab.errors import ConfigError
+from searchlab.errors import ConfigError, SearchlabError
 from searchlab.study._cells import Cell, _compose_run
 from searchlab.study._config import overrides_of, seeds_of
 
 BIG_BUDGET = 1_000_000_000  # an exhaustive run for a table stops when the space is exhausted
+# the directory holding searchlab/ (a checkout's root): the shipped studies name their tables relative to it
+# (``../shared/data/...``), so they mean the same files from any working directory (issue 45)
+CHECKOUT = Path(__file__).resolve().parents[2]
+PATH_KEYS = ("problem.path", "prior")  # overrides whose values are input files (prior: a list of them)
+
+
+def anchor(value: str, where: str) -> str:
+    """An input path of a study as an absolute path: relative ones are looked up under the checkout first, then
+    under the working directory; one line naming both when neither has it."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return str(path)
+    for base in (CHECKOUT, Path.cwd()):
+        if (base / path).exists():
+            return str((base / path).resolve())
+    raise ConfigError(f"{where}={value!r}: no such file under the checkout ({CHECKOUT}) or the working directory "
+                      f"({Path.cwd()}); give an absolute path")
+
+
+def anchored(overrides: list[str], label: str) -> list[str]:
+    """``problem.path=`` and ``prior=[...]`` overrides with their paths anchored (:func:`anchor`)."""
+    out = []
+    for item in overrides:
+        key, _, value = item.partition("=")
+        if key.lstrip("+") not in PATH_KEYS or not value or value == "null":
+            out.append(item)
+            continue
+        where = f"study.problems.{label}: {key.lstrip('+')}"
+        if value.startswith("[") and value.endswith("]"):
+            parts = [v.strip().strip("'\"") for v in value[1:-1].split(",") if v.strip()]
+            value = "[" + ",".join(anchor(v, where) for v in parts) + "]"
+        else:
+            value = anchor(value.strip("'\""), where)
+        out.append(f"{key}={value}")
+    return out
 
 
 def _table_by_exhaustive(label: str, overrides: list[str], tables_dir: Path) -> Path:
@@ -55,16 +90,14 @@ def problem_overrides(label: str, spec: Any, mode: str, tables_dir: Path) -> lis
     if unknown:
         raise ConfigError(f"study.problems.{label}: unknown key(s) {sorted(unknown)}; use overrides and table")
     table = spec.get("table")
-    base = overrides_of(spec["overrides"], "problem", label) if spec.get("overrides") is not None else []
+    base = anchored(overrides_of(spec["overrides"], "problem", label), label) if spec.get("overrides") is not None else []
     if table == "auto":
         if not base:
             raise ConfigError(f"study.problems.{label}: table=auto needs the problem's overrides to run exhaustively")
-        table = str(_table_by_exhaustive(label, base, tables_dir))
+        table = str(_table_by_exhaustive(label, base, tables_dir).resolve())  # made here: tables_dir is an output
     if table is not None:
-        path = Path(str(table)).expanduser()
-        if not path.exists():
-            raise ConfigError(f"study.problems.{label}.table={table!r}: no such file or run directory")
-        return ["problem=table", f"problem.path={path.resolve()}", "problem.sample_noise=true"]  # replay noise
+        path = anchor(str(table), f"study.problems.{label}.table")
+        return ["problem=table", f"problem.path={path}", "problem.sample_noise=true"]  # replay noise
     if not base:
         raise ConfigError(f"study.problems.{label}: give overrides (problem=NAME ...) or a table")
     return base
@@ -165,6 +198,26 @@ def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
     return cells, [*notes, *more]
 
 
+class StudyInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a study's grid: every cell written so far is kept; ``study_dir`` resumes it."""
+
+    def __init__(self, study_dir: Path) -> None:
+        super().__init__(str(study_dir))
+        self.study_dir = study_dir
+
+
+def _unmake(study_dir: Path, created: list[Path]) -> None:
+    """Bad input makes no study directory: remove what this study made, if nothing ran into it."""
+    if not created or [p.name for p in study_dir.iterdir()] != ["study.yaml"]:
+        return
+    (study_dir / "study.yaml").unlink()
+    for path in created:  # the study directory, then the <date> directory above it, if this study made them
+        try:
+            path.rmdir()
+        except OSError:  # not empty: another study's
+            break
+
+
 def default_study_dir(name: str) -> Path:
     return Path("outputs") / "study" / time.strftime("%Y-%m-%d") / f"{time.strftime('%H-%M-%S')}_{name}"
 
@@ -177,18 +230,18 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
     from searchlab.study._replay import run_cells
 
     study_dir = Path(out or cfg.out or default_study_dir(cfg.name)).resolve()
-    created = not study_dir.exists()
+    created = [p for p in (study_dir, *study_dir.parents) if not p.exists()]  # deepest first
     study_dir.mkdir(parents=True, exist_ok=True)
     (study_dir / "study.yaml").write_text(OmegaConf.to_yaml(cfg))
     started = time.time()
     try:
         cells, notes = make_cells(cfg, study_dir)
-    except ConfigError:
-        if created and [p.name for p in study_dir.iterdir()] == ["study.yaml"]:  # bad input makes no study directory
-            (study_dir / "study.yaml").unlink()
-            study_dir.rmdir()
+        records = run_cells(cells, cfg)
+    except SearchlabError:
+        _unmake(study_dir, created)
         raise
-    records = run_cells(cells, cfg)
+    except KeyboardInterrupt:
+        raise StudyInterrupted(study_dir) from None
     grid_s = time.time() - started
     runs, more = collect_runs([*study_sources(study_dir), *cfg.extra_runs, *extra_paths],
                               allow_mixed=bool(cfg.allow_mixed))

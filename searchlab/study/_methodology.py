@@ -49,6 +49,12 @@ class ScoreRange:
     start: int  # first evaluation count of the range (>= 1)
     end: int  # last (inclusive): random search's expected best reaches the cutoff here
     target: float  # objective value at the cutoff
+    clipped_from: int | None = None  # the methodology's own end, where the runs' budget cut the range short
+
+    def text(self) -> str:
+        """``2-100``, or ``2-100 (clipped from 2-1050)`` where the runs' budget cut the range short."""
+        own = f"{self.start}-{self.end}"
+        return own if self.clipped_from is None else f"{own} (clipped from {self.start}-{self.clipped_from})"
 
 
 def _valid_sorted(values: np.ndarray) -> np.ndarray:
@@ -127,16 +133,29 @@ def searcher_curve(values: np.ndarray, best: np.ndarray, evaluations: np.ndarray
     return curve
 
 
+def clip(rng: ScoreRange, budget: int | None) -> ScoreRange:
+    """The range cut at the runs' budget, never run past it unnoticed (issue 45): a range ending beyond the budget
+    would score evaluations no run made (the package carries each run's last best there). Refused, naming the
+    budget needed, when the budget ends before the range has two evaluations."""
+    if budget is None or budget >= rng.end:
+        return rng
+    if budget < rng.start + 1:
+        raise ValueError(f"the runs' budget of {budget} evaluations ends before the score's range "
+                         f"{rng.start}-{rng.end} has two evaluations: run at least {rng.end} evaluations")
+    return ScoreRange(rng.start, int(budget), rng.target, clipped_from=rng.end)
+
+
 def methodology_score(values: np.ndarray, minimize: bool, best: np.ndarray, *, cutoff: float = CUTOFF,
-                      start: float = START) -> tuple[float, np.ndarray, ScoreRange]:
+                      start: float = START, budget: int | None = None) -> tuple[float, np.ndarray, ScoreRange]:
     """(score, standardised curve, range) of one searcher's runs on one table (module docstring).
 
     ``values``: the table's objective per configuration (NaN / inf for invalid ones);
-    ``best``: runs x evaluations best-so-far objective values (NaN before a run's first valid one).
+    ``best``: runs x evaluations best-so-far objective values (NaN before a run's first valid one);
+    ``budget``: the runs' budget; a range ending past it is clipped to it (:func:`clip`; ``rng.clipped_from``).
     """
     ascending = _valid_sorted(values)
     optimum = float(ascending[0] if minimize else ascending[-1])
-    rng = score_range(values, minimize, cutoff, start)
+    rng = clip(score_range(values, minimize, cutoff, start), budget)
     evaluations = np.arange(rng.start, rng.end + 1)
     baseline = random_curve(values, minimize, evaluations)
     division = optimum - baseline

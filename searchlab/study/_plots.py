@@ -1,4 +1,8 @@
-"""The study's figures (matplotlib, Agg backend), returned as base64 PNGs for a self-contained report.
+"""The study's figures (matplotlib, Agg backend), each as SVG (vector, what report.html embeds and a paper takes)
+and PNG (200 dpi), written beside the report in ``figures/``.
+
+Sized for a paper (issue 45): 6.5 x 3.4 inches (a text width), 8-point text, titles wrapped and, if a line
+would still run past the figure's edge, set smaller until it fits (:func:`_fit_title`), so no title is cut off.
 
 - anytime curves: mean best-so-far fraction of peak vs evaluations, shaded with the seeded
   bootstrap confidence band of the mean over runs (level in the title, ``_stats.BAND_LEVEL``;
@@ -15,9 +19,12 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -34,22 +41,67 @@ class Figure:
     kind: str  # anytime | time | levels | score | failures
     problem: str
     title: str
-    png_base64: str
+    png: bytes
+    svg: str
     band: str = ""  # what the shaded band is (its level), repeated under the figure in the report
 
+    @property
+    def svg_base64(self) -> str:
+        return base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
 
-def _png(fig: MplFigure) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)  # laid out when drawn (constrained): one draw, not two; Agg, whatever the backend
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    @property
+    def stem(self) -> str:
+        """The file name (no suffix) in ``figures/``: kind and problem, in characters any file system takes."""
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in self.problem) or "study"
+        return f"{safe}_{self.kind}"
+
+
+WIDTH_IN, HEIGHT_IN = 6.5, 3.4  # a paper's text width; 8-point text (RC) stays legible at that size
+DPI = 200
+RC: dict[str, Any] = {"font.size": 8, "axes.titlesize": 9, "legend.fontsize": 7, "svg.fonttype": "none",
+                      "svg.hashsalt": "searchlab"}
+TITLE_CHARS = 90  # a title line is wrapped at this many characters (about the width of the axes at 9 points)
+
+
+@contextmanager
+def paper_style() -> Iterator[None]:
+    import matplotlib
+
+    with matplotlib.rc_context(cast(Any, RC)):  # matplotlib types the keys as a Literal of every rc name
+        yield
+
+
+def _fit_title(fig: MplFigure) -> None:
+    """Shrink a title whose line still runs past the figure's edge after wrapping (one draw per step)."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    width = fig.bbox.width
+    for ax in fig.axes:
+        title = ax.title
+        size = float(title.get_fontsize())
+        while size > 5.0 and (title.get_window_extent(renderer).x0 < 0 or title.get_window_extent(renderer).x1 > width):
+            size -= 0.5
+            title.set_fontsize(size)
+            fig.draw_without_rendering()
+
+
+def _render(fig: MplFigure) -> tuple[bytes, str]:
+    """(PNG bytes, SVG text) of a laid-out figure; the SVG without a date, so a report is reproducible."""
+    fig.draw_without_rendering()  # constrained layout, so the title's extent is known
+    _fit_title(fig)
+    png, svg = io.BytesIO(), io.StringIO()
+    fig.savefig(png, format="png", dpi=DPI)
+    fig.savefig(svg, format="svg", metadata={"Date": None})
+    return png.getvalue(), svg.getvalue()
 
 
 def _axes(title: str, xlabel: str, ylabel: str) -> tuple[MplFigure, Axes]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7.0, 4.0), layout="constrained")  # no pyplot, no backend chosen for the user's process
+    fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout="constrained")  # no pyplot, no backend chosen for the user
+    FigureCanvasAgg(fig)  # its own Agg canvas: a renderer to measure the title with (_fit_title)
     ax = fig.subplots()
-    ax.set_title(title)
+    ax.set_title("\n".join(textwrap.fill(line, TITLE_CHARS) for line in title.split("\n")))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
@@ -73,8 +125,8 @@ def _anytime(problem: str, curves: Sequence[Curves]) -> Figure:
     for c in curves:
         _banded(ax, np.arange(1, c.fractions.shape[1] + 1), c.fractions, f"{c.searcher} ({len(c.fractions)} runs)")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right", fontsize="small")
-    return Figure("anytime", problem, "best so far vs evaluations", _png(fig), BAND)
+    ax.legend(loc="lower right")
+    return Figure("anytime", problem, "best so far vs evaluations", *_render(fig), BAND)
 
 
 def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
@@ -88,8 +140,8 @@ def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
         _banded(ax, grid, fractions, searcher)
     ax.set_xscale("log")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right", fontsize="small")
-    return Figure("time", problem, "best so far vs charged time", _png(fig), BAND)
+    ax.legend(loc="lower right")
+    return Figure("time", problem, "best so far vs charged time", *_render(fig), BAND)
 
 
 def _levels(problem: str, curves: Sequence[Curves]) -> Figure:
@@ -101,8 +153,8 @@ def _levels(problem: str, curves: Sequence[Curves]) -> Figure:
         (line,) = ax.plot(LEVEL_GRID, p50, marker=".", label=c.searcher)
         ax.fill_between(LEVEL_GRID, p30, p70, alpha=0.15, color=line.get_color())
     ax.set_xlim(0, 1.0)
-    ax.legend(loc="upper left", fontsize="small")
-    return Figure("levels", problem, "tests to level", _png(fig))
+    ax.legend(loc="upper left")
+    return Figure("levels", problem, "tests to level", *_render(fig))
 
 
 def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
@@ -122,8 +174,8 @@ def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
             ax.plot(x, score, label=c.searcher)
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_ylim(max(-1.0, low - 0.05), 1.05)
-    ax.legend(loc="lower right", fontsize="small")
-    return Figure("score", problem, "random-normalised score", _png(fig), BAND)
+    ax.legend(loc="lower right")
+    return Figure("score", problem, "random-normalised score", *_render(fig), BAND)
 
 
 def _failures(curves: Sequence[Curves]) -> Figure | None:
@@ -143,13 +195,18 @@ def _failures(curves: Sequence[Curves]) -> Figure | None:
         ax.text(0.5, 0.5, "no failed evaluation", transform=ax.transAxes, ha="center")
     ax.set_xlim(0, max(0.05, float(left.max()) * 1.1))
     if modes:
-        ax.legend(loc="lower right", fontsize="small")
-    fig.set_size_inches(7.0, 1.2 + 0.35 * len(shown))
-    return Figure("failures", "", "failure shares", _png(fig))
+        ax.legend(loc="lower right")
+    fig.set_size_inches(WIDTH_IN, 1.2 + 0.3 * len(shown))
+    return Figure("failures", "", "failure shares", *_render(fig))
 
 
 def make_figures(curves: Sequence[Curves]) -> list[Figure]:
     """Every figure of the report, problem by problem, failure shares last."""
+    with paper_style():
+        return _figures(curves)
+
+
+def _figures(curves: Sequence[Curves]) -> list[Figure]:
     figures: list[Figure] = []
     for problem in dict.fromkeys(c.problem for c in curves):
         group = [c for c in curves if c.problem == problem]
@@ -161,3 +218,20 @@ def make_figures(curves: Sequence[Curves]) -> list[Figure]:
     if failures is not None:
         figures.append(failures)
     return figures
+
+
+def write_figures(figures: Sequence[Figure], folder: Path) -> list[tuple[Path, Path]]:
+    """Each figure as ``folder/<problem>_<kind>.svg`` and ``.png`` (a second figure of one stem gets ``_2``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out: list[tuple[Path, Path]] = []
+    seen: set[str] = set()
+    for fig in figures:
+        stem, k = fig.stem, 2
+        while stem in seen:
+            stem, k = f"{fig.stem}_{k}", k + 1
+        seen.add(stem)
+        svg, png = folder / f"{stem}.svg", folder / f"{stem}.png"
+        svg.write_text(fig.svg, encoding="utf-8")
+        png.write_bytes(fig.png)
+        out.append((svg, png))
+    return out

@@ -4,7 +4,8 @@
 - ``pairwise.csv``: every paired comparison (Wilcoxon, Holm, rank-biserial; ``_stats.py``);
 - ``evaluations.parquet``: one row per recorded evaluation of every run (long form, with
   best-so-far and fraction of peak), for analyses the report does not make;
-- ``report.html``: tables and figures (base64 PNG), readable offline from one file;
+- ``report.html``: tables and figures (the SVGs, embedded), readable offline from one file;
+- ``figures/``: every figure as SVG (vector, for a paper) and PNG (200 dpi);
 - ``summary.md``: the same tables as Markdown.
 """
 
@@ -44,9 +45,14 @@ DEFINITIONS = [
     ("KT score", "the performance score as the autotuning-methodology package computes it on the evaluations axis: "
      "R = the rank approximation over valid configurations only, S = the median-rank curve, averaged over the "
      "evaluations until random search is expected to reach 95 % of the way from the median to the optimum "
-     "(the range is shown). See docs/study.md for every difference from 'score'."),
+     "(the range is shown; a range past the runs' budget is clipped to it and says from where). See docs/study.md "
+     "for every difference from 'score'."),
     ("failed", "share of all evaluations that failed (any mode; the figure splits by mode)."),
+    ("held out", "NO where the searcher's shipped defaults were chosen on this very table or problem instance "
+     "(Searcher.defaults_chosen_on, matched by the table file's content digest): such a cell is not a held-out "
+     "result. The Provenance table lists what each searcher's defaults were chosen on."),
 ]
+
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -109,6 +115,8 @@ def display_rows(rows: Sequence[Mapping[str, Any]], problem: str) -> list[dict[s
         d["KT score (range)"] = _or_why(r["kt_score"], f"{_fmt(r['kt_score'])} ({r['kt_range']})",
                                         "needs a replayed table")
         d["best value"] = _fmt(r["best_value"], 6)
+        mark = r.get("defaults_chosen_on") or ""
+        d["held out"] = f"NO: defaults chosen on {mark}" if mark else "yes"
         out.append(d)
     return out
 
@@ -130,6 +138,13 @@ def _md_table(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(_fmt(r.get(c, "")).replace("|", "/") for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def _provenance(data: StudyData) -> list[dict[str, str]]:
+    from searchlab.study._aggregate import ALL
+    from searchlab.study._provenance import provenance_rows
+
+    return provenance_rows(data.runs, data.rows, ALL)
 
 
 def _references(data: StudyData) -> list[dict[str, Any]]:
@@ -169,6 +184,8 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
         parts.append("<h2>Notes</h2><ul class='notes'>" +
                      "".join(f"<li>{html.escape(n)}</li>" for n in applicable_notes(data)) + "</ul>")
     parts.append("<h2>References (the optimum each problem is normalised to)</h2>" + _html_table(_references(data)))
+    parts.append("<h2 id='provenance'>Provenance (what each searcher's shipped defaults were chosen on)</h2>"
+                 + _html_table(_provenance(data), "provenance"))
     parts.append(T.html_section(data.tuned))
     problems = list(dict.fromkeys(r["problem"] for r in data.rows))
     for problem in problems:
@@ -180,7 +197,7 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
             if fig.problem == problem:
                 parts.append(f"<figure><img class='figure' data-kind='{fig.kind}' data-band='{html.escape(fig.band)}' "
                              f"alt='{html.escape(fig.title)}: {html.escape(problem)}' "
-                             f"src='data:image/png;base64,{fig.png_base64}'>")
+                             f"src='data:image/svg+xml;base64,{fig.svg_base64}'>")
                 if fig.band:
                     parts.append(f"<figcaption>Line: mean over runs. Shaded: {html.escape(fig.band)} (seeded).</figcaption>")
                 parts.append("</figure>")
@@ -188,7 +205,7 @@ def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]
     for fig in figures:
         if fig.problem == "":
             parts.append(f"<h2>{html.escape(fig.title)}</h2><img class='figure' data-kind='{fig.kind}' "
-                         f"alt='{html.escape(fig.title)}' src='data:image/png;base64,{fig.png_base64}'>")
+                         f"alt='{html.escape(fig.title)}' src='data:image/svg+xml;base64,{fig.svg_base64}'>")
     if data.validation:
         parts.append("<h2>Validation (threshold problems; medians over runs, as paper 003 Table 6.2)</h2>")
         for problem, vrows in data.validation.items():
@@ -214,6 +231,8 @@ def render_markdown(data: StudyData, meta: Mapping[str, Any]) -> str:
     if applicable_notes(data):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in applicable_notes(data)]
     lines += ["", "## References", "", _md_table(_references(data)), ""]
+    lines += ["## Provenance (what each searcher's shipped defaults were chosen on)", "",
+              _md_table(_provenance(data)), ""]
     lines += T.markdown(data.tuned)
     for problem in dict.fromkeys(r["problem"] for r in data.rows):
         lines += [f"## {problem}", "", _md_table(display_rows(data.rows, problem))]
@@ -248,7 +267,7 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
     """Write every output into ``out_dir``; returns their paths."""
     import pandas as pd
 
-    from searchlab.study._plots import make_figures
+    from searchlab.study._plots import make_figures, write_figures
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -267,8 +286,11 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
     else:
         del paths["tuned"]
     evaluations_frame(data).to_parquet(paths["evaluations"], index=False)
+    files = write_figures(figures, out / "figures")
     paths["html"].write_text(render_html(data, figures, meta))
     paths["markdown"].write_text(render_markdown(data, meta))
     paths["json"].write_text(json.dumps({"meta": meta, "notes": data.notes, "figures": [
-        {"kind": f.kind, "problem": f.problem, "title": f.title} for f in figures]}, indent=2, default=str))
+        {"kind": f.kind, "problem": f.problem, "title": f.title, "svg": str(files[i][0]), "png": str(files[i][1])}
+        for i, f in enumerate(figures)]}, indent=2, default=str))
     return paths
+

@@ -69,7 +69,7 @@ def test_live_multirun_sweep_feeds_the_same_report(tmp_path: Path) -> None:
     metrics = pd.read_csv(sweep / "study" / "metrics.csv")
     assert sorted(metrics["searcher"]) == ["exhaustive", "random"] and set(metrics["runs"]) == {3}
     assert set(metrics["reference"]) == {"known optimum"}
-    assert "data:image/png;base64," in (sweep / "study" / "report.html").read_text()
+    assert "data:image/svg+xml;base64," in (sweep / "study" / "report.html").read_text()
 
 
 def test_cli_errors_are_one_line_with_status_2(tmp_path: Path) -> None:

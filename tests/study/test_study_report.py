@@ -56,7 +56,7 @@ def test_report_html_is_self_contained(study: tuple[Path, dict[str, Path]]) -> N
     kinds = re.findall(r"data-kind='(\w+)'", text)
     assert {"anytime", "time", "levels", "score", "failures"} <= set(kinds)
     assert not re.search(r"(src|href)=['\"]https?:", text)  # nothing fetched from outside
-    assert text.count("src='data:image/png;base64,") == len(kinds)
+    assert text.count("src='data:image/svg+xml;base64,") == len(kinds)  # the vector figures (issue 45)
 
 
 def _dump_dom(html_path: Path, profile: Path) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from searchlab.core.provenance import DFT_TRAINING_SIZES, SHARED_CONVOLUTION
 from searchlab.core.records import Candidate, Config, Result
 from searchlab.core.spaces import KnobSpace, Space, ThresholdTree
 from searchlab.errors import ConfigError
@@ -46,6 +47,9 @@ def _delegate_class(name: str, option: str) -> type[Searcher]:
 
 class AutoSearcher(Searcher):
     name = "auto"
+    # knobs: prior, alignment, min_feasibility compared on the four shared convolution tables (docs/baselines.md,
+    # "How the defaults were chosen"); DAGs: its delegates' settings, on the DFT training sizes (docs/grammar.md)
+    defaults_chosen_on = (*SHARED_CONVOLUTION, DFT_TRAINING_SIZES)
     space_kinds = (Space,)  # every kind as itself: the knob model, or a delegate for its kind
 
     # initial: space-filling proposals before the model takes over; candidates: valid configurations

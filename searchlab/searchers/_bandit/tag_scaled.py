@@ -51,6 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from searchlab.core.provenance import DFT_TRAINING_SIZES
 from searchlab.core.spaces import Arc, Node, Space
 from searchlab.errors import ConfigError
 from searchlab.searchers._bandit.base import GraphBanditSearcher
@@ -106,6 +107,7 @@ class TagScaledSearcher(GraphBanditSearcher):
     and a prior for unplayed arms (module docstring)."""
 
     name = "tag_scaled"
+    defaults_chosen_on = (DFT_TRAINING_SIZES,)  # exploration, quantile (module docstring)
 
     def __init__(self, space: Space, *, exploration: Annotated[float, Tunable(0.01, 10.0, log=True)] = 0.01,
                  quantile: Annotated[float, Tunable(0.02, 0.5, log=True)] = 0.5, delta: float = 0.1, s: int = 30,

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.core.provenance import SHARED_CONVOLUTION
 from searchlab.core.records import Config
 from searchlab.core.spaces import Space
 from searchlab.errors import ConfigError
@@ -56,6 +57,7 @@ def _checked(name: str, value: Any, low: int) -> int:
 
 class TransferSearcher(TransferGpSearcher):
     name = "transfer"
+    defaults_chosen_on = SHARED_CONVOLUTION  # FRONT, by leave-one-device-out on the four shared tables (docs/transfer.md)
 
     # k: top of the equal-weight ranking evaluated first; check_after: successful evaluations
     # before the tables are weighed and tested (>= 5, the interval's minimum); front: evaluations
