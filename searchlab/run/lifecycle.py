@@ -93,6 +93,9 @@ class Run:
         confirmed, report = self._confirm_and_finalize(self.store, self.search)
         if self._guard is not None:
             self._guard.hold()
+        phase = self._phase_progress()
+        if phase is not None:
+            phase("writing", lambda: "summary.json and best_so_far.png")
         self._close_progress()
         state = self.search.state
         summary = self._summarize(self.store, search=self.search, confirmed=confirmed, report=report)
@@ -211,13 +214,14 @@ class Run:
         if self.interrupt is not None or self.reason is StopReason.INTERRUPTED:
             return None, {}
         prior = store.confirmations() if p.resuming else []
+        phase = self._phase_progress()
         confirmed = confirm_after_search(p.executor, state.results, prior, p.problem.direction, p.confirm,
-                                         p.problem.noisy, store, p.problem.default_config())
+                                         p.problem.noisy, store, p.problem.default_config(), phase)
         try:
             assert p.run_dir is not None
             report = p.problem.finalize(FinalizeContext(p.run_dir, state.best, state.results, p.executor.call,
                                                         len(state.results), time.time() - self.started,
-                                                        confirm=confirmed, **_rule(p.confirm)))
+                                                        confirm=confirmed, progress=phase, **_rule(p.confirm)))
         except KeyboardInterrupt as exc:
             self.interrupt, self.reason = exc, StopReason.INTERRUPTED
             return confirmed, {}
@@ -240,6 +244,11 @@ class Run:
             summary["priors"] = priors
             summary.setdefault("notes", []).append(str(priors["line"]))
         return summary
+
+    def _phase_progress(self) -> Any:
+        """The progress display's hook for the phases after the search (ProgressReporter.phase), if it has one."""
+        hook = getattr(self.p.progress, "phase", None)
+        return hook if callable(hook) else None
 
     def _close_progress(self) -> None:
         close = getattr(self.p.progress, "close", None)

@@ -206,7 +206,8 @@ def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     problem_name, searcher_name = names or (problem.name, _searcher_name(plain["searcher"]))
     searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), searcher_name)
     _give_prior(searcher, plain.get("prior"), problem, searcher_name)
-    progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name)
+    progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name,
+                                space_size=_space_size(problem))
     executor: Executor = _build("executor", plain["executor"], "executor")
     if isinstance(executor, AutoExecutor):  # executor=auto: serial or Ray, by what the problem needs
         executor = executor.resolve(problem)
@@ -239,3 +240,12 @@ def _searcher_name(node: Mapping[str, Any]) -> str:
         return str(cls.name)
     except Exception:  # make_searcher reports a bad target properly
         return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
+
+
+def _space_size(problem: Any) -> int | None:
+    """The space's size for the progress ETA (None when a space cannot count itself)."""
+    try:
+        size = problem.space.size()
+    except Exception:
+        return None
+    return size if isinstance(size, int) else None
