@@ -61,7 +61,7 @@ def markers(summary: Mapping[str, Any]) -> list[tuple[str, float, tuple[float, f
         median = entry.get("median")
         if isinstance(median, (int, float)) and math.isfinite(median):
             ci = entry.get("ci95")
-            what = "measured once" if confirm.get("exact") else f"median of {entry.get('samples', '?')} samples"
+            what = "measured once" if confirm.get("exact") else f"re-measured in {entry.get('rounds', '?')} rounds"
             out.append((f"{label} ({what})", float(median), (float(ci[0]), float(ci[1])) if ci else None))
     return out
 

@@ -159,15 +159,16 @@ def test_plot_has_units_integer_ticks_and_the_confirm_markers() -> None:
         results.append(Result(Candidate(i, c, c), Measurement.ok(v)))
     summary = {"direction": "minimize", "objective_name": "time_s", "best": {"objective": 0.0065},
                "problem": "lud", "searcher": "tag", "seed": 0, "stop_reason": "evaluations",
-               "confirm": {"best": {"median": 0.0068, "ci95": [0.0067, 0.0069], "samples": 30},
-                           "default": {"median": 0.0090, "ci95": [0.0088, 0.0093], "samples": 30}}}
+               "confirm": {"best": {"median": 0.0068, "ci95": [0.0067, 0.0069], "samples": 30, "rounds": 10},
+                           "default": {"median": 0.0090, "ci95": [0.0088, 0.0093], "samples": 30, "rounds": 10}}}
     assert y_axis(summary) == ("time, ms (lower is better)", pytest.approx(1e3))
-    assert [m[0] for m in markers(summary)] == ["confirmed best (median of 30 samples)", "default (median of 30 samples)"]
+    assert [m[0] for m in markers(summary)] == ["confirmed best (re-measured in 10 rounds)",
+                                                "default (re-measured in 10 rounds)"]
     fig = figure(summary, results)
     try:
         ax = fig.axes[0]
         labels = ax.get_legend_handles_labels()[1]
-        assert "confirmed best (median of 30 samples) 6.8" in labels and "default (median of 30 samples) 9" in labels
+        assert "confirmed best (re-measured in 10 rounds) 6.8" in labels and "default (re-measured in 10 rounds) 9" in labels
         assert ax.get_ylabel() == "time, ms (lower is better)"
         fig.canvas.draw()
         ticks = [t for t in ax.get_xticks() if 0.5 <= t <= 3.5]
