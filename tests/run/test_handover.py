@@ -177,3 +177,17 @@ def test_plot_has_units_integer_ticks_and_the_confirm_markers() -> None:
     finally:
         plt.close(fig)
     assert y_axis({"objective_name": "gflops", "direction": "maximize"}) == ("gflops (higher is better)", 1.0)
+
+
+def test_a_slow_step_beats_and_a_fast_one_stays_quiet() -> None:
+    import time
+
+    from searchlab.core.heartbeat import heartbeat
+
+    quiet, loud = io.StringIO(), io.StringIO()
+    with heartbeat("prepare", "compiling", first_s=30.0, stream=quiet):
+        pass
+    with heartbeat("prepare", "compiling lud.fut", every_s=0.01, first_s=0.0, stream=loud):
+        time.sleep(0.1)
+    assert quiet.getvalue() == ""
+    assert loud.getvalue().startswith("searchlab: prepare: compiling lud.fut (0 s)\n")
