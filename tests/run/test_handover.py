@@ -191,3 +191,30 @@ def test_a_slow_step_beats_and_a_fast_one_stays_quiet() -> None:
         time.sleep(0.1)
     assert quiet.getvalue() == ""
     assert loud.getvalue().startswith("searchlab: prepare: compiling lud.fut (0 s)\n")
+
+
+def test_the_command_that_uses_the_tuning_file_is_pasteable(tmp_path: Path) -> None:
+    """futhark bench --tuning takes an extension, not a file: a bundled program is copied beside its
+    .tuning in the run directory; a program of the user's gets the file through its own --tuning."""
+    import shlex
+    from types import SimpleNamespace
+
+    from searchlab.adapters.futhark._report import use_command
+
+    source = tmp_path / "pkg" / "lud.fut"
+    source.parent.mkdir()
+    source.write_text("-- a program\n")
+    run = tmp_path / "run dir"
+    run.mkdir()
+    tuning = run / "lud.fut.tuning"
+
+    class Bundled(SimpleNamespace):
+        default_program = source
+
+    bundled = Bundled(binary=str(tmp_path / "no such" / "futhark"), backend="opencl", source=source.resolve())
+    assert shlex.split(use_command(bundled, run, tuning)) == [bundled.binary, "bench", "--backend=opencl",
+                                                              str(run / "lud.fut")]
+    assert (run / "lud.fut").read_text() == "-- a program\n"  # beside lud.fut.tuning: futhark bench finds it
+    own = SimpleNamespace(binary=bundled.binary, backend="c", source=source.resolve())
+    assert shlex.split(use_command(own, run, tuning)) == [bundled.binary, "bench", "--backend=c", "--no-tuning",
+                                                          f"--pass-option=--tuning={tuning}", str(source)]
