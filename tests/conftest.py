@@ -27,7 +27,7 @@ PARALLEL_SAFE = (
     "integrations/test_export_optuna.py", "integrations/test_optuna_sampler.py",
     "cli/test_cli.py", "cli/test_bad_input.py",
     "run/test_loop.py", "run/test_budget_schedules.py", "run/test_run_lifecycle.py", "run/test_default_check.py",
-    "run/test_confirm.py", "run/test_failures.py", "run/test_transfer_priors.py",
+    "run/test_confirm.py", "run/test_failures.py", "run/test_transfer_priors.py", "run/test_handover.py",
     "adapters/test_kernel_tuner.py", "adapters/test_table_replay_paths.py", "adapters/test_byo_t1.py",
     "study/test_study_baseline.py", "adapters/test_open_table.py", "test_security.py", "test_properties.py",
     "test_architecture.py", "test_readme.py", "test_packaging.py", "run/test_cluster_records.py",

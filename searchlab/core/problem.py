@@ -67,6 +67,8 @@ class FinalizeContext:
     max_rounds: int = 5  # ... and the caps of its sequential rule (confirm.max_rounds, confirm.max_time_s,
     max_time_s: float = 60.0  # confirm.equivalence; searchlab.core.speedup)
     equivalence: float = 0.0
+    # the run's progress display for what finalize measures (phase name, the line built only when shown)
+    progress: Callable[[str, Callable[[], str]], None] | None = None
 
 
 class Problem(ABC):

@@ -116,3 +116,49 @@ def recommended(comparison: Mapping[str, Any] | None) -> bool:
     """Whether a tuned configuration measurably beats the default: the lower end of the paired
     interval of its speed-up is above 1 (never worse than doing nothing)."""
     return comparison is not None and float(comparison["ci95"][0]) > 1.0
+
+
+def ratio_digits(*values: float, least: int = 2, most: int = 12) -> int:
+    """Decimals to print speed-ups and their bounds with (issue 46 item 2, "honest digits").
+
+    Two decimals, and more while a value other than exactly 1 would print as 1 (``1.00``): a bound
+    that excludes 1 (1.0039, decided) then prints as ``1.004`` and one just below (0.9996,
+    undecided) as ``0.9996``, so ``1.00`` is only ever an exact 1 and the same printed bound never
+    means both decided and undecided."""
+    digits = least
+    while digits < most and any(math.isfinite(v) and v != 1.0 and f"{v:.{digits}f}" == f"{1.0:.{digits}f}"
+                                for v in values):
+        digits += 1
+    return digits
+
+
+def show_ratio(value: float, digits: int) -> str:
+    """A speed-up (or bound) with ``digits`` decimals; an unbounded end prints as ``inf``."""
+    return "inf" if math.isinf(value) else f"{value:.{digits}f}"
+
+
+def show_interval(lo: float, hi: float, *also: float) -> str:
+    """``[lo, hi]`` in the digits :func:`ratio_digits` picks for the bounds (and ``also``: the value
+    printed beside them, so all read alike)."""
+    d = ratio_digits(lo, hi, *also)
+    return f"[{show_ratio(lo, d)}, {show_ratio(hi, d)}]"
+
+
+def show_speedup(speedup_value: float, lo: float, hi: float) -> tuple[str, str]:
+    """(``1.500``, ``[1.004, 2.240]``): a speed-up and its interval in one number of decimals."""
+    d = ratio_digits(lo, hi, speedup_value)
+    return show_ratio(speedup_value, d), f"[{show_ratio(lo, d)}, {show_ratio(hi, d)}]"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st ..."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def confirmed_choice(rank: int, k: int) -> str:
+    """Which configuration the confirm phase chose, in words that cannot read as "the third
+    fastest": its rank among the search's single measurements, then what re-measuring found."""
+    which = "the search's best single measurement" if rank == 1 else \
+        f"the {ordinal(rank)}-best single measurement of the search"
+    return f"{which}, confirmed fastest of the {k} re-measured" if k > 1 else f"{which}, re-measured"

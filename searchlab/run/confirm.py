@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -45,6 +45,7 @@ from searchlab.run.confirm_report import (
     is_confirmation,
     noise_report,
     paired_speedup,
+    progress_text,
     top_k,
 )
 from searchlab.run.execution import Executor
@@ -94,6 +95,11 @@ class Recorder(Protocol):
     def record(self, result: Result) -> None: ...
 
 
+# A progress display's hook for phases after the search (searchlab.run.progress.ProgressReporter.phase):
+# (phase name, the line, built only when shown).
+PhaseProgress = Callable[[str, Callable[[], str]], None]
+
+
 def plan(configs: Sequence[Config], rounds: Iterable[int], done: Iterable[Result]) -> list[tuple[int, Config]]:
     """(round, configuration) pairs still to measure, round-robin: every configuration in one
     round before the next, each round's order rotated by one (no configuration is always
@@ -118,8 +124,9 @@ class ConfirmPhase:
     is planned while the sequential rule has not decided and no cap is reached."""
 
     def __init__(self, executor: Executor, configs: Sequence[Config], prior: Sequence[Result],
-                 store: Recorder | None, default: Config | None, options: ConfirmConfig, direction: Direction) -> None:
-        self.executor, self.store, self.default = executor, store, default
+                 store: Recorder | None, default: Config | None, options: ConfirmConfig, direction: Direction,
+                 progress: PhaseProgress | None = None) -> None:
+        self.executor, self.store, self.default, self.progress = executor, store, default, progress
         self.configs, self.options, self.direction = list(configs), options, direction
         self.results = list(prior)
         self.next_id = min([r.id for r in prior] + [0]) - 1
@@ -151,7 +158,15 @@ class ConfirmPhase:
             return True
         return False
 
+    def show(self) -> None:
+        """Progress: called while rounds run (drive calls ``fill`` between collects), rate-limited by the display."""
+        if self.progress is not None:
+            self.progress(PHASE, lambda: progress_text(self.results, self.configs, self.default, self.direction,
+                                                       self.planned, self.options.max_rounds,
+                                                       time.time() - self.started, self.options.max_time_s))
+
     def fill(self) -> bool:
+        self.show()
         asked = False
         if not self.todo and not self.in_flight and not self.stopped:
             self._more()
@@ -178,18 +193,19 @@ class ConfirmPhase:
             self.store.record(result)
         self.in_flight.pop(result.id, None)
         self.results.append(result)
+        self.show()
 
 
 def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Result], direction: Direction,
                 options: ConfirmConfig, store: Recorder | None = None,
-                default: Config | None = None) -> tuple[list[Result], bool, str]:
+                default: Config | None = None, progress: PhaseProgress | None = None) -> tuple[list[Result], bool, str]:
     """Measure until decided on ``executor``; returns (every confirmation result, completed, why it
     stopped). ``prior``: confirmation results already recorded (resume). An interrupt (Ctrl-C,
     SIGTERM) is re-raised once every collected measurement is recorded (issue 47, case 4: it used to
     end the phase as if decided, and the run exited 0 as ``finished``); a resume re-runs the phase
     and measures only the (round, configuration) pairs without a record."""
     configs = confirm_configs(search, direction, options.k, default)
-    phase = ConfirmPhase(executor, configs, prior, store, default, options, direction)
+    phase = ConfirmPhase(executor, configs, prior, store, default, options, direction, progress)
     reason, interrupt = drive(executor, phase)
     if interrupt is not None:
         raise interrupt
@@ -198,7 +214,8 @@ def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Re
 
 def confirm_after_search(executor: Executor, search: Sequence[Result], prior: Sequence[Result],
                          direction: Direction, options: ConfirmConfig, noisy: bool,
-                         store: Recorder | None = None, default: Config | None = None) -> Mapping[str, Any] | None:
+                         store: Recorder | None = None, default: Config | None = None,
+                         progress: PhaseProgress | None = None) -> Mapping[str, Any] | None:
     """The app's one call: run the phase if enabled, return the ``confirm`` summary section.
 
     Exact (not noisy) problems run no phase; one with a default gets it measured once, if the
@@ -208,7 +225,8 @@ def confirm_after_search(executor: Executor, search: Sequence[Result], prior: Se
             return None
         return exact_versus_default(executor, [*search, *prior], direction, default, store)
     started = time.time()
-    confirmations, complete, stopped = run_confirm(executor, search, prior, direction, options, store, default)
+    confirmations, complete, stopped = run_confirm(executor, search, prior, direction, options, store, default,
+                                                   progress)
     report = confirm_report(search, confirmations, direction, options.k, complete, default,
                             equivalence=options.equivalence, stopped=stopped)
     return {**report, "max_rounds": options.max_rounds, "max_time_s": options.max_time_s,

@@ -149,3 +149,28 @@ def noise_report(results: Sequence[Result]) -> dict[str, Any] | None:
             "median_samples": float(statistics.median(len(r.measurement.samples) for r in results
                                                       if r.ok and len(r.measurement.samples) >= 2))}
 
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+def progress_text(results: Sequence[Result], configs: Sequence[Config], default: Config | None,
+                  direction: Direction, planned: int, max_rounds: int, elapsed: float, max_time_s: float) -> str:
+    """The confirm phase's progress line (issue 46 item 2): the round out of the most it may take,
+    and the best candidate's current interval against the default, in the verdict's digits."""
+    counts = [sum(1 for r in results if r.config.key == c.key) for c in configs]
+    current = min(min(counts, default=0) + 1, max(planned, 1))
+    cap = "" if not math.isfinite(max_time_s) else f" (cap {_clock(max_time_s)})"
+    text = (f"round {current} of at most {max_rounds}, {len(configs)} configurations each; "
+            f"{len(results)} measurements, elapsed {_clock(elapsed)}{cap}")
+    if default is not None and len(configs) > 1:
+        ranked = standings(results, configs[1:], default, direction)
+        if ranked:
+            from searchlab.core.speedup import show_speedup
+
+            c = ranked[0][1]
+            x, interval = show_speedup(c["speedup"], *c["ci95"])
+            text += f"; best vs default {x}x {interval} ({decide(c['ci95'], 0.0) or 'measuring on'})"
+    return text

@@ -99,6 +99,9 @@ class Run:
             self._guard.hold()
         if self.interrupt is None:
             self.phase = "summary"
+        phase = self._phase_progress()
+        if phase is not None:
+            phase("writing", lambda: "summary.json and best_so_far.png")
         self._close_progress()
         state = self.search.state
         summary = self._summarize(self.store, search=self.search, confirmed=confirmed, report=report)
@@ -232,9 +235,10 @@ class Run:
             return None, {}
         prior = store.confirmations() if p.resuming else []
         self.phase = "confirm"
+        phase = self._phase_progress()
         try:  # an interrupt in either phase makes the run 'interrupted' (issue 47, case 4), its records kept
             confirmed = confirm_after_search(p.executor, state.results, prior, p.problem.direction, p.confirm,
-                                             p.problem.noisy, store, p.problem.default_config())
+                                             p.problem.noisy, store, p.problem.default_config(), phase)
         except KeyboardInterrupt as exc:
             self.interrupt, self.reason = exc, StopReason.INTERRUPTED
             return None, {}
@@ -243,7 +247,7 @@ class Run:
             assert p.run_dir is not None
             report = p.problem.finalize(FinalizeContext(p.run_dir, state.best, state.results, p.executor.call,
                                                         len(state.results), time.time() - self.started,
-                                                        confirm=confirmed, **_rule(p.confirm)))
+                                                        confirm=confirmed, progress=phase, **_rule(p.confirm)))
         except KeyboardInterrupt as exc:
             self.interrupt, self.reason = exc, StopReason.INTERRUPTED
             return confirmed, {}
@@ -266,6 +270,11 @@ class Run:
             summary["priors"] = priors
             summary.setdefault("notes", []).append(str(priors["line"]))
         return summary
+
+    def _phase_progress(self) -> Any:
+        """The progress display's hook for the phases after the search (ProgressReporter.phase), if it has one."""
+        hook = getattr(self.p.progress, "phase", None)
+        return hook if callable(hook) else None
 
     def _close_progress(self) -> None:
         close = getattr(self.p.progress, "close", None)

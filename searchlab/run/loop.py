@@ -121,6 +121,7 @@ def is_known_infeasible(result: Result) -> bool:
 
 
 Progress = Callable[[LoopState, Budget], None]
+HEARTBEAT_S = 1.0  # the most often the loop shows progress while it waits for evaluations
 
 
 class SearchLoop:
@@ -137,6 +138,7 @@ class SearchLoop:
             self.state.add(result)
         self.in_flight: dict[int, Candidate] = {}
         self.interrupt: KeyboardInterrupt | None = None  # what stopped the run (Ctrl-C, a signal)
+        self._beat = time.time()  # the last progress call made while waiting (SearchLoop._heartbeat)
 
     def _stop_reason(self) -> StopReason | None:
         b, s = self.budget, self.state
@@ -204,7 +206,17 @@ class SearchLoop:
         return len(self.in_flight)
 
     def fill(self) -> bool:
+        self._heartbeat()
         return self._fill()
+
+    def _heartbeat(self) -> None:
+        """Show progress while evaluations run, not only when one finishes: one evaluation may take
+        longer than the display's interval (a new block size is a new pocl build; issue 46 item 2).
+        At most every HEARTBEAT_S, so a caller's own progress callback is not flooded."""
+        now = time.time()
+        if self.progress is not None and self.in_flight and now - self._beat >= HEARTBEAT_S:
+            self._beat = now
+            self.progress(self.state, self.budget)
 
     def stop_reason(self) -> StopReason | None:
         return self._stop_reason()

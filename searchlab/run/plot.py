@@ -2,7 +2,8 @@
 
 Why a picture per run: a person opening a run directory should see at a glance whether
 the search was still improving when the budget ran out, how scattered the evaluations
-were and how many failed, without starting a study. The plot uses only what
+were and how many failed, and where the confirm phase's re-measured best and the default lie
+(the search's best single measurement is often a lucky draw), without starting a study. The plot uses only what
 ``summary.json`` and the results hold (every evaluation, its status, the best so far);
 matplotlib is imported lazily with the Agg backend (no display, safe in Ray workers and CI).
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.core.records import Direction, Result, loss
+from searchlab.core.units import run_time_unit, seconds_per_unit
 
 FILENAME = "best_so_far.png"
 
@@ -35,43 +37,89 @@ def _series(results: Sequence[Result], direction: Direction) -> tuple[list[int],
     return xs, ys, best_x, best_y
 
 
-def plot_run(run_dir: str | Path, summary: Mapping[str, Any], results: Sequence[Result]) -> Path:
-    """Write ``<run_dir>/best_so_far.png`` (best objective so far vs evaluation) and return its path."""
+def y_axis(summary: Mapping[str, Any]) -> tuple[str, float]:
+    """(y-axis label, factor from the objective's values to the plotted ones): a time objective in the
+    run's time unit (searchlab.core.units, the unit the verdict prints), any other objective as it is."""
+    name = str(summary.get("objective_name", "objective"))
+    better = "lower" if summary.get("direction", "minimize") == Direction.MINIMIZE.value else "higher"
+    per = seconds_per_unit(name)
+    if per is None:
+        return f"{name} ({better} is better)", 1.0
+    best = (summary.get("best") or {}).get("objective")
+    label, factor = run_time_unit(name, best)
+    return f"{name.rsplit('_', 1)[0]}, {label} ({better} is better)", per * factor
+
+
+def markers(summary: Mapping[str, Any]) -> list[tuple[str, float, tuple[float, float] | None]]:
+    """What the confirm phase re-measured, as horizontal lines (label, objective, 95 % interval):
+    the confirmed best and the default, so the picture does not show only the search's best single
+    measurement, which is often a lucky draw (issue 46 items 2 and 3)."""
+    confirm = summary.get("confirm") or {}
+    out: list[tuple[str, float, tuple[float, float] | None]] = []
+    for key, label in (("best", "confirmed best"), ("default", "default")):
+        entry = confirm.get(key) or {}
+        median = entry.get("median")
+        if isinstance(median, (int, float)) and math.isfinite(median):
+            ci = entry.get("ci95")
+            what = "measured once" if confirm.get("exact") else f"re-measured in {entry.get('rounds', '?')} rounds"
+            out.append((f"{label} ({what})", float(median), (float(ci[0]), float(ci[1])) if ci else None))
+    return out
+
+
+def figure(summary: Mapping[str, Any], results: Sequence[Result]) -> Any:
+    """The run's figure (matplotlib, Agg): evaluations, best so far, failures, the known optimum and the
+    confirm phase's markers, in the run's unit, with whole-number evaluation ticks."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     direction = Direction(summary["direction"])
+    label, k = y_axis(summary)
     xs, ys, best_x, best_y = _series(results, direction)
+    ys, best_y = [y * k for y in ys], [y * k for y in best_y]
     n = len(results)
     failed = [i for i, r in enumerate(results, start=1) if not r.ok]
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    if xs:
+        ax.scatter(xs, ys, s=10, color="tab:blue", alpha=0.35, label=f"evaluations ({len(xs)} ok)")
+        # a step line to the last evaluation: a flat tail shows the search stopped improving
+        ax.step([*best_x, n], [*best_y, best_y[-1]], where="post", color="tab:red", lw=2,
+                label="best so far (single measurements)")
+    optimum = summary.get("known_optimum")
+    if isinstance(optimum, (int, float)) and math.isfinite(optimum):
+        ax.axhline(optimum * k, color="black", ls="--", lw=1, label=f"known optimum {optimum * k:.4g}")
+    for (what, value, ci), color, style in zip(markers(summary), ("tab:green", "tab:gray"), ("-", ":")):
+        ax.axhline(value * k, color=color, ls=style, lw=1.5, label=f"{what} {value * k:.4g}")
+        if ci is not None:
+            ax.axhspan(ci[0] * k, ci[1] * k, color=color, alpha=0.12)
+    if failed:
+        ax.plot(failed, [0.0] * len(failed), "|", color="tab:gray", ms=8, transform=ax.get_xaxis_transform(),
+                label=f"failed / infeasible ({len(failed)})")
+    if ys and min(ys) > 0 and max(ys) / min(ys) > 10:  # keep the best-so-far steps readable
+        ax.set_yscale("log")
+    ax.set_xlim(0.5, max(n, 1) + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # evaluations are counted: no 2.5th evaluation
+    ax.set_xlabel("evaluation")
+    ax.set_ylabel(label)
+    ax.set_title(f"{summary.get('problem')} / {summary.get('searcher')} (seed {summary.get('seed')}): "
+                 f"{n} evaluations, stopped on {summary.get('stop_reason')}", fontsize=10)
+    if not xs:
+        ax.text(0.5, 0.5, "no successful evaluation", transform=ax.transAxes, ha="center", va="center")
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def plot_run(run_dir: str | Path, summary: Mapping[str, Any], results: Sequence[Result]) -> Path:
+    """Write ``<run_dir>/best_so_far.png`` (best objective so far vs evaluation) and return its path."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(summary, results)
     try:
-        if xs:
-            ax.scatter(xs, ys, s=10, color="tab:blue", alpha=0.35, label=f"evaluations ({len(xs)} ok)")
-            # a step line to the last evaluation: a flat tail shows the search stopped improving
-            ax.step([*best_x, n], [*best_y, best_y[-1]], where="post", color="tab:red", lw=2, label="best so far")
-        optimum = summary.get("known_optimum")
-        if isinstance(optimum, (int, float)) and math.isfinite(optimum):
-            ax.axhline(optimum, color="black", ls="--", lw=1, label=f"known optimum {optimum:.4g}")
-        if failed:
-            ax.plot(failed, [0.0] * len(failed), "|", color="tab:gray", ms=8, transform=ax.get_xaxis_transform(),
-                    label=f"failed / infeasible ({len(failed)})")
-        if ys and min(ys) > 0 and max(ys) / min(ys) > 10:  # keep the best-so-far steps readable
-            ax.set_yscale("log")
-        ax.set_xlim(0.5, max(n, 1) + 0.5)
-        ax.set_xlabel("evaluation")
-        better = "lower" if direction is Direction.MINIMIZE else "higher"
-        ax.set_ylabel(f"{summary.get('objective_name', 'objective')} ({better} is better)")
-        ax.set_title(f"{summary.get('problem')} / {summary.get('searcher')} (seed {summary.get('seed')}): "
-                     f"{n} evaluations, stopped on {summary.get('stop_reason')}", fontsize=10)
-        if not xs:
-            ax.text(0.5, 0.5, "no successful evaluation", transform=ax.transAxes, ha="center", va="center")
-        ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, loc="best")
-        fig.tight_layout()
         path = Path(run_dir) / FILENAME
         tmp = path.with_name(path.stem + ".tmp.png")
         fig.savefig(tmp, format="png")

@@ -243,7 +243,8 @@ def prepare(cfg: DictConfig | Mapping[str, Any], run_dir: str | Path, *, names: 
     inputs = run_inputs(read, plain.get("prior"))
     changed = check_resume(Path(run_dir), info, inputs, problem, accept) if resuming else ""
     parts = build_parts(_plain(cfg), problem=problem, names=names)
-    progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name)
+    progress = ProgressReporter(str(plain.get("progress") or "auto"), problem.objective_name,
+                                space_size=_space_size(problem))
     return Prepared(Path(run_dir), parts.budget, problem, parts.searcher, parts.executor, cfg=cfg, resuming=resuming,
                     names=parts.names, progress=progress, cache=parts.cache, confirm=confirm,
                     plot=bool(plain.get("plot", True)), inputs=inputs, changed=changed, accept_changed=accept,
@@ -272,3 +273,12 @@ def _searcher_name(node: Mapping[str, Any]) -> str:
         return str(cls.name)
     except Exception:  # make_searcher reports a bad target properly
         return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
+
+
+def _space_size(problem: Any) -> int | None:
+    """The space's size for the progress ETA (None when a space cannot count itself)."""
+    try:
+        size = problem.space.size()
+    except Exception:
+        return None
+    return size if isinstance(size, int) else None

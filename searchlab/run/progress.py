@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from searchlab.run.loop import Budget, LoopState, is_known_infeasible
@@ -20,6 +21,14 @@ def _before(state: LoopState) -> int:
     return sum(1 for r in state.results if r.t_end < state.started and not is_known_infeasible(r))
 
 
+def eta_end(budget: int | None, space_size: int | None, done: int) -> int | None:
+    """The evaluation count the ETA runs to: the budget, or the space's size when that is smaller and
+    not yet reached (a searcher that revisits configurations may go on past it, to the budget)."""
+    if space_size is not None and space_size > done and (budget is None or space_size < budget):
+        return space_size
+    return budget
+
+
 def _fmt_time(seconds: float) -> str:
     s = int(seconds)
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
@@ -31,11 +40,18 @@ class ProgressReporter:
     ``mode``: ``bar`` (rewrite one line, at most 10 times a second), ``log`` (a line every
     ``log_every_s`` seconds), ``off``, or ``auto`` (bar on a terminal, else log).
     The ETA is this session's own rate times what is left: a resumed run's earlier evaluations took
-    time this session never spent, so counting them would make the first ETA far too short.
+    time this session never spent, so counting them would make the first ETA far too short. What is
+    left is counted to ``min(budget, space_size)``: an exhaustive searcher stops when the space is
+    measured, long before a budget larger than the space.
+
+    The phases after the search (the confirm rounds, a problem's validation rounds, writing the
+    summary) report through :meth:`phase`, at the same pace, so no phase of a run is silent for
+    longer than ``log_every_s`` (issue 46 item 2); the search loop calls the reporter while an
+    evaluation runs too (:class:`searchlab.run.loop.SearchLoop`), not only when one finishes.
     """
 
     def __init__(self, mode: str = "auto", objective_name: str = "objective", stream: TextIO | None = None,
-                 log_every_s: float = 5.0) -> None:
+                 log_every_s: float = 5.0, space_size: int | None = None) -> None:
         if mode not in ("auto", "bar", "log", "off"):
             from searchlab.errors import ConfigError
 
@@ -46,6 +62,8 @@ class ProgressReporter:
         self._last = 0.0
         self._shown_bar = False
         self._base: int | None = None  # evaluations done before this session (None: not known yet)
+        self.space_size = space_size
+        self._phase = "search"
 
     def resumed(self, done: int, budget: Budget) -> None:
         """Say where a resume picks up (whatever the mode: it is one line), and time from there."""
@@ -61,8 +79,9 @@ class ProgressReporter:
         if self._base is None:
             self._base = _before(state)
         own = state.done - self._base
-        if total and own > 0:
-            eta = f" eta {_fmt_time(state.elapsed / own * max(0, total - state.done))}"
+        end = eta_end(total, self.space_size, state.done)
+        if end and own > 0:
+            eta = f" eta {_fmt_time(state.elapsed / own * max(0, end - state.done))}"
         elif budget.wall_time_s:
             eta = f" eta {_fmt_time(max(0.0, budget.wall_time_s - state.elapsed))}"
         return f"[{done}] failed {state.failures}  best {self.objective_name} {best}  elapsed {_fmt_time(state.elapsed)}{eta}"
@@ -81,6 +100,26 @@ class ProgressReporter:
             self._shown_bar = True
         else:
             self.stream.write(self.line(state, budget) + "\n")
+        self.stream.flush()
+
+    def phase(self, name: str, text: Callable[[], str], final: bool = False) -> None:
+        """A line of a later phase, ``searchlab: NAME: TEXT``: the first of each phase at once, then at
+        the search's pace (``text`` is built only when printed); ``final`` always prints."""
+        if self.mode == "off":
+            return
+        now = time.time()
+        interval = 0.1 if self.mode == "bar" else self.log_every_s
+        if name == self._phase and now - self._last < interval and not final:
+            return
+        if self.mode == "bar" and name != self._phase and self._shown_bar:
+            self.stream.write("\n")  # keep the last line of the phase before
+        self._phase, self._last = name, now
+        line = f"searchlab: {name}: {text()}"
+        if self.mode == "bar":
+            self.stream.write("\r\033[K" + line)
+            self._shown_bar = True
+        else:
+            self.stream.write(line + "\n")
         self.stream.flush()
 
     def close(self) -> None:

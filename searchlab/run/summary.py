@@ -12,10 +12,12 @@ from typing import Any
 
 from searchlab.core.problem import Problem
 from searchlab.core.records import Direction, Result, loss
+from searchlab.core.speedup import confirmed_choice, show_speedup
 from searchlab.core.units import run_time_unit, show
 from searchlab.run.confirm_report import noise_report
 from searchlab.run.failures import failure_lines, first_failures
 from searchlab.run.loop import is_known_infeasible
+from searchlab.run.recommend import recommended_entry
 from searchlab.run.verdict import build_verdict
 
 
@@ -55,6 +57,8 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
         **measurement_counts(results), "noise": noise_report(results),
         "confirm": None if confirm is None else dict(confirm),
     }
+    summary["best_measured"] = summary["best"]  # what ``best`` is: the search's best single measurement
+    summary["recommended"] = recommended_entry(summary)  # what the run hands over (searchlab.run.recommend)
     summary["verdict"] = run_verdict(run, summary, results)
     return summary
 
@@ -134,7 +138,7 @@ def _confirm_line(s: Mapping[str, Any], confirm: Mapping[str, Any], best: Mappin
         lo, hi = entry["ci95"]
         return f"{show(name, entry['median'], unit)} [95% CI {show(name, lo, unit)}, {show(name, hi, unit)}]"
 
-    which = "the search's best" if best["rank"] == 1 else f"the search's #{best['rank']} confirmed fastest"
+    which = confirmed_choice(int(best["rank"]), len(confirm["candidates"]))
     if confirm.get("exact"):
         return f"  default {name} = {show(name, confirm['default']['median'], unit)} (exact, measured once)" \
             if (confirm.get("default") or {}).get("median") is not None else "  default: not measured"
@@ -148,7 +152,7 @@ def _confirm_line(s: Mapping[str, Any], confirm: Mapping[str, Any], best: Mappin
         text += f"\n  default {name} = {cell(default)} (measured in the same rounds)"
     c = confirm.get("versus_default")
     if c:
-        lo, hi = c["ci95"]
-        text += (f"\n  paired speed-up over the default: {c['speedup']:.2f}x [{lo:.2f}, {hi:.2f}] (anytime 95 %, "
+        x, interval = show_speedup(c["speedup"], *c["ci95"])
+        text += (f"\n  paired speed-up over the default: {x}x {interval} (anytime 95 %, "
                  f"{c['pairs']} rounds; {confirm.get('decision')}, stopped: {confirm.get('stopped')})")
     return text

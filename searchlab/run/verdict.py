@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.speedup import confirmed_choice, show_interval, show_ratio, show_speedup
 from searchlab.core.units import run_time_unit, show
 
 
@@ -38,7 +39,13 @@ def stop_words(reason: str, evaluations: int, budget: int | None, space_size: in
 
 def _interval(c: Mapping[str, Any]) -> str:
     lo, hi = c["ci95"]
-    return "(exact)" if lo == hi else f"[{lo:.2f}, {hi:.2f}]"
+    return "(exact)" if lo == hi else show_interval(lo, hi, c["speedup"])
+
+
+def _x(c: Mapping[str, Any]) -> str:
+    """The speed-up in the digits of its interval (searchlab.core.speedup.ratio_digits)."""
+    lo, hi = c["ci95"]
+    return show_speedup(c["speedup"], lo, hi)[0]
 
 
 def change_words(name: str, c: Mapping[str, Any], base: str) -> str:
@@ -46,12 +53,12 @@ def change_words(name: str, c: Mapping[str, Any], base: str) -> str:
     interval holds 1; a decided "no difference" is said by :func:`decision_words`)."""
     s, (lo, hi) = c["speedup"], c["ci95"]
     if lo > 1:
-        return f"{s:.2f}x faster than {base} on {name} {_interval(c)}"
+        return f"{_x(c)}x faster than {base} on {name} {_interval(c)}"
     if hi < 1:
-        return f"{1 / s:.2f}x slower than {base} on {name} (speed-up {s:.2f} {_interval(c)})"
+        return f"{show_ratio(1 / s, 2)}x slower than {base} on {name} (speed-up {_x(c)} {_interval(c)})"
     if lo == hi:
-        return f"no change on {name} ({s:.2f}x {_interval(c)})"
-    return f"undecided on {name} ({s:.2f}x {_interval(c)})"
+        return f"no change on {name} ({_x(c)}x {_interval(c)})"
+    return f"undecided on {name} ({_x(c)}x {_interval(c)})"
 
 
 def comparison_words(c: Mapping[str, Any], base: str) -> str:
@@ -67,7 +74,7 @@ def comparison_words(c: Mapping[str, Any], base: str) -> str:
 def next_step(c: Mapping[str, Any], equivalence: float) -> str:
     """What an undecided comparison needs: the interval, and what to do next."""
     band = f" nor lies within 1 ± {equivalence:.2f}" if equivalence > 0 else ""
-    return (f"undecided after {c.get('pairs', 0)} paired rounds: the speed-up {c['speedup']:.2f}x {_interval(c)} "
+    return (f"undecided after {c.get('pairs', 0)} paired rounds: the speed-up {_x(c)}x {_interval(c)} "
             f"neither excludes 1{band}; to decide, allow more rounds (confirm.max_rounds, confirm.max_time_s) "
             "or run on a quieter machine")
 
@@ -75,9 +82,7 @@ def next_step(c: Mapping[str, Any], equivalence: float) -> str:
 def _which(confirm: Mapping[str, Any]) -> str:
     best = confirm.get("best") or {}
     k = len(confirm.get("candidates") or [])
-    if best.get("rank", 1) != 1:
-        return f"the search's #{best['rank']} confirmed fastest of {k}"
-    return f"the confirmed best of {k}" if k else "the best"
+    return confirmed_choice(int(best.get("rank", 1)), k) if k else "the best"
 
 
 def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
@@ -93,7 +98,9 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
         if c and training and c.get("basis") == "validation":  # the confirm phase's comparison, as printed above
             details += f"\nconfirm phase (tuning datasets): {comparison_words(training, 'untuned')}"
         if report["recommended"]:
-            head = f"wrote {Path(report['tuning_file']).name}: {report.get('chosen')} ({config})"
+            head = f"wrote {Path(report['tuning_file']).resolve()}: {report.get('chosen')} ({config})"
+            if report.get("use_command"):
+                head += f"\nuse it: {report['use_command']}"
         else:
             candidate = Path(str(report.get("candidate_tuning_file"))).name
             why = str(report.get("recommendation"))
@@ -120,7 +127,9 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
     if recommended(c):
         return f"recommended: {_which(confirm)} ({config})\n{details}"
     if decided == "slower":
-        return f"keep the default: {_which(confirm)} is measurably slower than the default ({config})\n{details}"
+        k = len(confirm.get("candidates") or [])
+        return (f"keep the default: even the fastest of the {k} re-measured is measurably slower than the default "
+                f"({config})\n{details}")
     if decided == "equivalent":
         return (f"keep the default: no difference from the default (the interval lies within "
                 f"1 ± {confirm.get('equivalence', 0):.2f}; best candidate: {config})\n{details}")

@@ -14,7 +14,7 @@ import pytest
 
 from searchlab.adapters.knobs import KernelTunerCache, load_kernel_tuner_cache
 from searchlab.core.records import Candidate, Config, Direction, Measurement, Result, Status
-from searchlab.core.speedup import recommended
+from searchlab.core.speedup import recommended, show_interval
 from searchlab.core.units import run_time_unit, show
 from searchlab.run.confirm import paired_speedup
 from searchlab.run.lifecycle import execute
@@ -74,10 +74,12 @@ def test_default_that_is_best_is_kept_and_the_summary_says_so(tmp_path: Path) ->
     assert c["default"]["config"] == dict(PICK["default"])
     assert all(e["config"] != dict(PICK["default"]) for e in c["candidates"])  # not counted twice
     assert not recommended(c["versus_default"]) and c["versus_default"]["ci95"][0] <= 1
-    assert "keep the default: the confirmed best of 3 is measurably slower than the default" in summary["verdict"]
-    lo, hi = c["versus_default"]["ci95"]  # one story: the confirm lines state the verdict's interval
-    text = format_summary(summary, tmp_path / "run")
-    assert f"[{lo:.2f}, {hi:.2f}]" in text and f"[{lo:.2f}, {hi:.2f}]" in summary["verdict"]
+    assert "keep the default: even the fastest of the 3 re-measured is measurably slower than the default" \
+        in summary["verdict"]
+    interval = show_interval(*c["versus_default"]["ci95"], c["versus_default"]["speedup"])
+    text = format_summary(summary, tmp_path / "run")  # one story: the confirm lines state the verdict's interval
+    assert interval in text and interval in summary["verdict"]
+    assert summary["recommended"]["is_default"] and summary["recommended"]["config"] == dict(PICK["default"])
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["verdict"] == summary["verdict"]
 
 
@@ -95,6 +97,9 @@ def test_clearly_better_best_is_recommended_with_interval_above_one(tmp_path: Pa
     truth = slow_value / TABLE.rows[best].objective  # type: ignore[operator]
     assert v["ci95"][0] * 0.5 < truth < v["ci95"][1] * 2
     assert "recommended:" in summary["verdict"] and "faster than the default" in summary["verdict"]
+    chosen = summary["recommended"]  # one recommended entry: the confirmed best, with its interval
+    assert chosen["config"] == dict(best) and not chosen["is_default"] and chosen["ci95"] == v["ci95"]
+    assert summary["best_measured"] == summary["best"]
 
 
 def _result(i: int, round_: int, value: float, datasets: dict[str, float] | None = None) -> Result:
@@ -194,6 +199,7 @@ def test_one_story_when_confirmation_reorders_the_candidates() -> None:
          "report": {}, "confirm": confirm, "stop_reason": "evaluations", "evaluations": 10}
     verdict = build_verdict(s, 10, None, 10)
     lines = "\n".join(_noise_lines(s))
-    assert verdict.startswith("recommended: the search's #2 confirmed fastest of 2 (x=2)")
-    assert "the search's #2 confirmed fastest" in lines and "confirmed best configuration: x=2" in lines
+    which = "the 2nd-best single measurement of the search, confirmed fastest of the 2 re-measured"
+    assert verdict.startswith(f"recommended: {which} (x=2)")
+    assert which in lines and "confirmed best configuration: x=2" in lines
     assert "1.41x [1.20, 1.63]" in lines and "[1.20, 1.63]" in verdict

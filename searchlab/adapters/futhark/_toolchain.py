@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from searchlab.core.heartbeat import heartbeat
 from searchlab.core.records import FailureMode
 from searchlab.errors import ConfigError, EvaluationError
 
@@ -87,7 +88,8 @@ def compile_server(source: Path, backend: str, binary: str) -> Path:
         if exe.exists():
             return exe
         cmd = [binary, backend, "--server", "-o", str(exe), str(source)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source.parent)
+        with heartbeat("prepare", f"compiling {source.name} with futhark {backend} (once; cached after)"):
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source.parent)
         if proc.returncode != 0:
             message = (proc.stderr or proc.stdout).strip().splitlines()
             raise EvaluationError(FailureMode.COMPILE,
@@ -109,3 +111,18 @@ def generate(binary: str, types: list[str], seed: int, out: Path) -> None:
         tmp.unlink(missing_ok=True)
         raise ConfigError(f"futhark dataset {' '.join(types)}: {proc.stderr.decode(errors='replace').strip()}")
     tmp.replace(out)
+
+
+@functools.cache
+def opencl_is_pocl_only(vendors: str = "/etc/OpenCL/vendors") -> bool:
+    """Whether every installed OpenCL implementation is pocl (read from the ICD loader's vendor
+    files, ``$OCL_ICD_VENDORS`` first, without loading OpenCL). There, Futhark's ``--cache-file`` is
+    pure cost: writing it makes pocl compile every kernel of the program (≈ 30 s for ``lud.fut`` at
+    the first start, once in the driver's discovery and again in each worker, whose pinned device
+    differs), while pocl's own kernel cache already serves every later server. Unsure: False."""
+    folder = Path(os.environ.get("OCL_ICD_VENDORS") or vendors)
+    try:
+        names = [f.read_text().strip() for f in folder.glob("*.icd")] if folder.is_dir() else []
+    except OSError:
+        return False
+    return bool(names) and all("pocl" in name.lower() for name in names)

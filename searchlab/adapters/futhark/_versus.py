@@ -23,7 +23,7 @@ from typing import Any
 from searchlab.core.measure import median_ci
 from searchlab.core.problem import FinalizeContext
 from searchlab.core.records import Config
-from searchlab.core.speedup import UNDECIDED, decide, recommended, sequential_interval
+from searchlab.core.speedup import UNDECIDED, confirmed_choice, decide, recommended, sequential_interval, show_speedup
 
 Rounds = dict[str, list[dict[str, float]]]  # label -> per round, dataset -> median seconds
 
@@ -40,10 +40,30 @@ def validation_rounds(problem: Any, ctx: FinalizeContext, configs: Mapping[str, 
     while n < max(ctx.rounds, 1) or not _settled(out, ctx, started, n, configs):
         shift = n % len(labels)
         for label in [*labels[shift:], *labels[:shift]]:
+            _show(ctx, out, n, started, label)
             times = ctx.call("validation_times", dict(configs[label]), names, runs)
             out[label].append({d: float(v["median"] if isinstance(v, Mapping) else v) for d, v in times.items()})
         n += 1
     return out
+
+
+def _show(ctx: FinalizeContext, rounds: Rounds, n: int, started: float, label: str) -> None:
+    """Progress of the validation rounds (issue 46 item 2): the round out of the most it may take,
+    and tuned against untuned so far, in the verdict's digits."""
+    if ctx.progress is None:
+        return
+
+    def text() -> str:
+        line = (f"round {n + 1} of at most {max(ctx.max_rounds, ctx.rounds)} ({len(rounds)} configurations), "
+                f"measuring {label}; elapsed {int(time.time() - started)} s (cap {ctx.max_time_s:.0f} s)")
+        pairs = min(len(rounds.get("untuned", [])), len(rounds.get("tuned", [])))
+        if pairs:
+            c = paired(rounds["untuned"][:pairs], rounds["tuned"][:pairs], "validation")
+            x, interval = show_speedup(c["speedup"], *c["ci95"])
+            line += f"; tuned vs untuned {x}x {interval}"
+        return line
+
+    ctx.progress("validation", text)
 
 
 def _settled(rounds: Rounds, ctx: FinalizeContext, started: float, n: int,
@@ -90,8 +110,7 @@ def chosen(ctx: FinalizeContext, fallback: Any) -> tuple[Config, str]:
     best = confirm.get("best")
     if best is not None:
         k = len(confirm["candidates"])
-        return Config(best["config"]), (f"confirmed best of {k}" if best["rank"] == 1
-                                         else f"the search's #{best['rank']} confirmed fastest of {k}")
+        return Config(best["config"]), confirmed_choice(int(best["rank"]), k)
     return fallback.config, "the search's best (no confirm phase)"
 
 

@@ -43,7 +43,8 @@ from searchlab.adapters.futhark._sizes import (
     user_default,
 )
 from searchlab.adapters.futhark._stanzas import parse_cases
-from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked
+from searchlab.adapters.futhark._toolchain import BACKENDS, compile_server, futhark_binary, locked, opencl_is_pocl_only
+from searchlab.core.heartbeat import heartbeat
 from searchlab.core.measure import MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, DeviceNeed, FinalizeContext, Problem
 from searchlab.core.records import Config, FailureMode, Measurement
@@ -141,9 +142,11 @@ class FutharkServerProblem(Problem):
         """Options of one server: the sizes (fixed when it builds its kernels) and, at the
         default sizes only, the OpenCL cache file: writing one makes pocl compile every kernel
         of the program (≈ 23 s CPU for a small matmul) where a server without it compiles only
-        the kernels it launches (≈ 1 s) and pocl's own kernel cache serves the next server."""
+        the kernels it launches (≈ 1 s) and pocl's own kernel cache serves the next server. On a
+        machine whose only OpenCL is pocl no server gets one (issue 46: ≈ 50 s of a first
+        ``make demo``); elsewhere (a GPU driver) the default sizes keep it."""
         opts = [f"--param={name}={value}" for name, value in sizes]
-        if self.backend == "opencl" and not sizes:
+        if self.backend == "opencl" and not sizes and not opencl_is_pocl_only():
             opts += ["--cache-file", str(self.exe.with_suffix(".cache"))]
         return [*opts, "-L"] if log else opts
 
@@ -169,7 +172,9 @@ class FutharkServerProblem(Problem):
         cache = self.exe.parent / f"space-{self.seed}-{split}.json"
         with locked(self.exe.parent):
             if not cache.exists():
-                cache.write_text(json.dumps(self._dry_runs()))
+                with heartbeat("prepare", f"discovering the tuning parameters of {self.source.name} (dry runs; "
+                                          "once, cached after)"):
+                    cache.write_text(json.dumps(self._dry_runs()))
         spec = json.loads(cache.read_text())
         thresholds = tuple(Threshold(**t) for t in spec["thresholds"])
         if not thresholds:
