@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[C
     members (what Optuna and Ray Tune give) is sampled directly, ``limit`` draws at once: through the
     view each uniform draw walked every value of every knob, 17 s for 2000 draws on 6 knobs of 129 values
     and hours for the default 20000 on 30 (issue 47, item 13)."""
-    if not space.constraints and space._drawable() is None and space.size() > limit:
+    if plain_product(space) and space.size() > limit:
         return _product_sample(space, limit, rng)
     kinds: tuple[type[Space], ...] = (DerivationGraph,)
     view = view_as(space, kinds)
@@ -60,6 +61,13 @@ def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[C
         if len(pool) >= limit:
             break
     return list(pool)
+
+
+def plain_product(space: KnobSpace) -> bool:
+    """Every configuration of the product is valid: no known constraint, and no subclass rule (a recorded table's
+    membership, any other ``check``) that could refuse one."""
+    cls = type(space)
+    return not space.constraints and cls.check is KnobSpace.check and cls._drawable is KnobSpace._drawable
 
 
 def _product_sample(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[Config]:
@@ -96,11 +104,11 @@ def _two_adic(values: Sequence[object] | IntKnob) -> np.ndarray | None:
     return np.asarray((twos - twos.min()) / (twos.max() - twos.min()))
 
 
-def _indexer(knob: Knob) -> Callable[[object], int]:
+def _indexer(knob: Knob) -> Callable[[Any], int]:
     """Value -> index for one knob, without a scan per value (600,000 look-ups for a 20000-row pool on 30 knobs)."""
     if isinstance(knob, IntKnob):
         low, step = knob.low, knob.step
-        return lambda v: (int(v) - low) // step  # type: ignore[call-overload]
+        return lambda v: (int(v) - low) // step
     table = {v: i for i, v in enumerate(knob.values)}
     return lambda v: table[v] if v in table else knob.values.index(v)
 
@@ -140,7 +148,7 @@ class KnobModel:
         self.initial, self.local_every, self.refit_every = initial, local_every, refit_every
         self.pool = valid_pool(space, candidates, rng)
         self.notes: list[str] = []  # what stood in for the full model, and why (AutoSearcher.notes, logged)
-        if len(self.pool) < space.size() and not space.constraints and space._drawable() is None:
+        if len(self.pool) < space.size() and plain_product(space):
             self._note(f"candidates: {len(self.pool)} uniform draws from a product of {space.size():.3g} "
                        "configurations (no known constraint), not the whole space")
         self.row = {c: i for i, c in enumerate(self.pool)}
