@@ -22,8 +22,9 @@ from searchlab.errors import ConfigError
 from searchlab.integrations._driver import Outcome
 
 FORMAT, VERSION = "searchlab-tune-searcher", 1
-_FIELDS = {"searcher": str, "seed": int, "options": dict, "metric": (str, type(None)), "mode": (str, type(None)),
-           "space": (dict, type(None)), "max_concurrent": (int, type(None)), "float_grid": int, "told": list}
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "searcher": str, "seed": int, "options": dict, "metric": (str, type(None)), "mode": (str, type(None)),
+    "space": (dict, type(None)), "max_concurrent": (int, type(None)), "float_grid": int, "told": list}
 
 
 def outcome_data(outcome: Outcome) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def knob_of(name: str, domain: Any, float_grid: int = 129) -> Knob:
     if not isinstance(domain, (sample.Integer, sample.Float)):
         raise ConfigError(f"parameter {name!r}: Ray Tune domain {type(domain).__name__} cannot be searched "
                           "(tune.uniform, loguniform, randint, lograndint, choice and their q* forms can)")
-    sampler = domain.get_sampler()
+    sampler = cast(Any, domain).get_sampler()  # Ray's Domain classes are untyped
     q = sampler.q if isinstance(sampler, sample.Quantized) else None
     inner = sampler.sampler if isinstance(sampler, sample.Quantized) else sampler
     if isinstance(inner, sample.Normal):
@@ -108,11 +108,12 @@ def _float_knob(name: str, low: float, high: float, q: Any, log: bool, float_gri
     return OrdinalKnob(name, tuple(dict.fromkeys(float(v) for v in values)))
 
 
-def describe(value: Any) -> Any:
+def describe(entry: Any) -> Any:
     """One param_space entry as JSON data for a checkpoint: a domain by its parameters, a constant as itself."""
     from ray.tune.search import sample
 
-    if isinstance(value, sample.Domain):
+    value: Any = entry  # Ray's Domain classes are untyped
+    if isinstance(entry, sample.Domain):
         kind = type(value).__name__
         if isinstance(value, sample.Categorical):
             return {"domain": "choice", "categories": [_plain(c) for c in value.categories]}

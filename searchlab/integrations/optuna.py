@@ -48,17 +48,17 @@ def knob_of(name: str, distribution: Any, float_grid: int = 129) -> Knob:
     """The knob that stands for one Optuna distribution (module docstring)."""
     kind = type(distribution).__name__
     if kind == "IntDistribution":
-        low, high, step, log = int(distribution.low), int(distribution.high), int(distribution.step or 1), \
+        first, last, step, log = int(distribution.low), int(distribution.high), int(distribution.step or 1), \
             bool(distribution.log)
-        count = (high - low) // step + 1
+        count = (last - first) // step + 1
         if log and count > float_grid:  # a grid in log space (Optuna allows log only with step 1)
-            grid = np.geomspace(low, high, float_grid)
-            return OrdinalKnob(name, tuple(sorted({min(max(round(float(v)), low), high) for v in grid})))
+            grid = np.geomspace(first, last, float_grid)
+            return OrdinalKnob(name, tuple(sorted({min(max(round(float(v)), first), last) for v in grid})))
         if count > MAX_VALUES:
-            raise ConfigError(f"parameter {name!r}: suggest_int({low}, {high}) has {count} values, more than searchlab's "
-                              f"searchers take ({MAX_VALUES}); use log=True, a step of at least "
+            raise ConfigError(f"parameter {name!r}: suggest_int({first}, {last}) has {count} values, more than "
+                              f"searchlab's searchers take ({MAX_VALUES}); use log=True, a step of at least "
                               f"{-(-count * step // MAX_VALUES)}, or Optuna's TPESampler")
-        return IntKnob(name, low, high, step, log)
+        return IntKnob(name, first, last, step, log)
     if kind == "FloatDistribution":
         low, high = float(distribution.low), float(distribution.high)
         if distribution.step is not None:

@@ -90,11 +90,11 @@ def _two_adic(values: Sequence[object] | IntKnob) -> np.ndarray | None:
     if isinstance(values, IntKnob):
         if values.low <= 0 or values.count < 3:
             return None
-        ints = np.arange(values.low, values.high + 1, values.step, dtype=np.int64)
-        twos = np.minimum(np.log2(ints & -ints).round(), 10.0)
-        if not (ints & (ints - 1)).any() or twos.max() == twos.min():
+        every = np.arange(values.low, values.high + 1, values.step, dtype=np.int64)
+        shifts = np.minimum(np.log2(every & -every).round(), 10.0)
+        if not (every & (every - 1)).any() or shifts.max() == shifts.min():
             return None
-        return np.asarray((twos - twos.min()) / (twos.max() - twos.min()))
+        return np.asarray((shifts - shifts.min()) / (shifts.max() - shifts.min()))
     if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
         return None
     ints = [v for v in values if isinstance(v, int)]  # all of them (checked above)
