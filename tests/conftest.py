@@ -24,7 +24,7 @@ PARALLEL_SAFE = (
     "study/test_study_metrics.py", "study/test_study_methodology.py", "study/test_study_paper.py",
     "adapters/test_byo_t4.py", "adapters/test_dft_compact.py", "adapters/test_dft_sizes.py",
     "adapters/test_grammar.py", "adapters/test_grammar_dft.py", "adapters/test_peers_counting.py",
-    "integrations/test_export_optuna.py", "integrations/test_optuna_sampler.py",
+    "integrations/test_export_optuna.py", "integrations/test_optuna_sampler.py", "integrations/test_integration_faults.py",
     "cli/test_cli.py", "cli/test_bad_input.py",
     "run/test_loop.py", "run/test_budget_schedules.py", "run/test_run_lifecycle.py", "run/test_default_check.py",
     "run/test_confirm.py", "run/test_failures.py", "run/test_transfer_priors.py", "run/test_handover.py",

@@ -16,8 +16,13 @@
   RDB study's, an enqueued trial's) are replayed into the searcher (``Searcher.replay``).
 - **Space changes.** When the intersection changes (define-by-run with conditional parameters), a new
   searcher is built over the new space and every finished trial that fits it is replayed.
-- ``reseed_rng()`` draws a new seed for the searcher (rebuilt at the next sample, with replay) and reseeds the
-  independent sampler, as Optuna's samplers do for parallel workers.
+- **Parallel trials** (``n_jobs>1``, issue 47 item 2): one searcher per study, its pending trials included, behind a
+  lock (Optuna's worker threads share the sampler). ``reseed_rng()``, which Optuna calls before every parallel trial,
+  reseeds only the independent sampler: it used to drop the searcher with its pending candidates, so parallel
+  workers repeated each other's configurations and a trial could be told twice (``DuplicateResultError``).
+- **Wide integer ranges** (item 13): a ``log=True`` range of more than ``float_grid`` integers is searched on a grid
+  of that many log-spaced integers; a linear one of more than 2**20 values is refused in one line naming the
+  alternatives (``log=True``, a ``step``, Optuna's ``TPESampler``), never materialised.
 
 Single-objective studies only (searchlab's searchers optimise one value).
 """
@@ -25,15 +30,16 @@ Single-objective studies only (searchlab's searchers optimise one value).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from searchlab.core.records import Candidate, Config, Direction, FailureMode
-from searchlab.core.spaces import CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob
+from searchlab.core.spaces import MAX_VALUES, CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.integrations._driver import Driver, Outcome, build_searcher
+from searchlab.integrations._driver import Driver, Outcome, build_searcher, nearest
 
 __all__ = ["knob_of"]  # and Sampler, made on first access (module __getattr__)
 
@@ -42,12 +48,25 @@ def knob_of(name: str, distribution: Any, float_grid: int = 129) -> Knob:
     """The knob that stands for one Optuna distribution (module docstring)."""
     kind = type(distribution).__name__
     if kind == "IntDistribution":
-        return IntKnob(name, int(distribution.low), int(distribution.high), int(distribution.step or 1),
-                       bool(distribution.log))
+        first, last, step, log = int(distribution.low), int(distribution.high), int(distribution.step or 1), \
+            bool(distribution.log)
+        count = (last - first) // step + 1
+        if log and count > float_grid:  # a grid in log space (Optuna allows log only with step 1)
+            grid = np.geomspace(first, last, float_grid)
+            return OrdinalKnob(name, tuple(sorted({min(max(round(float(v)), first), last) for v in grid})))
+        if count > MAX_VALUES:
+            raise ConfigError(f"parameter {name!r}: suggest_int({first}, {last}) has {count} values, more than "
+                              f"searchlab's searchers take ({MAX_VALUES}); use log=True, a step of at least "
+                              f"{-(-count * step // MAX_VALUES)}, or Optuna's TPESampler")
+        return IntKnob(name, first, last, step, log)
     if kind == "FloatDistribution":
         low, high = float(distribution.low), float(distribution.high)
         if distribution.step is not None:
             count = round((high - low) / distribution.step) + 1
+            if count > MAX_VALUES:
+                raise ConfigError(f"parameter {name!r}: suggest_float step={distribution.step} gives {count} values, "
+                                  f"more than searchlab's searchers take ({MAX_VALUES}); use a coarser step, no step "
+                                  "(a grid of float_grid points), or Optuna's TPESampler")
             values = [low + i * distribution.step for i in range(count)]
         elif distribution.log:
             values = list(np.geomspace(low, high, float_grid))
@@ -63,16 +82,13 @@ def _to_knob(knob: Knob, distribution: Any, value: Any) -> Any:
     """An Optuna parameter value as the knob's value (the nearest grid point for a float)."""
     if isinstance(knob, CategoricalKnob):
         return distribution.choices.index(value)
-    if isinstance(knob, IntKnob):
-        return int(min(knob.values, key=lambda v: abs(v - value)))
-    values: tuple[Any, ...] = knob.values
-    return min(values, key=lambda v: abs(float(v) - float(value)))
+    return nearest(knob, value)
 
 
 def _from_knob(knob: Knob, distribution: Any, value: Any) -> Any:
     if isinstance(knob, CategoricalKnob):
         return distribution.choices[int(value)]
-    return int(value) if isinstance(knob, IntKnob) else float(value)
+    return int(value) if type(distribution).__name__ == "IntDistribution" else float(value)
 
 
 def _outcome(trial: Any, direction: Direction) -> Outcome | None:
@@ -142,16 +158,22 @@ def _make_class() -> type:
             self.constraints_func = constraints_func
             self._independent = RandomSampler(seed=seed)
             self._intersection = IntersectionSearchSpace()
-            self._relative: _Relative | None = None
+            self._relatives: dict[str, _Relative] = {}  # study name -> its searcher: one per study, kept
+            self._lock = threading.RLock()  # Optuna's n_jobs threads share this sampler
 
         def infer_relative_search_space(self, study: optuna.Study, trial: Any) -> dict[str, Any]:
             if study._is_multi_objective():
                 raise ConfigError("searchlab's Sampler optimises one objective; this study has several")
-            return dict(self._intersection.calculate(study))
+            with self._lock:
+                return dict(self._intersection.calculate(study))
 
         def sample_relative(self, study: optuna.Study, trial: Any, search_space: dict[str, Any]) -> dict[str, Any]:
             if not search_space:
                 return {}
+            with self._lock:
+                return self._sample_relative(study, trial, search_space)
+
+        def _sample_relative(self, study: optuna.Study, trial: Any, search_space: dict[str, Any]) -> dict[str, Any]:
             relative = self._searcher_for(study, search_space)
             direction = self._direction(study)
             states = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED)
@@ -177,9 +199,15 @@ def _make_class() -> type:
             self._independent.after_trial(study, trial, state, values)
 
         def reseed_rng(self) -> None:
-            self.seed = _fresh_seed()
-            self._independent.reseed_rng()
-            self._relative = None  # rebuilt with the new seed at the next sample, every finished trial replayed
+            """The independent sampler only: the searcher, its pending trials and its seed are kept (module
+            docstring, "Parallel trials")."""
+            with self._lock:
+                self._independent.reseed_rng()
+
+        @property
+        def _relative(self) -> _Relative | None:
+            """The searcher of the study used last (tests and docs: one study per sampler is the common case)."""
+            return next(reversed(self._relatives.values()), None)
 
         @staticmethod
         def _direction(study: optuna.Study) -> Direction:
@@ -187,14 +215,16 @@ def _make_class() -> type:
 
         def _searcher_for(self, study: optuna.Study, search_space: Mapping[str, Any]) -> _Relative:
             names = sorted(search_space)
-            if self._relative is not None and self._relative.space == dict(search_space):
-                return self._relative
+            known = self._relatives.get(study.study_name)
+            if known is not None and known.space == dict(search_space):
+                return known
             knobs = {n: knob_of(n, search_space[n], self.float_grid) for n in names}
             space = KnobSpace(tuple(knobs[n] for n in names))
             built = build_searcher(self.searcher, space, seed=self.seed, direction=self._direction(study),
                                    options=self.options)
-            self._relative = _Relative(names, search_space, Driver(built), knobs)
-            return self._relative
+            self._relatives.pop(study.study_name, None)
+            self._relatives[study.study_name] = _Relative(names, search_space, Driver(built), knobs)
+            return self._relatives[study.study_name]
 
     Sampler.__module__, Sampler.__qualname__ = __name__, "Sampler"  # pickled by reference
     return Sampler

@@ -11,60 +11,77 @@
   is replayed from its ``config``.
 - ``max_concurrent``: at most that many suggestions pending (``suggest`` returns None until one completes); the
   searcher sees the pending ones (``auto``'s kriging believer), so concurrency costs it little.
-- ``save``/``restore``: the settings and every told (configuration, outcome) pickled; a restored searcher is
-  rebuilt with the same seed and replays them (what was pending at save time is forgotten, as Ray re-runs it).
+- ``save``/``restore``: the settings, the space's parameters and every told (configuration, outcome) as versioned
+  JSON (``_tune_checkpoint``: never unpickled; anything else is refused in one line). A restored searcher is rebuilt
+  with the same seed and replays them (what was pending at save time is forgotten, as Ray re-runs it).
+- Spaces it cannot search (nested dicts of domains, ``grid_search``, ``randn``, unbounded floats, ``sample_from``,
+  integer ranges wider than 2**20 that are not log-scaled) are refused in one ``ConfigError`` (a ValueError) at
+  construction or ``set_search_properties`` (``_tune_space``). Log domains (``loguniform``, ``lograndint``,
+  ``qloguniform`` ...) are recognised by their sampler's class (Ray's ``LogUniform``), and searched on a log grid.
 """
 
 from __future__ import annotations
 
 import math
-import pickle
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from searchlab.core.records import Candidate, Config, Direction, FailureMode
-from searchlab.core.spaces import CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob
+from searchlab.core.spaces import CategoricalKnob, Knob, KnobSpace
 from searchlab.errors import ConfigError
-from searchlab.integrations._driver import Driver, Outcome, build_searcher
+from searchlab.integrations import _tune_checkpoint as checkpoint
+from searchlab.integrations._driver import Driver, Outcome, build_searcher, nearest
+from searchlab.integrations._tune_space import check_space, describe, knob_of
 
 __all__ = ["knob_of"]  # and Searcher, made on first access (module __getattr__)
-
-
-def knob_of(name: str, domain: Any, float_grid: int = 129) -> Knob:
-    """The knob of one Ray Tune domain (module docstring)."""
-    kind = type(domain).__name__
-    sampler = domain.get_sampler()
-    q = getattr(sampler, "q", None)
-    log = type(getattr(sampler, "sampler", sampler)).__name__ == "LogUniform"
-    if kind == "Categorical":
-        return CategoricalKnob(name, tuple(range(len(domain.categories))))
-    if kind == "Integer":
-        if q is not None:  # qrandint: multiples of q, both bounds included
-            return OrdinalKnob(name, tuple(range(int(math.ceil(domain.lower / q) * q), int(domain.upper) + 1, int(q))))
-        return IntKnob(name, int(domain.lower), int(domain.upper) - 1, 1, log)
-    if kind == "Float":
-        low, high = float(domain.lower), float(domain.upper)
-        if q is not None:
-            values = np.arange(math.ceil(low / q) * q, high + q / 2, q)
-        else:
-            values = np.geomspace(low, high, float_grid) if log else np.linspace(low, high, float_grid)
-        return OrdinalKnob(name, tuple(dict.fromkeys(float(v) for v in values)))
-    raise ConfigError(f"parameter {name!r}: Ray Tune domain {kind} is not supported")
 
 
 def _value(knob: Knob, domain: Any, value: Any) -> Any:
     if isinstance(knob, CategoricalKnob):
         return domain.categories[int(value)]
-    return int(value) if type(domain).__name__ == "Integer" else float(value)
+    from ray.tune.search import sample
+
+    return int(value) if isinstance(domain, sample.Integer) else float(value)
 
 
 def _knob_value(knob: Knob, domain: Any, value: Any) -> Any:
     if isinstance(knob, CategoricalKnob):
         return list(domain.categories).index(value)
-    values: tuple[Any, ...] = knob.values
-    return min(values, key=lambda v: abs(float(v) - float(value)))
+    return nearest(knob, value)
+
+
+def _described(space: Mapping[str, Any]) -> dict[str, Any]:
+    """The space as a checkpoint holds it (JSON's own types: tuples become lists)."""
+    import json
+
+    out: dict[str, Any] = json.loads(json.dumps({k: describe(v) for k, v in space.items()}))
+    return out
+
+
+def _rebuild(described: Mapping[str, Any]) -> dict[str, Any]:
+    """A checkpoint's space (``_tune_space.describe``) as tune.* domains again."""
+    from ray import tune
+
+    out: dict[str, Any] = {}
+    for key, d in described.items():
+        if not isinstance(d, dict):
+            raise ConfigError(f"checkpoint space entry {key!r} is not a described domain or constant")
+        if "constant" in d:
+            out[key] = d["constant"]
+        elif d.get("domain") == "choice" and isinstance(d.get("categories"), list):
+            out[key] = tune.choice(d["categories"])
+        elif d.get("domain") in ("float", "integer"):
+            names = {("float", False, False): "uniform", ("float", True, False): "loguniform",
+                     ("float", False, True): "quniform", ("float", True, True): "qloguniform",
+                     ("integer", False, False): "randint", ("integer", True, False): "lograndint",
+                     ("integer", False, True): "qrandint", ("integer", True, True): "qlograndint"}
+            make = getattr(tune, names[d["domain"], bool(d.get("log")), d.get("q") is not None])
+            out[key] = make(d["lower"], d["upper"], *(() if d.get("q") is None else (d["q"],)))
+        else:
+            raise ConfigError(f"checkpoint space entry {key!r} is not a described domain or constant")
+        if any(isinstance(c, dict) and "repr" in c for c in d.get("categories", [d.get("constant")])):
+            raise ConfigError(f"checkpoint space entry {key!r} holds a value that is not data; give space= again")
+    return out
 
 
 def _make_class() -> type:
@@ -85,11 +102,22 @@ def _make_class() -> type:
             super().__init__(metric=metric, mode=mode)
             self.algorithm, self.seed, self.options = searcher, int(seed), dict(options)  # not .searcher: Ray unwraps that
             self.max_concurrent, self.float_grid = max_concurrent, int(float_grid)
+            if space is not None:
+                self._check(space)
             self._space: dict[str, Any] | None = dict(space) if space is not None else None
             self._driver: Driver | None = None
             self._knobs: dict[str, Knob] = {}
             self._pending: dict[str, Candidate] = {}
-            self._told: list[tuple[dict[str, Any], Outcome]] = []
+            self._told: list[tuple[dict[str, Any], Outcome]] = []  # knob configurations (plain numbers), outcomes
+
+        def _check(self, space: Mapping[str, Any]) -> None:
+            """Refuse now, in one line, a space the searcher cannot search (not at the first suggest)."""
+            from ray.tune.search.sample import Domain
+
+            check_space(space)
+            for k, v in space.items():
+                if isinstance(v, Domain):
+                    knob_of(k, v, self.float_grid)
 
         def set_search_properties(self, metric: str | None, mode: str | None, config: dict[str, Any],
                                   **spec: Any) -> bool:
@@ -98,6 +126,7 @@ def _make_class() -> type:
             self._metric = metric or self._metric
             self._mode = mode or self._mode
             if self._space is None:
+                self._check(config)
                 self._space = dict(config)
             return True
 
@@ -121,8 +150,8 @@ def _make_class() -> type:
             space = KnobSpace(tuple(self._knobs.values()))
             direction = Direction.MAXIMIZE if self._mode == "max" else Direction.MINIMIZE
             driver = Driver(build_searcher(self.algorithm, space, seed=self.seed, direction=direction, options=self.options))
-            for params, outcome in self._told:
-                driver.replay(self._config_of(params), outcome)
+            for config, outcome in self._told:
+                driver.replay(Config(config), outcome)
             return driver
 
         def _config_of(self, params: Mapping[str, Any]) -> Config:
@@ -152,13 +181,11 @@ def _make_class() -> type:
             candidate = self._pending.pop(trial_id, None)
             if candidate is not None:
                 self.driver.tell(candidate, outcome)
-                space = self._space or {}
-                self._told.append(({k: _value(knob, space[k], candidate.config[k]) for k, knob in self._knobs.items()},
-                                   outcome))
+                self._told.append((dict(candidate.config), outcome))
             elif result and isinstance(result.get("config"), Mapping):  # a trial of a restored experiment
-                params = dict(result["config"])
-                self.driver.replay(self._config_of(params), outcome)
-                self._told.append((params, outcome))
+                config = self._config_of(dict(result["config"]))
+                self.driver.replay(config, outcome)
+                self._told.append((dict(config), outcome))
 
         def get_state(self) -> dict[str, Any]:
             return {"searcher": self.algorithm, "seed": self.seed, "options": self.options, "metric": self._metric,
@@ -179,12 +206,33 @@ def _make_class() -> type:
             self.set_state(state)
 
         def save(self, checkpoint_path: str) -> None:
-            with open(checkpoint_path, "wb") as fh:
-                pickle.dump(self.get_state(), fh)
+            """The state as versioned JSON (``_tune_checkpoint``), written atomically."""
+            name = self.algorithm if isinstance(self.algorithm, str) else getattr(self.algorithm, "name", "")
+            state = {"searcher": str(name), "seed": self.seed, "options": self.options, "metric": self._metric,
+                     "mode": self._mode, "max_concurrent": self.max_concurrent, "float_grid": self.float_grid,
+                     "space": None if self._space is None else _described(self._space),
+                     "told": [[config, checkpoint.outcome_data(o)] for config, o in self._told]}
+            checkpoint.write(checkpoint_path, state)
 
         def restore(self, checkpoint_path: str) -> None:
-            with open(checkpoint_path, "rb") as fh:
-                self.set_state(pickle.load(fh))  # our own checkpoint, as Ray's searchers pickle theirs
+            """Read back what :meth:`save` wrote; anything else is refused in one line and changes nothing."""
+            from searchlab import registry
+
+            state = checkpoint.read(checkpoint_path)
+            own = getattr(self.algorithm, "name", None) if not isinstance(self.algorithm, str) else None
+            algorithm: str | type = self.algorithm if own == state["searcher"] else state["searcher"]
+            if isinstance(algorithm, str) and algorithm not in registry.searchers():
+                raise ConfigError(f"checkpoint {checkpoint_path!r} names searcher {algorithm!r}, which is not registered")
+            space = self._space
+            if state["space"] is not None and (space is None or _described(space) != state["space"]):
+                if space is not None:
+                    raise ConfigError(f"checkpoint {checkpoint_path!r} was saved for another param_space")
+                space = _rebuild(state["space"])
+                self._check(space)
+            self.algorithm, self.seed, self.options = algorithm, state["seed"], state["options"]
+            self._metric, self._mode, self._space = state["metric"], state["mode"], space
+            self.max_concurrent, self.float_grid = state["max_concurrent"], state["float_grid"]
+            self._told, self._pending, self._driver = list(state["told"]), {}, None
 
     Searcher.__module__, Searcher.__qualname__ = __name__, "Searcher"  # pickled by reference
     return Searcher

@@ -118,11 +118,11 @@ def test_reseed_rng_and_library_manners() -> None:
     optuna.logging.set_verbosity(optuna.logging.INFO)
     study.optimize(two_parameters, n_trials=3)
     assert optuna.logging.get_verbosity() == optuna.logging.INFO  # building a searcher left Optuna's level alone
-    seed = sampler.seed
+    seed, searcher = sampler.seed, _searcher(sampler)
     sampler.reseed_rng()
-    assert sampler.seed != seed and sampler._relative is None
+    assert sampler.seed == seed and _searcher(sampler) is searcher  # kept, pending trials and all (issue 47, item 2)
     study.optimize(two_parameters, n_trials=2)
-    assert len(_searcher(sampler).history) == 4  # rebuilt with the new seed, every finished trial replayed
+    assert len(_searcher(sampler).history) == 4 and _searcher(sampler) is searcher
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 

@@ -2,7 +2,7 @@
 
 from searchlab.core.spaces._base import Sampler, Space
 from searchlab.core.spaces._dag import Arc, DerivationGraph, ExplicitDAG, Node
-from searchlab.core.spaces._knobs import CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob, knob_from_spec
+from searchlab.core.spaces._knobs import MAX_VALUES, CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob, knob_from_spec
 from searchlab.core.spaces._thresholds import (
     FUTHARK_DEFAULT_THRESHOLD,
     Threshold,
@@ -14,6 +14,7 @@ from searchlab.core.spaces._views import DecisionDAG, View, plateau_knobs, view_
 
 __all__ = [
     "FUTHARK_DEFAULT_THRESHOLD",
+    "MAX_VALUES",
     "Arc",
     "CategoricalKnob",
     "DecisionDAG",

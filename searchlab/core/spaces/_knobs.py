@@ -20,10 +20,18 @@ from searchlab.core.records import Config, Value
 from searchlab.core.spaces._base import Sampler, Space
 from searchlab.errors import ConfigError, InvalidConfigError
 
+MAX_VALUES = 2**20
+"""The most values one knob may hold (issue 47, item 13). Searchers index, encode and enumerate a knob's values;
+a range of 2**62 integers made ``IntKnob.values`` raise MemoryError. 2**20 covers the 10^6-wide integer ranges
+Optuna and Ray Tune users write; wider ones are refused in one line naming the alternatives."""
+
 
 @dataclass(frozen=True)
 class IntKnob:
-    """Integers ``low, low+step, ..., <= high``; ``log`` asks samplers for log-uniform draws."""
+    """Integers ``low, low+step, ..., <= high``; ``log`` asks samplers for log-uniform draws.
+
+    :attr:`count` and :meth:`position` answer without building :attr:`values` (a range of 10^6 is encoded per
+    candidate by ``auto``; ``values.index`` on a fresh tuple made each call quadratic)."""
 
     name: str
     low: int
@@ -36,10 +44,32 @@ class IntKnob:
             raise ConfigError(f"knob {self.name!r}: need low <= high and step >= 1, got {self}")
         if self.log and self.low < 1:
             raise ConfigError(f"knob {self.name!r}: a log-scale range needs low >= 1, got {self.low}")
+        if self.count > MAX_VALUES:
+            raise ConfigError(f"knob {self.name!r}: {self.count} integers from {self.low} to {self.high} are more than "
+                              f"the {MAX_VALUES} a knob may hold; use a step of at least "
+                              f"{-(-(self.high - self.low + 1) // MAX_VALUES)}, or an ordinal list (e.g. powers of two)")
 
     @property
     def values(self) -> tuple[int, ...]:
-        return tuple(range(self.low, self.high + 1, self.step))
+        return tuple(self.range)
+
+    @property
+    def range(self) -> range:
+        return range(self.low, self.high + 1, self.step)
+
+    @property
+    def count(self) -> int:
+        return (self.high - self.low) // self.step + 1
+
+    def position(self, value: object) -> int | None:
+        """The index of ``value`` in :attr:`values`, or None (arithmetic: no tuple is built)."""
+        if not isinstance(value, (int, float, np.integer, np.floating)) or value != value or value in (math.inf, -math.inf):
+            return None
+        whole = int(value)
+        if whole != value or not self.low <= whole <= self.high:  # as ``value in values`` was: 2.0 and True count
+            return None
+        offset, rest = divmod(whole - self.low, self.step)
+        return None if rest else offset
 
     @property
     def ordered(self) -> bool:
@@ -55,6 +85,17 @@ class _ListKnob:
         object.__setattr__(self, "values", tuple(self.values))
         if not self.values or len(set(self.values)) != len(self.values):
             raise ConfigError(f"knob {self.name!r}: values must be non-empty and distinct, got {self.values}")
+
+    @property
+    def count(self) -> int:
+        return len(self.values)
+
+    def position(self, value: object) -> int | None:
+        """The index of ``value`` in :attr:`values`, or None."""
+        try:
+            return self.values.index(value)
+        except ValueError:
+            return None
 
 
 @dataclass(frozen=True)
@@ -114,8 +155,8 @@ class KnobSpace(Space):
             raise ConfigError(f"a knob space needs at least one knob and distinct names, got {[k.name for k in self.knobs]}")
         object.__setattr__(self, "_index", index)
         order = sorted(range(len(self.knobs)), key=lambda d: self.knobs[d].name)
-        frozen = [(self.knobs[d].name, d, tuple(Config({"v": v})["v"] for v in self.knobs[d].values)) for d in order]
-        object.__setattr__(self, "_plan", (np.array([len(k.values) for k in self.knobs], dtype=np.int64), frozen))
+        frozen = [(self.knobs[d].name, d, _frozen_values(self.knobs[d])) for d in order]
+        object.__setattr__(self, "_plan", (np.array([k.count for k in self.knobs], dtype=np.int64), frozen))
         for c in self.constraints:
             unknown = c.names - set(index)
             if unknown:
@@ -132,7 +173,7 @@ class KnobSpace(Space):
         if set(config) != set(self._index):
             raise InvalidConfigError(f"config {dict(config)} must set exactly the knobs {list(self.names)}")
         for name, value in config.items():
-            if value not in self._index[name].values:
+            if self._index[name].position(value) is None:
                 raise InvalidConfigError(f"knob {name!r}={value!r} is not one of its values")
 
     def check(self, config: Config) -> str | None:
@@ -200,15 +241,23 @@ class KnobSpace(Space):
                 yield config
 
     def size(self) -> int:
-        return math.prod(len(k.values) for k in self.knobs)
+        return math.prod(k.count for k in self.knobs)
 
     def describe(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "size": self.size(),
-            "knobs": {k.name: list(k.values) if len(k.values) <= 64 else f"{len(k.values)} values" for k in self.knobs},
+            "knobs": {k.name: list(k.values) if k.count <= 64 else f"{k.count} values" for k in self.knobs},
             "constraints": [c.text for c in self.constraints],
         }
+
+
+def _frozen_values(knob: Knob) -> Sequence[Value]:
+    """The values a draw picks from, as :class:`Config` stores them: an integer range is already canonical, and
+    stays a ``range`` (indexable, not built)."""
+    if isinstance(knob, IntKnob):
+        return knob.range
+    return tuple(Config({"v": v})["v"] for v in knob.values)
 
 
 class _BlockSampler(Sampler):

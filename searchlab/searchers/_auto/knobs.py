@@ -25,13 +25,15 @@ a seeded random subset of that size is the candidate set.
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from searchlab.core.records import Config, Direction, Result, Status
-from searchlab.core.spaces import DerivationGraph, KnobSpace, Space, view_as
+from searchlab.core.spaces import DerivationGraph, IntKnob, Knob, KnobSpace, Space, view_as
 from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
 
 
@@ -40,7 +42,12 @@ def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[C
 
     The decision-DAG view counts valid configurations exactly and enumerates them with known
     constraints (and recorded-table membership) pruned on prefixes, so a table of 4362 members
-    inside a product of millions costs milliseconds."""
+    inside a product of millions costs milliseconds. A product with no known constraint and no listed
+    members (what Optuna and Ray Tune give) is sampled directly, ``limit`` draws at once: through the
+    view each uniform draw walked every value of every knob, 17 s for 2000 draws on 6 knobs of 129 values
+    and hours for the default 20000 on 30 (issue 47, item 13)."""
+    if plain_product(space) and space.size() > limit:
+        return _product_sample(space, limit, rng)
     kinds: tuple[type[Space], ...] = (DerivationGraph,)
     view = view_as(space, kinds)
     assert view is not None
@@ -56,12 +63,38 @@ def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[C
     return list(pool)
 
 
-def _two_adic(values: Sequence[object]) -> np.ndarray | None:
+def plain_product(space: KnobSpace) -> bool:
+    """Every configuration of the product is valid: no known constraint, and no subclass rule (a recorded table's
+    membership, any other ``check``) that could refuse one."""
+    cls = type(space)
+    return not space.constraints and cls.check is KnobSpace.check and cls._drawable is KnobSpace._drawable
+
+
+def _product_sample(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[Config]:
+    """``limit`` distinct uniform draws from an unconstrained product larger than ``limit``."""
+    sizes = np.array([k.count for k in space.knobs], dtype=np.int64)
+    rows: dict[tuple[int, ...], None] = {}
+    while len(rows) < limit:
+        for row in rng.integers(sizes, size=(limit - len(rows) + 16, len(sizes))).tolist():
+            rows.setdefault(tuple(row), None)
+    _, plan = space._plan  # (name, knob position, frozen values) in Config's sorted order: no dict per row
+    return [Config.from_sorted(tuple((name, values[row[d]]) for name, d, values in plan)) for row in list(rows)[:limit]]
+
+
+def _two_adic(values: Sequence[object] | IntKnob) -> np.ndarray | None:
     """Per value, how many times 2 divides it (normalised), for knobs of >= 3 positive integers
     that are not all powers of two; else None. GPU run times jump with the alignment of sizes
     to warps, wavefronts and memory transactions (on the shared tables block_size_x = 32, 64,
     128, 256 are the good ones and 48, 80, 96 ... are not), which a smooth kernel over the value
-    index cannot express."""
+    index cannot express. An integer range is computed in numpy (10^6 values in milliseconds)."""
+    if isinstance(values, IntKnob):
+        if values.low <= 0 or values.count < 3:
+            return None
+        every = np.arange(values.low, values.high + 1, values.step, dtype=np.int64)
+        shifts = np.minimum(np.log2(every & -every).round(), 10.0)
+        if not (every & (every - 1)).any() or shifts.max() == shifts.min():
+            return None
+        return np.asarray((shifts - shifts.min()) / (shifts.max() - shifts.min()))
     if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
         return None
     ints = [v for v in values if isinstance(v, int)]  # all of them (checked above)
@@ -71,21 +104,37 @@ def _two_adic(values: Sequence[object]) -> np.ndarray | None:
     return np.asarray((twos - twos.min()) / (twos.max() - twos.min()))
 
 
+def _indexer(knob: Knob) -> Callable[[Any], int]:
+    """Value -> index for one knob, without a scan per value (600,000 look-ups for a 20000-row pool on 30 knobs)."""
+    if isinstance(knob, IntKnob):
+        low, step = knob.low, knob.step
+        return lambda v: (int(v) - low) // step
+    table = {v: i for i, v in enumerate(knob.values)}
+    return lambda v: table[v] if v in table else knob.values.index(v)
+
+
 def encode(space: KnobSpace, configs: Sequence[Config], alignment: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Model inputs (ordered knobs: normalised index, plus the 2-adic alignment feature with
     ``alignment``; categorical: one-hot) and value indices."""
-    index = np.array([[k.values.index(c[k.name]) for k in space.knobs] for c in configs], dtype=np.int64)
+    look = [(k.name, _indexer(k)) for k in space.knobs]
+    index = np.array([[at(c[name]) for name, at in look] for c in configs], dtype=np.int64).reshape(len(configs), len(look))
     columns: list[np.ndarray] = []
     for j, knob in enumerate(space.knobs):
-        size = len(knob.values)
+        size = knob.count
         if knob.ordered:
             columns.append((index[:, j] / max(size - 1, 1))[:, None])
-            twos = _two_adic(knob.values) if alignment else None
+            twos = _two_adic(knob if isinstance(knob, IntKnob) else knob.values) if alignment else None
             if twos is not None:
                 columns.append(twos[index[:, j]][:, None])
         else:
             columns.append(np.eye(size)[index[:, j]])
     return np.hstack(columns).astype(float), index
+
+
+FIT_ROWS = 256
+"""Above this many observations the GP's hyperparameters are fitted on a subset of this size (issue 47, the speed
+item): each likelihood evaluation builds n x n x dims arrays (240 MB at 1000 trials on 30 parameters). The shared
+tables' budgets (220 in bench/peers.py) stay below it, so ``auto`` there is unchanged."""
 
 
 class KnobModel:
@@ -98,6 +147,10 @@ class KnobModel:
         self.min_feasibility = min_feasibility
         self.initial, self.local_every, self.refit_every = initial, local_every, refit_every
         self.pool = valid_pool(space, candidates, rng)
+        self.notes: list[str] = []  # what stood in for the full model, and why (AutoSearcher.notes, logged)
+        if len(self.pool) < space.size() and plain_product(space):
+            self._note(f"candidates: {len(self.pool)} uniform draws from a product of {space.size():.3g} "
+                       "configurations (no known constraint), not the whole space")
         self.row = {c: i for i, c in enumerate(self.pool)}
         self.x, self.index = encode(space, self.pool, alignment)
         self.used = np.zeros(len(self.pool), dtype=bool)  # proposed (pending or told)
@@ -106,6 +159,11 @@ class KnobModel:
         self.feasible_gp = GaussianProcess(prior=self.gp.prior, signal=0.25, noise=0.05)
         self._fits = 0
         self._model_steps = 0
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+            logging.getLogger("searchlab.auto").info("auto: %s", text)
 
     # -- observations -------------------------------------------------------------------
     def _target(self, result: Result) -> float | None:
@@ -171,6 +229,14 @@ class KnobModel:
         # Hyperparameters move a lot while data is scarce, little later: refit every step early on.
         optimise = len(good) < 40 or self._fits % self.refit_every == 0 or self.gp.lengths is None
         self._fits += 1
+        if optimise and len(rows) > FIT_ROWS:  # bounded cost: the likelihood's gradient is n x n x dims
+            self._note(f"GP hyperparameters fitted on {FIT_ROWS} of the observations (the best quarter and a random "
+                       f"rest) once there are more than {FIT_ROWS}; conditioned on all")
+            order = np.argsort(ys)
+            keep = np.concatenate([order[:FIT_ROWS // 4],
+                                   self.rng.choice(order[FIT_ROWS // 4:], FIT_ROWS - FIT_ROWS // 4, replace=False)])
+            self.gp.fit(self.x[rows[keep]], ys[keep], optimise=True)
+            optimise = False
         self.gp.fit(self.x[rows], ys, optimise=optimise)
         best = float(ys.min())
         if pending:  # kriging believer: pending rows at their posterior mean

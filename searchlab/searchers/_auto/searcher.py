@@ -112,6 +112,13 @@ class AutoSearcher(Searcher):
         """What ``auto`` runs on this space (shown in summaries and docs)."""
         return "model-based (GP x feasibility, valid set)" if self._inner is None else self._inner.name
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Where a cheaper model stood in for the full one on this space, and why (also logged to
+        ``searchlab.auto``): a sampled candidate set on a huge unconstrained product, hyperparameters fitted on a
+        subset of a long history (``_auto/knobs.py``). Empty when the full model ran."""
+        return tuple(self._model.notes) if self._model is not None else ()
+
     def _ask(self, n: int) -> Sequence[ProposalLike]:
         if self._inner is not None:
             out: list[ProposalLike] = []
