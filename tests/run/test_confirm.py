@@ -110,9 +110,11 @@ def test_resume_after_an_interrupted_confirm_phase(tmp_path: Path) -> None:
     target = f"{__name__}.InterruptingCache"
     INTERRUPT_AT["n"] = 10 + 5  # the 5th confirmation measurement (round 1, second candidate)
     InterruptingCache.calls = 0
-    first = _run(tmp_path / "run", "problem.sample_noise=true", "budget.evaluations=10", "confirm.k=3",
-                 "confirm.rounds=3", target=target)
-    assert first["confirm"]["complete"] is False
+    with pytest.raises(KeyboardInterrupt):  # an interrupted confirm phase interrupts the run (issue 47, case 4)
+        _run(tmp_path / "run", "problem.sample_noise=true", "budget.evaluations=10", "confirm.k=3",
+             "confirm.rounds=3", target=target)
+    first = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert first["status"] == "interrupted" and first["stop_reason"] == "interrupted"
     before = _rows(tmp_path / "run")
     assert len([r for r in before if r[0] < 0]) == 4
     INTERRUPT_AT.clear()
