@@ -17,6 +17,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from searchlab.core.jsondata import loads
 from searchlab.core.records import Config, Measurement, measurement_from_dict, measurement_to_dict
 from searchlab.core.store import connect, is_disk_full
 from searchlab.errors import ConfigError, WriteError
@@ -65,7 +66,7 @@ def _check_entries(conn: sqlite3.Connection, where: str) -> None:
     for key, text in conn.execute("SELECT config_key, measurement FROM cache"):
         try:
             Config.from_json(key)
-            measurement_from_dict(json.loads(text))
+            measurement_from_dict(loads(text))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ConfigError(f"{where}: entry {str(key)[:60]!r} is not a measurement ({type(exc).__name__}: "
                               f"{str(exc)[:80]}); the cache is damaged (delete the entry or give another file)") from None
@@ -84,7 +85,7 @@ class SQLiteCache:
         if row is None:
             return None
         self.hits += 1
-        return measurement_from_dict(json.loads(row[0]))
+        return measurement_from_dict(loads(row[0]))
 
     def put(self, config: Config, measurement: Measurement) -> None:
         try:
