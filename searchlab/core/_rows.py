@@ -70,6 +70,12 @@ def _decode(r: Sequence[Any]) -> Result:
     return Result(candidate, m, worker or "", device or "", t_submit or 0.0, t_start or 0.0, t_end or 0.0, bool(cache_hit))
 
 
+def holds_run(conn: sqlite3.Connection) -> bool:
+    """Whether the database holds a run's records: ``cache=`` and export targets refuse such a file."""
+    tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    return {"runs", "evaluations"} <= tables
+
+
 def writable(path: Path) -> bool:
     """Whether ``path`` and its directory take writes (``os.access``: false on a read-only mount, for root
     too). The seam the read-only tests patch."""

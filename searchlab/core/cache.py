@@ -17,6 +17,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from searchlab.core._rows import holds_run
 from searchlab.core.jsondata import loads
 from searchlab.core.records import Config, Measurement, measurement_from_dict, measurement_to_dict
 from searchlab.core.store import connect, is_disk_full
@@ -41,8 +42,7 @@ def _open(path: Path) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"{where}: cannot be opened as an SQLite cache ({exc})") from None
     try:
-        tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if {"runs", "evaluations"} <= tables:  # a run's results.db: its records are not a cache's to extend
+        if holds_run(conn):  # a run's results.db: its records are not a cache's to extend
             raise ConfigError(f"{where}: is a run's records (results.db), not a cache; give another file")
         conn.executescript(_SCHEMA)
         columns = [row[1] for row in conn.execute("PRAGMA table_info(cache)")]

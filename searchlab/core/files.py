@@ -81,6 +81,8 @@ def read_bytes(path: str | Path, what: str) -> bytes:
     p = regular_file(path, what)
     limit = max_bytes()
     try:
+        if p.stat().st_size > limit:  # before reading: a 1 GB sparse file is refused unread (issue 47, item 11)
+            raise _too_big(what, p, limit)
         with p.open("rb") as fh:
             raw = fh.read(limit + 1)
     except OSError as exc:
