@@ -14,6 +14,7 @@ rules, unproductive nonterminals, unreachable symbols, a grammar with no words.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -188,8 +189,15 @@ def _topological(g: Grammar) -> list[str]:
     return order
 
 
+# Word counts are exact up to 2**COUNT_BITS and saturate there (issue 47, item 12): ``A_i -> A_{i+1} A_{i+1} | x``
+# squares the count at each rule, so 41 rules held a number of 2**40 bits and counting them never ended. A
+# saturated count is a lower bound ("at least"); sampling then weighs alternatives by :func:`log2_word_counts`.
+COUNT_BITS = 4096
+COUNT_CAP = 1 << COUNT_BITS
+
+
 def word_counts(g: Grammar) -> dict[str, int]:
-    """Number of words (derivation trees) each symbol derives; 1 for a terminal."""
+    """Number of words (derivation trees) each symbol derives, at most :data:`COUNT_CAP`; 1 for a terminal."""
     return _word_counts(g, _topological(g))
 
 
@@ -200,10 +208,49 @@ def _word_counts(g: Grammar, order: Sequence[str]) -> dict[str, int]:
         for rhs in g.alternatives(a):
             product = 1
             for s in rhs:
-                product *= counts[s]
-            total += product
+                product = min(product * counts[s], COUNT_CAP)  # both at most COUNT_BITS bits: cheap
+            total = min(total + product, COUNT_CAP)
         counts[a] = total
     return counts
+
+
+def log2_word_counts(g: Grammar) -> dict[str, float]:
+    """log2 of the number of words of each symbol, never saturated below float's range (2**1024 bits);
+    ``-inf`` for a symbol with no words, ``inf`` beyond float's range."""
+    logs = dict.fromkeys(g.terminals, 0.0)
+    for a in _topological(g):
+        parts = [math.fsum(logs[s] for s in rhs) for rhs in g.alternatives(a)]
+        top = max(parts, default=-math.inf)
+        logs[a] = top if math.isinf(top) else top + math.log2(math.fsum(2.0 ** (x - top) for x in parts))
+    return logs
+
+
+# A word drawn uniformly is built whole; past this many symbols on average it cannot be (issue 47, item 12: the
+# 41-rule grammar's uniform word is a full binary tree of depth 40, about 2**41 symbols, and drawing one hung).
+MAX_MEAN_WORD = 100_000
+
+
+def mean_word_size(g: Grammar) -> float:
+    """The mean number of symbols (tree nodes) of a word drawn uniformly from the start symbol (inf if huge)."""
+    logs = log2_word_counts(g)
+    size = dict.fromkeys(g.terminals, 1.0)
+    for a in _topological(g):
+        total = 1.0
+        for rhs in g.alternatives(a):
+            weight = 0.0 if math.isinf(logs[a]) else 2.0 ** (math.fsum(logs[s] for s in rhs) - logs[a])
+            if weight > 0.0:
+                total += weight * math.fsum(size[s] for s in rhs)
+        size[a] = total if not math.isnan(total) else math.inf
+    return size[g.start]
+
+
+def check_word_size(g: Grammar, what: str = "problem.grammar") -> None:
+    """Refuse, in one line, a grammar whose uniformly drawn word is too large to build."""
+    mean = mean_word_size(g)
+    if mean > MAX_MEAN_WORD:
+        about = "more than 10^300" if math.isinf(mean) else f"about {mean:.3g}"
+        raise ConfigError(f"{what}: a word drawn uniformly from {g.start!r} has {about} symbols on average, more "
+                          f"than {MAX_MEAN_WORD} (too large to build and measure); bound the grammar's recursion")
 
 
 def _check_productive(g: Grammar, counts: Mapping[str, int]) -> None:
