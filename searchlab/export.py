@@ -201,9 +201,10 @@ def evaluations_frame(source: Source) -> Any:
     import pandas as pd
 
     rows = []
+    wide = {k for r in source.records for k, v in r.config.items() if _wide(v) is not v}  # a column of one type
     for number, r in enumerate(source.records):
         m = r.measurement
-        rows.append({"number": number, **{f"param_{k}": _cell(v) for k, v in r.config.items()},
+        rows.append({"number": number, **{f"param_{k}": str(v) if k in wide else _cell(v) for k, v in r.config.items()},
                      "status": m.status.value, "failure_mode": m.failure_mode.value, source.objective: m.objective,
                      "samples": json.dumps(list(m.samples)), "compile_s": m.compile_s, "run_s": m.run_s,
                      "message": m.message, "device": source.device})
