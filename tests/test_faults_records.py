@@ -170,7 +170,16 @@ def test_sigterm_during_export_optuna_exits_143_and_keeps_no_study(table_run: tu
 
     storage = f"sqlite:///{tmp_path / 's.db'}"
     monkeypatch.setattr(optuna.Study, "add_trials", lambda self, trials: signal.raise_signal(signal.SIGTERM))
-    assert _export("optuna", str(table_run[1]), "--storage", storage, "--study-name", "r") == 143
+
+    def outside(signum: int, frame: object) -> None:  # where the export takes no SIGTERM (the old code): fail, not die
+        raise RuntimeError("SIGTERM reached the caller: the export did not handle it")
+
+    previous = signal.signal(signal.SIGTERM, outside)
+    try:
+        status = _export("optuna", str(table_run[1]), "--storage", storage, "--study-name", "r")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert status == 143
     assert "interrupted" in capsys.readouterr().err
     assert optuna.get_all_study_names(storage) == []
 

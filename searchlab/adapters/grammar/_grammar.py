@@ -167,25 +167,32 @@ def _check_symbols(g: Grammar) -> None:
 
 
 def _topological(g: Grammar) -> list[str]:
-    """Nonterminals, dependencies first; a cycle A ->+ A is a ConfigError naming it."""
+    """Nonterminals, dependencies first; a cycle A ->+ A is a ConfigError naming it. Iterative: a chain of
+    thousands of rules is a grammar too (a recursive walk raised RecursionError at about 1,000)."""
     deps = {a: sorted({s for rhs in g.alternatives(a) for s in rhs if g.is_nonterminal(s)}) for a in g.nonterminals}
     order: list[str] = []
     state: dict[str, int] = {}  # 1 on the stack, 2 done
-
-    def visit(a: str, stack: list[str]) -> None:
-        if state.get(a) == 2:
-            return
-        if state.get(a) == 1:
-            cycle = [*stack[stack.index(a):], a]
-            raise ConfigError(f"grammar is cyclic: {' -> '.join(cycle)} (the derivation graph must be acyclic)")
-        state[a] = 1
-        for b in deps[a]:
-            visit(b, [*stack, b])
-        state[a] = 2
-        order.append(a)
-
-    for a in g.nonterminals:
-        visit(a, [a])
+    for root in g.nonterminals:
+        if state.get(root) == 2:
+            continue
+        state[root] = 1
+        stack: list[tuple[str, int]] = [(root, 0)]
+        while stack:
+            a, i = stack[-1]
+            if i == len(deps[a]):
+                stack.pop()
+                state[a] = 2
+                order.append(a)
+                continue
+            stack[-1] = (a, i + 1)
+            b = deps[a][i]
+            if state.get(b) == 1:
+                names = [x for x, _ in stack]
+                cycle = [*names[names.index(b):], b]
+                raise ConfigError(f"grammar is cyclic: {' -> '.join(cycle)} (the derivation graph must be acyclic)")
+            if state.get(b) != 2:
+                state[b] = 1
+                stack.append((b, 0))
     return order
 
 
@@ -219,7 +226,7 @@ def log2_word_counts(g: Grammar) -> dict[str, float]:
     ``-inf`` for a symbol with no words, ``inf`` beyond float's range."""
     logs = dict.fromkeys(g.terminals, 0.0)
     for a in _topological(g):
-        parts = [math.fsum(logs[s] for s in rhs) for rhs in g.alternatives(a)]
+        parts = [sum(logs[s] for s in rhs) for rhs in g.alternatives(a)]
         top = max(parts, default=-math.inf)
         logs[a] = top if math.isinf(top) else top + math.log2(math.fsum(2.0 ** (x - top) for x in parts))
     return logs
@@ -235,11 +242,14 @@ def mean_word_size(g: Grammar) -> float:
     logs = log2_word_counts(g)
     size = dict.fromkeys(g.terminals, 1.0)
     for a in _topological(g):
+        if math.isinf(logs[a]):  # more than 2**(2**1024) words: words of at least about 2**1024 symbols
+            size[a] = math.inf
+            continue
         total = 1.0
         for rhs in g.alternatives(a):
-            weight = 0.0 if math.isinf(logs[a]) else 2.0 ** (math.fsum(logs[s] for s in rhs) - logs[a])
+            weight = 2.0 ** (sum(logs[s] for s in rhs) - logs[a])
             if weight > 0.0:
-                total += weight * math.fsum(size[s] for s in rhs)
+                total += weight * sum(size[s] for s in rhs)
         size[a] = total if not math.isnan(total) else math.inf
     return size[g.start]
 

@@ -150,7 +150,7 @@ class TreeGraph(DerivationGraph):
         2**(log2 - the largest), exact to float precision; those past float's range share the draw."""
         if self._log2 is None:
             self._log2 = log2_word_counts(self.grammar)
-        logs = [math.fsum(self._log2[s] for s in rhs) for _, rhs in rules]
+        logs = [sum(self._log2[s] for s in rhs) for _, rhs in rules]
         top = max(logs)
         p = np.array([(1.0 if x == top else 0.0) if math.isinf(top) else 2.0 ** (x - top) for x in logs])
         return int(rng.choice(len(p), p=p / p.sum()))
