@@ -53,7 +53,7 @@ def execute_cell(cell: Cell) -> dict[str, Any]:
     from searchlab.run.lifecycle import execute
 
     if (cell.run_dir / "summary.json").is_file():
-        from searchlab.study._collect import read_summary
+        from searchlab.study._summary import read_summary
 
         summary = read_summary(cell.run_dir)  # a damaged one: one line (issue 47, item 10)
         return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": True,

@@ -30,6 +30,7 @@ import numpy as np
 
 from searchlab.core.records import Direction, Measurement, Status, loss
 from searchlab.errors import ConfigError
+from searchlab.study._summary import read_summary
 
 SUMMARY = "summary.json"
 
@@ -123,32 +124,6 @@ def read_run_data(run_dir: Path) -> RunData:
         report=summary.get("report") or {}, wall_time_s=summary.get("wall_time_s"),
         infeasible=len(recorded) - len(results),
     )
-
-
-def read_summary(run_dir: Path) -> dict[str, Any]:
-    """A run's ``summary.json`` ({} if it has none), read through the bounded reader (its size checked before
-    it is read: issue 47, item 11) and checked (item 10): what a study takes from it is a mapping with a
-    ``report`` mapping and a numeric ``wall_time_s``. A damaged one is one ConfigError naming the file and
-    what is wrong (exit 2, as damaged records are): delete it to study the run from its ``results.db``."""
-    from searchlab.core.files import read_json
-
-    path = run_dir / SUMMARY
-    if not path.is_file():
-        return {}
-    fix = "delete it to study the run from its results.db alone"
-    try:
-        summary = read_json(path, "summary")
-    except ConfigError as exc:
-        raise ConfigError(f"{exc}; {fix}") from None
-    if not isinstance(summary, dict):
-        raise ConfigError(f"summary {str(path)!r} holds a JSON {type(summary).__name__}, not a mapping; {fix}")
-    wall = summary.get("wall_time_s")
-    if wall is not None and not (type(wall) in (int, float) and abs(wall) < 1e300):  # NaN, inf, 10**400
-        raise ConfigError(f"summary {str(path)!r}: wall_time_s={str(wall)[:40]!r} is not a number of seconds; {fix}")
-    if not isinstance(summary.get("report") or {}, dict):
-        raise ConfigError(f"summary {str(path)!r}: report is a JSON {type(summary['report']).__name__}, not a "
-                          f"mapping; {fix}")
-    return summary
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
