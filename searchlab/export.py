@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from searchlab.core.outputs import check_target, write_atomic
 from searchlab.core.records import Direction
+from searchlab.core.signals import Interrupted, interruptible
 from searchlab.errors import ConfigError, SearchlabError
 from searchlab.interchange import open_table
 from searchlab.interchange.kt_cache import kt_cache_document
@@ -102,20 +104,19 @@ def export(kind: str, source: Source) -> dict[str, Any]:
                              problem_size=source.problem_size)
 
 
-def _check_output(out: Path) -> None:
-    if not out.parent.is_dir():
-        raise ConfigError(f"-o {str(out)!r}: directory {str(out.parent)!r} does not exist")
-
-
-def write(doc: dict[str, Any], out: Path) -> Path:
-    _check_output(out)
+def write(doc: dict[str, Any], out: Path, source: str | Path | None = None) -> Path:
+    """``doc`` as JSON (``.gz``: gzipped) into ``out``, checked and written atomically (searchlab.core.outputs)."""
+    check_target(out, "-o", [Path(source)] if source is not None else [])
     text = json.dumps(doc, indent=1, default=str)
-    if out.suffix == ".gz":
-        with gzip.open(out, "wt") as fh:
-            fh.write(text)
-    else:
-        out.write_text(text)
-    return out
+
+    def dump(tmp: Path) -> None:
+        if out.suffix == ".gz":
+            with gzip.open(tmp, "wt") as fh:
+                fh.write(text)
+        else:
+            tmp.write_text(text)
+
+    return write_atomic(out, dump, "-o")
 
 
 FORMATS = ("t4", "kt-cache", "csv", "parquet", "optuna")
@@ -133,30 +134,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--study-name", help="optuna: the study's name (default: the source's name)")
     args = parser.parse_args(argv)
     try:
-        if args.format == "optuna":
-            if not args.storage:
-                raise ConfigError("export optuna needs --storage URL (e.g. sqlite:///study.db)")
-            source = load_source(args.source)
-            name = write_study(source, args.storage, args.study_name or Path(source.origin).name or "searchlab")
-            print(f"wrote study {name!r} ({len(source.records)} trials) to {args.storage}")
-            return 0
-        if not args.output:
-            raise ConfigError(f"export {args.format} needs -o FILE")
-        out = Path(args.output)
-        if args.format in ("csv", "parquet"):
-            _check_output(out)
-            frame = evaluations_frame(load_source(args.source))
-            if args.format == "csv":
-                frame.to_csv(out, index=False)
-            else:
-                frame.to_parquet(out, index=False)
-        else:
-            write(export(args.format, load_source(args.source)), out)
+        with interruptible():  # SIGTERM like Ctrl-C: nothing half-written, exit 143 (issue 47, item 16)
+            print(_export(args))
     except SearchlabError as exc:
         print(f"searchlab.export: error: {exc}", file=sys.stderr, flush=True)
-        return 2
-    print(f"wrote {out}")
+        return exc.exit_status
+    except Interrupted as exc:
+        print(f"searchlab.export: interrupted ({exc}); nothing was written", file=sys.stderr, flush=True)
+        return exc.exit_status
     return 0
+
+
+def _export(args: argparse.Namespace) -> str:
+    """Do the export the arguments ask for; the line saying what was written."""
+    if args.format == "optuna":
+        if not args.storage:
+            raise ConfigError("export optuna needs --storage URL (e.g. sqlite:///study.db)")
+        check_storage(args.storage, args.source)
+        source = load_source(args.source)
+        name = write_study(source, args.storage, args.study_name or Path(source.origin).name or "searchlab")
+        return f"wrote study {name!r} ({len(source.records)} trials) to {args.storage}"
+    if not args.output:
+        raise ConfigError(f"export {args.format} needs -o FILE")
+    out = Path(args.output)
+    if args.format in ("csv", "parquet"):
+        check_target(out, "-o", [Path(args.source)])
+        frame = evaluations_frame(load_source(args.source))
+        if args.format == "csv":
+            write_atomic(out, lambda tmp: frame.to_csv(tmp, index=False), "-o")
+        else:
+            write_atomic(out, lambda tmp: frame.to_parquet(tmp, index=False), "-o")
+    else:
+        check_target(out, "-o", [Path(args.source)])
+        write(export(args.format, load_source(args.source)), out, args.source)
+    return f"wrote {out}"
+
+
+def check_storage(storage: str, source: str) -> None:
+    """Refuse an Optuna storage that keeps nothing (``sqlite:///``, ``:memory:``: issue 47, item 17) or that is a
+    run's own records (issue 47, item 7: 13 Optuna tables were added to a run's ``results.db``)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(storage)
+    except (ArgumentError, ValueError):
+        return  # Optuna's own message, below
+    if url.get_backend_name() != "sqlite":
+        return
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file::memory:") or url.query.get("mode") == "memory":
+        raise ConfigError(f"--storage {storage!r} is an in-memory database: the study would be lost when the export "
+                          f"ends; give a file (e.g. sqlite:///study.db)")
+    path = Path(database)
+    if path.is_dir():
+        raise ConfigError(f"--storage {storage!r}: {database!r} is a directory; give a file")
+    if path.exists() or path.parent.is_dir():
+        check_target(path, "--storage", [Path(source)])
 
 
 def evaluations_frame(source: Source) -> Any:
@@ -164,9 +198,10 @@ def evaluations_frame(source: Source) -> Any:
     import pandas as pd
 
     rows = []
+    wide = {k for r in source.records for k, v in r.config.items() if _wide(v) is not v}  # a column of one type
     for number, r in enumerate(source.records):
         m = r.measurement
-        rows.append({"number": number, **{f"param_{k}": _cell(v) for k, v in r.config.items()},
+        rows.append({"number": number, **{f"param_{k}": str(v) if k in wide else _cell(v) for k, v in r.config.items()},
                      "status": m.status.value, "failure_mode": m.failure_mode.value, source.objective: m.objective,
                      "samples": json.dumps(list(m.samples)), "compile_s": m.compile_s, "run_s": m.run_s,
                      "message": m.message, "device": source.device})
@@ -174,7 +209,13 @@ def evaluations_frame(source: Source) -> Any:
 
 
 def _cell(value: Any) -> Any:
-    return value if isinstance(value, (int, float, str, bool)) or value is None else json.dumps(value, default=str)
+    return _wide(value) if isinstance(value, (int, float, str, bool)) or value is None else json.dumps(value, default=str)
+
+
+def _wide(value: Any) -> Any:
+    """An integer outside 64 bits as its decimal string: Parquet, pandas and Optuna hold no wider number
+    (issue 47, item 15: a ``10**400`` knob value crashed ``export optuna`` and ``export parquet``)."""
+    return str(value) if type(value) is int and not -(2**63) <= value < 2**63 else value
 
 
 # -- export optuna (issue 36, item 4) -------------------------------------------------------------
@@ -185,7 +226,7 @@ def _cell(value: Any) -> Any:
 # ``status``, ``failure_mode``, ``message`` and ``device``. optuna-dashboard and ``optuna.load_study`` open it.
 # An existing study of that name is refused (one line); a study left half-written by an error is deleted.
 def _choice(value: Any) -> Any:
-    return value if value is None or isinstance(value, (bool, int, float, str)) else json.dumps(value, default=str)
+    return _wide(value) if value is None or isinstance(value, (bool, int, float, str)) else json.dumps(value, default=str)
 
 
 def optuna_trials(source: Source) -> list[Any]:
@@ -208,32 +249,56 @@ def optuna_trials(source: Source) -> list[Any]:
     return out
 
 
+MARK = "searchlab_export"  # study attribute: {"source": ..., "complete": bool}; complete only once every trial is in
+
+
 def write_study(source: Source, storage: str, name: str) -> str:
-    """Create study ``name`` in ``storage`` holding every evaluation of ``source``; its name."""
+    """Create study ``name`` in ``storage`` holding every evaluation of ``source``; its name.
+
+    Atomic in effect (issue 47, item 16): the study is marked incomplete until its last trial is in; an error
+    or a signal (SIGINT, SIGTERM) deletes it, and one left behind by SIGKILL is recognised by its mark and
+    replaced by the rerun, which used to refuse it for ever ("a study of that name exists")."""
     import optuna
-    from optuna.exceptions import DuplicatedStudyError
 
     from searchlab.searchers._optuna.base import quiet_optuna
 
     built = optuna_trials(source)
     with quiet_optuna():
-        try:
-            study = optuna.create_study(storage=storage, study_name=name, direction=source.direction.value)
-        except DuplicatedStudyError:
-            raise ConfigError(f"--study-name {name!r}: a study of that name exists in {storage}; choose another name") from None
-        except (ValueError, ImportError, optuna.exceptions.OptunaError) as exc:
-            raise ConfigError(f"--storage {storage!r}: {' '.join(str(exc).split())[:300]}") from None
-        except Exception as exc:  # SQLAlchemy's errors (a bad URL, an unreachable server)
-            raise ConfigError(f"--storage {storage!r}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
+        study = _create(optuna, storage, name, source)
         try:
             study.set_user_attr("source", source.origin)
             study.set_user_attr("objective", source.objective)
             study.set_user_attr("device", source.device)
             study.add_trials(built)
+            study.set_user_attr(MARK, {"source": source.origin, "complete": True})
         except BaseException:
             optuna.delete_study(study_name=name, storage=storage)  # nothing half-written
             raise
     return name
+
+
+def _create(optuna: Any, storage: str, name: str, source: Source) -> Any:
+    from optuna.exceptions import DuplicatedStudyError
+
+    try:
+        try:
+            study = optuna.create_study(storage=storage, study_name=name, direction=source.direction.value)
+        except DuplicatedStudyError:
+            mark = optuna.load_study(study_name=name, storage=storage).user_attrs.get(MARK)
+            if not (isinstance(mark, dict) and mark.get("source") == source.origin and mark.get("complete") is False):
+                raise
+            optuna.delete_study(study_name=name, storage=storage)  # our own, half-written by a killed export
+            print(f"searchlab.export: note: replacing study {name!r}, left incomplete by an export of the same "
+                  f"source that was killed", file=sys.stderr, flush=True)
+            study = optuna.create_study(storage=storage, study_name=name, direction=source.direction.value)
+        study.set_user_attr(MARK, {"source": source.origin, "complete": False})
+        return study
+    except DuplicatedStudyError:
+        raise ConfigError(f"--study-name {name!r}: a study of that name exists in {storage}; choose another name") from None
+    except (ValueError, ImportError, optuna.exceptions.OptunaError) as exc:
+        raise ConfigError(f"--storage {storage!r}: {' '.join(str(exc).split())[:300]}") from None
+    except Exception as exc:  # SQLAlchemy's errors (a bad URL, an unreachable server)
+        raise ConfigError(f"--storage {storage!r}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from searchlab.core._rows import holds_run
+from searchlab.core.jsondata import loads
 from searchlab.core.records import Config, Measurement, measurement_from_dict, measurement_to_dict
 from searchlab.core.store import connect, is_disk_full
 from searchlab.errors import ConfigError, WriteError
@@ -40,8 +42,7 @@ def _open(path: Path) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"{where}: cannot be opened as an SQLite cache ({exc})") from None
     try:
-        tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if {"runs", "evaluations"} <= tables:  # a run's results.db: its records are not a cache's to extend
+        if holds_run(conn):  # a run's results.db: its records are not a cache's to extend
             raise ConfigError(f"{where}: is a run's records (results.db), not a cache; give another file")
         conn.executescript(_SCHEMA)
         columns = [row[1] for row in conn.execute("PRAGMA table_info(cache)")]
@@ -65,7 +66,7 @@ def _check_entries(conn: sqlite3.Connection, where: str) -> None:
     for key, text in conn.execute("SELECT config_key, measurement FROM cache"):
         try:
             Config.from_json(key)
-            measurement_from_dict(json.loads(text))
+            measurement_from_dict(loads(text))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ConfigError(f"{where}: entry {str(key)[:60]!r} is not a measurement ({type(exc).__name__}: "
                               f"{str(exc)[:80]}); the cache is damaged (delete the entry or give another file)") from None
@@ -84,7 +85,7 @@ class SQLiteCache:
         if row is None:
             return None
         self.hits += 1
-        return measurement_from_dict(json.loads(row[0]))
+        return measurement_from_dict(loads(row[0]))
 
     def put(self, config: Config, measurement: Measurement) -> None:
         try:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import json
 import os
 import stat
 import zlib
@@ -35,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.jsondata import MAX_DEPTH, TooDeep, loads
 from searchlab.errors import ConfigError
 
 OVERRIDE = "SEARCHLAB_MAX_READ_MB"
@@ -81,6 +81,8 @@ def read_bytes(path: str | Path, what: str) -> bytes:
     p = regular_file(path, what)
     limit = max_bytes()
     try:
+        if p.stat().st_size > limit:  # before reading: a 1 GB sparse file is refused unread (issue 47, item 11)
+            raise _too_big(what, p, limit)
         with p.open("rb") as fh:
             raw = fh.read(limit + 1)
     except OSError as exc:
@@ -117,11 +119,11 @@ def read_text(path: str | Path, what: str) -> str:
 def read_json(path: str | Path, what: str) -> Any:
     text = read_text(path, what)
     try:
-        return json.loads(text)
+        return loads(text)
+    except TooDeep:
+        raise ConfigError(f"{what} {str(path)!r} nests too deeply to be data (more than {MAX_DEPTH} levels)") from None
     except ValueError as exc:
         raise ConfigError(f"{what} {str(path)!r} is not readable JSON: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{what} {str(path)!r} nests too deeply to be data") from None
 
 
 def load_yaml(text: str, what: str) -> Any:

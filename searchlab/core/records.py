@@ -90,7 +90,9 @@ class Config(Mapping[str, Value]):
 
     @classmethod
     def from_json(cls, text: str) -> Config:
-        return cls(json.loads(text))
+        from searchlab.core.jsondata import loads
+
+        return cls(loads(text))
 
     def __getitem__(self, name: str) -> Value:
         return self._map[name]

@@ -29,10 +29,11 @@ from typing import Any
 
 from searchlab.core._rows import _SCHEMA as _SCHEMA
 from searchlab.core._rows import SCHEMA_VERSION as SCHEMA_VERSION
-from searchlab.core._rows import _row_to_result
+from searchlab.core._rows import _row_to_result, check_cells, writable
 from searchlab.core._rows import migrate as migrate
 from searchlab.core._rows import read_connection as read_connection
 from searchlab.core.commands import override
+from searchlab.core.jsondata import TooDeep, loads
 from searchlab.core.records import Candidate, Result, measurement_to_dict
 from searchlab.core.runlock import RunLock
 from searchlab.errors import StoreError, WriteError
@@ -144,11 +145,19 @@ class RunStore:
         path = Path(run_dir) / DB_NAME
         if not path.is_file():
             raise StoreError(f"resume={run_dir}: no {DB_NAME} there")
+        if not writable(path):  # read-only media: migrate and the session row would fail mid-way (issue 47, item 8)
+            raise StoreError(f"resume={run_dir}: the run is on read-only media ({DB_NAME} or its directory is not "
+                             f"writable); copy the run directory somewhere writable and resume the copy")
         lock = RunLock(path)  # before anything is written: a live writer is named, the run untouched
         try:
             conn = connect(path)
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             run = conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()
+            check_cells(conn, path)
+        except StoreError:
+            conn.close()
+            lock.release()
+            raise
         except sqlite3.DatabaseError as exc:
             lock.release()
             raise StoreError(f"resume={run_dir}: {DB_NAME} is not a readable searchlab database ({exc})") from None
@@ -187,10 +196,10 @@ class RunStore:
         for key in ("config", "space", "versions", "devices", "nodes"):
             if row.get(key):
                 try:
-                    row[key] = json.loads(row[key])
-                except ValueError:
-                    raise StoreError(f"{self.path}: runs.{key} is not JSON ({str(row[key])[:40]!r}); the record "
-                                     f"is damaged") from None
+                    row[key] = loads(row[key])
+                except ValueError as exc:
+                    why = str(exc) if isinstance(exc, TooDeep) else f"not JSON ({str(row[key])[:40]!r})"
+                    raise StoreError(f"{self.path}: runs.{key} is {why}; the record is damaged") from None
         return row
 
     def update_config(self, config: Mapping[str, Any]) -> None:
@@ -202,9 +211,10 @@ class RunStore:
         """What the run read when it was recorded (meta ``inputs``); None for a run from before."""
         row = self._conn.execute("SELECT value FROM meta WHERE key='inputs'").fetchone()
         try:
-            value = json.loads(row[0]) if row else None
-        except ValueError:
-            raise StoreError(f"{self.path}: meta.inputs is not JSON; the record is damaged") from None
+            value = loads(row[0]) if row else None
+        except ValueError as exc:
+            why = str(exc) if isinstance(exc, TooDeep) else "not JSON"
+            raise StoreError(f"{self.path}: meta.inputs is {why}; the record is damaged") from None
         return value if isinstance(value, dict) else None
 
     def record(self, result: Result) -> None:
@@ -297,8 +307,12 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
     path = Path(run_dir) / DB_NAME
     if not path.is_file():
         raise StoreError(f"{run_dir}: no {DB_NAME}")
-    conn = read_connection(path)
     try:
+        conn = read_connection(path)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
+    try:
+        check_cells(conn, path)
         store = RunStore(path, conn, int(conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0]), 0)
         info = store.run_info()
         info["inputs"] = store.inputs() if _has_meta(conn) else None

@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from searchlab.core import files
+from searchlab.core import files, jsondata
 from searchlab.errors import ConfigError
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -78,7 +78,7 @@ def load_document(path: str | Path, what: str) -> dict[str, Any]:
         data = files.load_yaml(text, name)
     else:
         try:
-            data = json.loads(text)
+            data = jsondata.loads(text)
         except ValueError as exc:
             raise ConfigError(f"{name} is not readable JSON/YAML: {str(exc).splitlines()[0][:200]}") from None
     if not isinstance(data, dict):

@@ -113,10 +113,10 @@ def _document(p: Path, shown: str) -> Mapping[str, Any]:
 
 
 def _json(text: str, shown: str) -> Any:
-    import json
+    from searchlab.core import jsondata
 
     try:
-        return json.loads(text)
+        return jsondata.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"{shown} is not readable JSON: {str(exc).splitlines()[0][:200]}") from None
 

@@ -38,7 +38,7 @@ class ExhaustiveSearcher(Searcher):
             from searchlab.errors import IncompatibleError
 
             raise IncompatibleError(
-                f"searcher 'exhaustive': the space has {size} members, more than max_size={max_size}"
+                f"searcher 'exhaustive': the space has {members(size)}, more than max_size={max_size}"
             )
         super().__init__(space, **kwargs)
         self._iter: Iterator[Config] = iter(self._order(shuffle))
@@ -87,3 +87,13 @@ class ExhaustiveSearcher(Searcher):
 # shuffle: seeded random order instead of enumeration order
 # tree_aware: threshold trees: distinct behaviours, tree by tree (see above)
 ExhaustiveConfig = searcher_config(ExhaustiveSearcher)
+
+
+def members(size: int) -> str:
+    """A space's size in words that stay short: a grammar's can have thousands of digits (issue 47, item 12: a
+    1,542-character refusal), and a saturated count is a lower bound."""
+    import math
+
+    if size < 10**12:
+        return f"{size} members"
+    return f"at least 10^{int((size.bit_length() - 1) * math.log10(2))} members"

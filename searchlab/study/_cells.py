@@ -6,7 +6,6 @@ Apart from the grid so that the replay workers (:mod:`._replay`) and the tuning 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
@@ -54,7 +53,9 @@ def execute_cell(cell: Cell) -> dict[str, Any]:
     from searchlab.run.lifecycle import execute
 
     if (cell.run_dir / "summary.json").is_file():
-        summary = json.loads((cell.run_dir / "summary.json").read_text())
+        from searchlab.study._summary import read_summary
+
+        summary = read_summary(cell.run_dir)  # a damaged one: one line (issue 47, item 10)
         return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": True,
                 "evaluations": summary.get("evaluations"), "stop": summary.get("stop_reason")}
     cfg = dict(cell.cfg)

@@ -30,6 +30,7 @@ import numpy as np
 
 from searchlab.core.records import Direction, Measurement, Status, loss
 from searchlab.errors import ConfigError
+from searchlab.study._summary import read_summary
 
 SUMMARY = "summary.json"
 
@@ -107,12 +108,7 @@ def read_run_data(run_dir: Path) -> RunData:
     info, recorded = read_run(run_dir)
     results = [r for r in recorded if r.status is not Status.INFEASIBLE]
     direction = Direction(info["direction"])
-    summary: dict[str, Any] = {}
-    if (run_dir / SUMMARY).is_file():
-        try:
-            summary = json.loads((run_dir / SUMMARY).read_text())
-        except (OSError, json.JSONDecodeError):
-            summary = {}
+    summary = read_summary(run_dir)
     return RunData(
         path=run_dir, problem=str(info["problem"]), searcher=str(info["searcher"]), seed=int(info["seed"] or 0),
         fingerprint=str(info["fingerprint"]), direction=direction,

@@ -14,6 +14,7 @@ rules, unproductive nonterminals, unreachable symbols, a grammar with no words.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -166,30 +167,44 @@ def _check_symbols(g: Grammar) -> None:
 
 
 def _topological(g: Grammar) -> list[str]:
-    """Nonterminals, dependencies first; a cycle A ->+ A is a ConfigError naming it."""
+    """Nonterminals, dependencies first; a cycle A ->+ A is a ConfigError naming it. Iterative: a chain of
+    thousands of rules is a grammar too (a recursive walk raised RecursionError at about 1,000)."""
     deps = {a: sorted({s for rhs in g.alternatives(a) for s in rhs if g.is_nonterminal(s)}) for a in g.nonterminals}
     order: list[str] = []
     state: dict[str, int] = {}  # 1 on the stack, 2 done
-
-    def visit(a: str, stack: list[str]) -> None:
-        if state.get(a) == 2:
-            return
-        if state.get(a) == 1:
-            cycle = [*stack[stack.index(a):], a]
-            raise ConfigError(f"grammar is cyclic: {' -> '.join(cycle)} (the derivation graph must be acyclic)")
-        state[a] = 1
-        for b in deps[a]:
-            visit(b, [*stack, b])
-        state[a] = 2
-        order.append(a)
-
-    for a in g.nonterminals:
-        visit(a, [a])
+    for root in g.nonterminals:
+        if state.get(root) == 2:
+            continue
+        state[root] = 1
+        stack: list[tuple[str, int]] = [(root, 0)]
+        while stack:
+            a, i = stack[-1]
+            if i == len(deps[a]):
+                stack.pop()
+                state[a] = 2
+                order.append(a)
+                continue
+            stack[-1] = (a, i + 1)
+            b = deps[a][i]
+            if state.get(b) == 1:
+                names = [x for x, _ in stack]
+                cycle = [*names[names.index(b):], b]
+                raise ConfigError(f"grammar is cyclic: {' -> '.join(cycle)} (the derivation graph must be acyclic)")
+            if state.get(b) != 2:
+                state[b] = 1
+                stack.append((b, 0))
     return order
 
 
+# Word counts are exact up to 2**COUNT_BITS and saturate there (issue 47, item 12): ``A_i -> A_{i+1} A_{i+1} | x``
+# squares the count at each rule, so 41 rules held a number of 2**40 bits and counting them never ended. A
+# saturated count is a lower bound ("at least"); sampling then weighs alternatives by :func:`log2_word_counts`.
+COUNT_BITS = 4096
+COUNT_CAP = 1 << COUNT_BITS
+
+
 def word_counts(g: Grammar) -> dict[str, int]:
-    """Number of words (derivation trees) each symbol derives; 1 for a terminal."""
+    """Number of words (derivation trees) each symbol derives, at most :data:`COUNT_CAP`; 1 for a terminal."""
     return _word_counts(g, _topological(g))
 
 
@@ -200,10 +215,52 @@ def _word_counts(g: Grammar, order: Sequence[str]) -> dict[str, int]:
         for rhs in g.alternatives(a):
             product = 1
             for s in rhs:
-                product *= counts[s]
-            total += product
+                product = min(product * counts[s], COUNT_CAP)  # both at most COUNT_BITS bits: cheap
+            total = min(total + product, COUNT_CAP)
         counts[a] = total
     return counts
+
+
+def log2_word_counts(g: Grammar) -> dict[str, float]:
+    """log2 of the number of words of each symbol, never saturated below float's range (2**1024 bits);
+    ``-inf`` for a symbol with no words, ``inf`` beyond float's range."""
+    logs = dict.fromkeys(g.terminals, 0.0)
+    for a in _topological(g):
+        parts = [sum(logs[s] for s in rhs) for rhs in g.alternatives(a)]
+        top = max(parts, default=-math.inf)
+        logs[a] = top if math.isinf(top) else top + math.log2(math.fsum(2.0 ** (x - top) for x in parts))
+    return logs
+
+
+# A word drawn uniformly is built whole; past this many symbols on average it cannot be (issue 47, item 12: the
+# 41-rule grammar's uniform word is a full binary tree of depth 40, about 2**41 symbols, and drawing one hung).
+MAX_MEAN_WORD = 100_000
+
+
+def mean_word_size(g: Grammar) -> float:
+    """The mean number of symbols (tree nodes) of a word drawn uniformly from the start symbol (inf if huge)."""
+    logs = log2_word_counts(g)
+    size = dict.fromkeys(g.terminals, 1.0)
+    for a in _topological(g):
+        if math.isinf(logs[a]):  # more than 2**(2**1024) words: words of at least about 2**1024 symbols
+            size[a] = math.inf
+            continue
+        total = 1.0
+        for rhs in g.alternatives(a):
+            weight = 2.0 ** (sum(logs[s] for s in rhs) - logs[a])
+            if weight > 0.0:
+                total += weight * sum(size[s] for s in rhs)
+        size[a] = total if not math.isnan(total) else math.inf
+    return size[g.start]
+
+
+def check_word_size(g: Grammar, what: str = "problem.grammar") -> None:
+    """Refuse, in one line, a grammar whose uniformly drawn word is too large to build."""
+    mean = mean_word_size(g)
+    if mean > MAX_MEAN_WORD:
+        about = "more than 10^300" if math.isinf(mean) else f"about {mean:.3g}"
+        raise ConfigError(f"{what}: a word drawn uniformly from {g.start!r} has {about} symbols on average, more "
+                          f"than {MAX_MEAN_WORD} (too large to build and measure); bound the grammar's recursion")
 
 
 def _check_productive(g: Grammar, counts: Mapping[str, int]) -> None:

@@ -22,8 +22,9 @@ from typing import Union
 
 import numpy as np
 
-from searchlab.adapters.grammar._grammar import Grammar, word_counts
+from searchlab.adapters.grammar._grammar import COUNT_CAP, Grammar, check_word_size, log2_word_counts, word_counts
 from searchlab.core.spaces import Arc, DerivationGraph, Node
+from searchlab.core.spaces._dag import weighted_index
 from searchlab.errors import ConfigError, InvalidConfigError
 
 Tree = Union[str, tuple[str, tuple["Tree", ...]]]
@@ -49,6 +50,8 @@ class TreeGraph(DerivationGraph):
         self.grammar = grammar
         self.subwords = subwords
         self._words = word_counts(grammar)
+        check_word_size(grammar)
+        self._log2: dict[str, float] | None = None  # log2 word counts, where exact ones saturate
         self._labels = {a: {self._label(a, rhs): rhs for rhs in grammar.alternatives(a)} for a in grammar.nonterminals}
         self._rules = {a: list(labels.items()) for a, labels in self._labels.items()}
         self._leaves: dict[Node, list[tuple[Path, str]]] = {}  # open leaves of recently built forms
@@ -121,7 +124,7 @@ class TreeGraph(DerivationGraph):
     def count_sinks(self, node: Node | None = None) -> int:
         count = 1
         for _, symbol in self.open_leaves(self.root if node is None else node):
-            count *= self._words[symbol]
+            count = min(count * self._words[symbol], COUNT_CAP)  # saturated: at least COUNT_CAP words
         return count
 
     def uniform_word(self, rng: np.random.Generator, node: Node | None = None) -> tuple[list[str], Node]:
@@ -137,10 +140,20 @@ class TreeGraph(DerivationGraph):
             if not leaves:
                 return path, current
             rules = self._rules[leaves[0][1]]
-            weights = np.array([float(math.prod(self._words[s] for s in rhs)) for _, rhs in rules])
-            i = int(rng.choice(len(rules), p=weights / weights.sum()))
+            weights = [math.prod(self._words[s] for s in rhs) for _, rhs in rules]
+            i = self._saturated(rng, rules) if max(weights) >= COUNT_CAP else weighted_index(rng, weights)
             label, current = self.lazy_children(current, canonical=True)[i]
             path.append(label)
+
+    def _saturated(self, rng: np.random.Generator, rules: Sequence[tuple[str, tuple[str, ...]]]) -> int:
+        """A rule drawn by log2 word counts, where exact counts saturated (:data:`COUNT_CAP`): the weights are
+        2**(log2 - the largest), exact to float precision; those past float's range share the draw."""
+        if self._log2 is None:
+            self._log2 = log2_word_counts(self.grammar)
+        logs = [sum(self._log2[s] for s in rhs) for _, rhs in rules]
+        top = max(logs)
+        p = np.array([(1.0 if x == top else 0.0) if math.isinf(top) else 2.0 ** (x - top) for x in logs])
+        return int(rng.choice(len(p), p=p / p.sum()))
 
     def key(self, node: Node) -> str:
         """``A(x,B(y))``; remembered (bounded), so :meth:`node` of a key just made is a lookup."""

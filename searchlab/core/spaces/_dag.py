@@ -24,6 +24,26 @@ Node = Hashable
 Arc = tuple[str, Node]  # (rule label, child)
 
 
+def weighted_index(rng: np.random.Generator, weights: Sequence[int]) -> int:
+    """An index drawn with probability weight / sum, for weights of any size (issue 47, item 12: counts of words
+    past 2**1024 raised OverflowError as floats). Sums exact in a float take the float draw, as before (the same
+    seed gives the same words); larger ones draw an exact Python integer below the sum."""
+    total = sum(weights)
+    if total < 2**53:
+        p = np.array(weights, dtype=float)
+        return int(rng.choice(len(p), p=p / p.sum()))
+    bits = total.bit_length()
+    while True:  # rejection: uniform in [0, 2**bits), kept if below the sum (probability over 1/2)
+        r = int.from_bytes(rng.bytes((bits + 7) // 8), "little") >> (-bits % 8)
+        if r < total:
+            break
+    for i, w in enumerate(weights):
+        if r < w:
+            return i
+        r -= w
+    raise AssertionError("unreachable: r < sum(weights)")
+
+
 class DerivationGraph(Space):
     """An acyclic graph whose sinks are the words of a language."""
 
@@ -108,8 +128,7 @@ class DerivationGraph(Space):
         path: list[str] = []
         while not self.is_word(current):
             arcs = [(label, child) for label, child in self.canonical_children(current) if self.count_sinks(child)]
-            weights = np.array([self.count_sinks(child) for _, child in arcs], dtype=float)
-            label, current = arcs[int(rng.choice(len(arcs), p=weights / weights.sum()))]
+            label, current = arcs[weighted_index(rng, [self.count_sinks(child) for _, child in arcs])]
             path.append(label)
         return path, current
 
