@@ -360,9 +360,9 @@ def test_a_study_key_that_needs_a_plus_says_so(capsys: pytest.CaptureFixture[str
     """issue 46, item 4: Hydra's "To append ... use +key=value" was dropped from the one line."""
     from searchlab.study.__main__ import main
 
-    assert main(["study=kt_replay", "searchers.auto=auto"]) == 2
+    assert main(["study=kt_replay", "searchers.tpe=optuna_tpe"]) == 2  # kt_replay has no searchers.tpe (auto it has)
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.endswith("Could not override 'searchers.auto'; to add it, use +searchers.auto=auto"), line
+    assert line.endswith("Could not override 'searchers.tpe'; to add it, use +searchers.tpe=optuna_tpe"), line
 
 
 @pytest.mark.parametrize("module", ["searchlab", "searchlab.study"])
