@@ -65,7 +65,16 @@ def _aggregate_only(paths: list[str], args: argparse.Namespace) -> dict[str, obj
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a.startswith("experiment=") for a in argv):  # an autotuning_methodology experiment file (issue 45)
+        from searchlab.reproduce.cli import study_main
+
+        try:
+            return study_main(argv)
+        except SearchlabError as exc:
+            print(f"searchlab.study: error: {exc}", file=sys.stderr, flush=True)
+            return 2
+    args = parse(argv)
     # Hydra's override grammar: key=value, +key=value, ++key=value, and ~key (delete: no '=')
     overrides = [i for i in args.items if ("=" in i or i.startswith("~")) and not Path(i).exists()]
     paths = [i for i in args.items if i not in overrides]
