@@ -85,7 +85,7 @@ def _budget(experiment: Experiment, group: Group, stats: Any) -> tuple[dict[str,
         budget: dict[str, float] = {"time_limit": cutoff}
         max_fevals = max(round(cutoff / stats.get_time_per_feval("mean_per_feval")), 2)
     else:
-        max_fevals = min(int(ceil(fevals * (1 + group.cutoff_margin))), stats.size)
+        max_fevals = min(ceil(fevals * (1 + group.cutoff_margin)), stats.size)
         budget = {"max_fevals": max_fevals}
     if group.min_fraction_valid is not None:
         need = max(round(group.min_fraction_valid * min(max_fevals, stats.size)), 2)

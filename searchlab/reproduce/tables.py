@@ -60,7 +60,7 @@ def pair_tests(scores: Any, names: list[str]) -> dict[str, list[dict[str, Any]]]
 
 def _rows(scores: Any, names: list[str], display: dict[str, str]) -> tuple[list[str], list[list[str]]]:
     spaces = list(scores.per_space["fevals"])
-    header = ["axis", "strategy"] + spaces + ["all spaces"]
+    header = ["axis", "strategy", *spaces, "all spaces"]
     rows = []
     for axis in ("fevals", "time"):
         for n in names:
