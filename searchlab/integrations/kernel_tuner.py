@@ -22,8 +22,13 @@ Kernel Tuner is imported inside :meth:`Strategy.tune`.
 
 from __future__ import annotations
 
+import json
+import math
+import random
+import sys
 from collections.abc import Mapping, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from searchlab.core.records import Config, Direction, FailureMode
@@ -32,7 +37,7 @@ from searchlab.errors import ConfigError
 from searchlab.integrations._driver import Driver, Outcome, build_searcher
 from searchlab.searchers import Searcher
 
-__all__ = ["SearcherFailed", "Strategy", "knob_space"]
+__all__ = ["SearcherFailed", "SearchlabOptAlg", "Strategy", "knob_space"]
 
 _MODES = {"CompilationFailedConfig": FailureMode.COMPILE, "RuntimeFailedConfig": FailureMode.RUNTIME,
           "InvalidConfig": FailureMode.INVALID}
@@ -79,18 +84,25 @@ class Strategy:
     def tune(self, searchspace: Any, runner: Any, tuning_options: Any) -> list[dict[str, Any]]:
         """Kernel Tuner's user-defined strategy protocol: Kernel Tuner's results list."""
         from kernel_tuner.strategies.common import CostFunc
+
+        cost = CostFunc(searchspace, tuning_options, runner, snap=False)
+        self.search(cost, searchspace)
+        results: list[dict[str, Any]] = cost.results
+        return results
+
+    def search(self, cost: Any, searchspace: Any) -> None:
+        """Drive the searcher over Kernel Tuner's ``CostFunc`` until the budget or the searcher ends."""
         from kernel_tuner.util import StopCriterionReached
 
         names = list(searchspace.tune_params)
-        objective, higher = _objective(tuning_options)
+        objective, higher = _objective(cost.tuning_options)
         space = knob_space(searchspace.tune_params, searchspace.list)
         searcher = build_searcher(self.searcher, space, seed=self.seed, options=self.options,
                                   direction=Direction.MAXIMIZE if higher else Direction.MINIMIZE)
         self.last = searcher
-        budget = getattr(tuning_options.get("budget"), "max_fevals", None)
+        budget = getattr(cost.tuning_options.get("budget"), "max_fevals", None)
         driver = Driver(searcher, budget=budget if isinstance(budget, int) else None)
         original = {n: {_plain(v): v for v in searchspace.tune_params[n]} for n in names}
-        cost = CostFunc(searchspace, tuning_options, runner, snap=False)
         try:
             while (candidate := self._step(driver.ask, len(cost.results))) is not None:  # None: nothing more to propose
                 element = [original[n].get(candidate.config[n], candidate.config[n]) for n in names]
@@ -104,8 +116,6 @@ class Strategy:
                 self._step(partial(driver.tell, candidate, _outcome(cost.results[-1], objective)), len(cost.results))
         finally:
             searcher.close()
-        results: list[dict[str, Any]] = cost.results
-        return results
 
     def _step(self, step: Any, done: int) -> Any:
         try:
@@ -118,6 +128,95 @@ class Strategy:
             name = self.searcher if isinstance(self.searcher, str) else getattr(self.searcher, "name", self.searcher)
             raise SearcherFailed(f"searchlab searcher {name!r} raised after {done} evaluations in "
                                  f"Kernel Tuner's loop: {type(exc).__name__}: {exc}") from exc
+
+
+class SearchlabOptAlg:
+    """Kernel Tuner's ``OptAlg`` protocol (``kernel_tuner.strategies.wrapper``), so that an unchanged experiment file
+    of the autotuning methodology (Willemsen et al., FGCS 2024) names a searchlab searcher::
+
+        {"name": "auto", "search_method": "SearchlabOptAlg", "custom_search_method_path": ".../kernel_tuner.py",
+         "search_method_hyperparameters": [{"name": "searcher", "value": "auto"}], ...}
+
+    Kernel Tuner loads this file by path (``import_class_from_file``) and builds one instance per tuning run with the
+    file's ``search_method_hyperparameters`` as keyword arguments: ``searcher`` (a registered knob searcher, default
+    ``auto``), ``seed`` and the searcher's own options. The reference runner repeats a group by building a new
+    instance with the same options, so without a ``seed`` each instance draws its own (repeats must differ, or the
+    methodology's spread across repeats is zero) and writes it to :attr:`record`, beside the run's results.
+    The search itself is :class:`Strategy`'s: one driver for both doors.
+    """
+
+    def __init__(self, searcher: str = "auto", seed: int | None = None, **options: Any) -> None:
+        from searchlab import registry
+
+        registry.searcher_class(searcher)  # an unknown name is refused here, in one line, before any tuning
+        self.costfunc_kwargs = {"scaling": False, "snap": False}  # as OptAlg: configurations as proposed
+        self.seed_drawn = seed is None
+        self.seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)
+        self.strategy = Strategy(searcher, seed=self.seed, **options)
+        self.record: Path | None = None  # where this run's seed was written (None: not run by tune_kernel_T1)
+        _register_as_optalg()
+
+    def __repr__(self) -> str:
+        return f"SearchlabOptAlg(searcher={self.strategy.searcher!r}, seed={self.seed}, **{self.strategy.options!r})"
+
+    def __call__(self, func: Any, searchspace: Any) -> tuple[tuple[Any, ...], float]:
+        """Search until Kernel Tuner's budget ends; the best configuration and its objective value."""
+        try:
+            self.strategy.search(func, searchspace)
+        finally:
+            self.record = _write_record(self, func)
+        return _best(func)
+
+    def describe(self, evaluations: int) -> dict[str, Any]:
+        searcher = self.strategy.searcher
+        return {"searcher": searcher if isinstance(searcher, str) else getattr(searcher, "name", repr(searcher)),
+                "seed": self.seed, "seed_drawn": self.seed_drawn, "options": self.strategy.options,
+                "evaluations": evaluations}
+
+
+def _register_as_optalg() -> None:
+    """``isinstance(x, OptAlg)`` holds, without importing Kernel Tuner when this module is imported."""
+    try:
+        from kernel_tuner.strategies.wrapper import OptAlg
+    except ImportError:  # pragma: no cover - Kernel Tuner is what calls this class
+        return
+    OptAlg.register(SearchlabOptAlg)
+
+
+def _best(func: Any) -> tuple[tuple[Any, ...], float]:
+    objective, higher = _objective(func.tuning_options)
+    names = list(func.searchspace.tune_params)
+    valid = [r for r in func.results if _outcome(r, objective).value is not None]
+    if not valid:
+        return (), math.inf
+    best = (max if higher else min)(valid, key=lambda r: float(r[objective]))
+    return tuple(best[n] for n in names), float(best[objective])
+
+
+def _results_stem() -> Path | None:
+    """The run's output path as the reference wrote it into the run's T1 input file (``General.OutputFile``:
+    ``PARENT/run/GROUP/GPU_APP_GROUP``), found in the frame of Kernel Tuner's ``tune_kernel_T1``, the one function
+    that reads that file; None when Kernel Tuner was called some other way."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        inputs = frame.f_locals.get("inputs") if frame.f_code.co_name == "tune_kernel_T1" else None
+        if isinstance(inputs, Mapping):
+            output = inputs.get("General", {}).get("OutputFile")
+            return Path(output) if isinstance(output, str) and output else None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _write_record(alg: SearchlabOptAlg, func: Any) -> Path | None:
+    """Append this run's seed to ``GPU_APP_GROUP.searchlab.jsonl`` beside the reference's results (its ``.npz``
+    keeps objective values only): one JSON line per tuning run, retries included, in the order they ran."""
+    stem = _results_stem()
+    if stem is None or not stem.parent.is_dir():
+        return None
+    path = stem.with_name(stem.name + ".searchlab.jsonl")
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(alg.describe(len(func.results)), default=repr) + "\n")
+    return path
 
 
 def _objective(tuning_options: Any) -> tuple[str, bool]:
