@@ -39,7 +39,7 @@ def _absolute(raw: dict[str, Any], experiment: Any) -> None:
             strategy["custom_search_method_path"] = str(match)
 
 
-def export(experiment: Any, descs: dict[str, dict[str, dict[str, Any]]], root: Path) -> Path:
+def export(experiment: Any, descs: Any, root: Path) -> Path:
     """Write ``root/methodology/`` (see the module docstring); returns its experiment file."""
     from autotuning_methodology.caching import ResultsDescription
 

@@ -63,6 +63,9 @@ class _Description:
         return bool(self.arrays)
 
 
+Descs = dict[str, dict[str, dict[str, "_Description"]]]  # gpu -> application -> strategy -> description
+
+
 @dataclass
 class Scores:
     """P on each axis: aggregate (``{strategy: (P, error)}``), per space, curves and per-repeat P."""
@@ -75,11 +78,11 @@ class Scores:
     aggregate_curves: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # axis -> strategy -> curve
 
 
-def descriptions(groups: list[Any], repeats: dict[str, list[list[dict[str, Any]]]], time_keys: list[str]) -> dict:
+def descriptions(groups: list[Any], repeats: dict[str, list[list[dict[str, Any]]]], time_keys: list[str]) -> Descs:
     """``{gpu: {application: {strategy: description}}}`` built by the package's ``write_results``."""
     from autotuning_methodology.runner import write_results
 
-    out: dict[str, dict[str, dict[str, _Description]]] = {}
+    out: Descs = {}
     for group in groups:
         sp = group.space
         desc = _Description(sp.gpu, sp.application, group.name, group.display_name, time_keys, sp.objective,
@@ -98,7 +101,8 @@ def _split(parts: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return c, lo, hi, int(_stop)
 
 
-def _curve(curve: Any, axis: str, rng: np.ndarray, dist: np.ndarray, level: float | None) -> tuple:
+def _curve(curve: Any, axis: str, rng: np.ndarray, dist: np.ndarray,
+           level: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if axis == "time":
@@ -113,7 +117,7 @@ def _one_repeat(curve: Any, r: int) -> Any:
     return one
 
 
-def _time_curves(scores: Scores, agg: dict, names: list[str], level: float) -> None:
+def _time_curves(scores: Scores, agg: dict[str, Any], names: list[str], level: float) -> None:
     """Per space, the time-axis curves in ``get_strategies_aggregated_performance``'s own order (same draws)."""
     for key, (baseline, curves, stats, time_range, _) in agg.items():
         for name, curve in zip(names, curves):
@@ -123,7 +127,7 @@ def _time_curves(scores: Scores, agg: dict, names: list[str], level: float) -> N
             scores.per_space.setdefault("time", {}).setdefault(key, {})[name] = (float(np.mean(c)), float(np.std(c)))
 
 
-def _fevals_curves(scores: Scores, agg: dict, names: list[str], level: float) -> None:
+def _fevals_curves(scores: Scores, agg: dict[str, Any], names: list[str], level: float) -> None:
     for key, (baseline, curves, stats, _, fevals_range) in agg.items():
         for name, curve in zip(names, curves):
             c, lo, hi, _ = _curve(curve, "fevals", fevals_range, stats.objective_performances_total_sorted, level)
@@ -133,7 +137,7 @@ def _fevals_curves(scores: Scores, agg: dict, names: list[str], level: float) ->
                                                                                    float(np.std(c)))
 
 
-def _repeat_scores(scores: Scores, agg: dict, names: list[str], level: float) -> None:
+def _repeat_scores(scores: Scores, agg: dict[str, Any], names: list[str], level: float) -> None:
     for key, (baseline, curves, stats, time_range, fevals_range) in agg.items():
         dist = stats.objective_performances_total_sorted
         for axis, rng in (("time", time_range), ("fevals", fevals_range)):
@@ -149,7 +153,7 @@ def _repeat_scores(scores: Scores, agg: dict, names: list[str], level: float) ->
                 scores.per_repeat.setdefault(axis, {}).setdefault(key, {})[name] = np.array(ps)
 
 
-def score(experiment: Any, stats: dict[str, Any], descs: dict, per_repeat: bool = True, seed: int = 0) -> Scores:
+def score(experiment: Any, stats: dict[str, Any], descs: Descs, per_repeat: bool = True, seed: int = 0) -> Scores:
     """P per strategy, per space and per repeat, on both axes (see the module docstring)."""
     from autotuning_methodology.report_experiments import (
         get_aggregation_data,

@@ -36,6 +36,8 @@ class RepeatStore:
             if stamp.read_text().strip() != digest:
                 raise ConfigError(f"--out {str(self.root)!r}: holds the runs of a different experiment file "
                                   "(its bytes changed); give a new --out")
+            for stale in self.root.rglob(".*.tmp"):  # a write a kill interrupted: never a finished repeat
+                stale.unlink()
             return
         if self.root.exists() and any(self.root.iterdir()):
             raise ConfigError(f"--out {str(self.root)!r}: exists and is not a reproduce directory; give a new --out")

@@ -70,7 +70,7 @@ def _rows(scores: Any, names: list[str], display: dict[str, str]) -> tuple[list[
     return header, rows
 
 
-def table_files(scores: Any, names: list[str], display: dict[str, str], tests: dict) -> dict[str, str]:
+def table_files(scores: Any, names: list[str], display: dict[str, str], tests: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
     """``{"md": ..., "tex": ..., "csv": ...}`` texts."""
     header, rows = _rows(scores, names, display)
     md = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
