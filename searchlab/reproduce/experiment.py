@@ -162,7 +162,7 @@ def _spaces(raw: dict[str, Any], base: Path) -> list[Space]:
     if pattern is None:
         raise ConfigError("experimental_groups_defaults: give pattern_for_full_search_space_filenames "
                           "(SimulationInput in the T1 file is not supported)")
-    out = []
+    out: list[Space] = []
     for gpu in defaults["gpus"]:
         for app in defaults["applications"]:
             t1, objective, minimization = _application(app, base)

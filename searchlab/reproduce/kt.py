@@ -68,7 +68,8 @@ def _t1(path: str) -> dict[str, Any]:
         source = Path(path).parent / spec["KernelFile"]
         tune_params = {p["Name"]: _values(str(p["Values"])) for p in inputs["ConfigurationSpace"]["TuningParameters"]}
         restrictions = [c["Expression"] for c in inputs["ConfigurationSpace"].get("Conditions", [])]
-        arguments, cmem = [], {}
+        arguments: list[Any] = []
+        cmem: dict[str, Any] = {}
         for arg in spec["Arguments"]:
             kind = {"float": np.float32, "int32": np.int32}[arg["Type"]]
             value = np.zeros(1, dtype=kind) if arg["MemoryType"] == "Vector" else kind(arg.get("FillValue", 0))
@@ -127,7 +128,7 @@ def _tune_once(spec: RepeatSpec) -> list[dict[str, Any]]:
                                  objective_higher_is_better=spec.higher_is_better)
     t4 = get_t4_results(results, t1["tune_params"], objective=spec.objective)
     unit = t4.get("metadata", {}).get("timeunit", "seconds")
-    out = []
+    out: list[dict[str, Any]] = []
     for result in t4["results"]:
         times = {k: convert_from_time_unit(v, unit) for k, v in result["times"].items()}
         times["runtimes"] = [sum(times.get("runtimes") or [])]  # the methodology only ever sums them
@@ -146,7 +147,7 @@ def _plain(value: Any) -> Any:
 
 
 def _cumulative(results: list[dict[str, Any]], keys: tuple[str, ...]) -> list[float]:
-    total, out = 0.0, []
+    total, out = 0.0, list[float]()
     for config in results:
         for key, time in config["times"].items():
             if key in keys:

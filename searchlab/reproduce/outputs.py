@@ -22,7 +22,7 @@ __all__ = ["write_outputs"]
 
 
 def _save(fig: Any, root: Path, stem: str) -> list[str]:
-    out = []
+    out: list[str] = []
     for ext in ("svg", "png"):
         path = root / "figures" / f"{stem}.{ext}"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -117,7 +117,7 @@ def write_outputs(experiment: Any, scores: Any, root: Path, meta: dict[str, Any]
 
     matplotlib.use("Agg")
     names, display = list(experiment.strategies), experiment.display
-    figures = []
+    figures: list[str] = []
     for space in scores.per_space["time"]:
         figures += _space_figure(scores, space, names, display, root)
     figures += _aggregate_figure(scores, names, display, root)

@@ -55,7 +55,7 @@ def _converted_cache(space: Space, out: Path) -> Path:
     params = {p["Name"]: _values(str(p["Values"])) for p in t1["ConfigurationSpace"]["TuningParameters"]}
     data = json.loads(space.t4.read_text(encoding="utf-8"))
     scale = {"seconds": 1000.0, "s": 1000.0, "microseconds": 1e-3}.get(data.get("metadata", {}).get("timeunit", ""), 1.0)
-    cache = {}
+    cache: dict[str, Any] = {}
     for row in data["results"]:
         conf, times = row["configuration"], row.get("times", {})
         entry: dict[str, Any] = dict(conf)
@@ -98,7 +98,7 @@ def _budget(experiment: Experiment, group: Group, stats: Any) -> tuple[dict[str,
 
 def make_plan(experiment: Experiment, out: Path, stats: dict[str, Any]) -> list[Plan]:
     """One plan per group; ``stats`` maps ``space.key`` to its ``SearchspaceStatistics``."""
-    plans = []
+    plans: list[Plan] = []
     caches: dict[str, Path] = {}
     for group in experiment.groups:
         space = group.space

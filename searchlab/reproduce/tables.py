@@ -43,7 +43,7 @@ def pair_tests(scores: Any, names: list[str]) -> dict[str, list[dict[str, Any]]]
 
     out: dict[str, list[dict[str, Any]]] = {}
     for axis in ("fevals", "time"):
-        rows = []
+        rows: list[dict[str, Any]] = []
         for a, b in itertools.combinations(names, 2):
             x, y = _per_repeat_mean(scores, axis, a), _per_repeat_mean(scores, axis, b)
             n = min(len(x), len(y))
@@ -61,7 +61,7 @@ def pair_tests(scores: Any, names: list[str]) -> dict[str, list[dict[str, Any]]]
 def _rows(scores: Any, names: list[str], display: dict[str, str]) -> tuple[list[str], list[list[str]]]:
     spaces = list(scores.per_space["fevals"])
     header = ["axis", "strategy", *spaces, "all spaces"]
-    rows = []
+    rows: list[list[str]] = []
     for axis in ("fevals", "time"):
         for n in names:
             cells = [f"{scores.per_space[axis][s][n][0]:.3f} ± {scores.per_space[axis][s][n][1]:.3f}" for s in spaces]
