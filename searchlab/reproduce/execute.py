@@ -52,9 +52,9 @@ def _ray(todo: list[tuple[Plan, int]], store: RepeatStore, workers: int, address
     started_here = not ray.is_initialized()
     if started_here:
         kwargs: dict[str, Any] = {"address": address} if address else {"num_cpus": workers}
-        ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR", **kwargs)
+        ray.init(include_dashboard=False, log_to_driver=False, logging_level=40, **kwargs)  # 40: logging.ERROR
     task = ray.remote(num_cpus=1)(_timed)
-    slots = workers if not address else max(int(ray.cluster_resources().get("CPU", workers)), 1)
+    slots = workers if not address else max(int(ray.cluster_resources().get("CPU", workers)), 1)  # type: ignore[no-untyped-call]
     queue = list(todo)
     flight: dict[Any, tuple[Plan, int]] = {}
     try:

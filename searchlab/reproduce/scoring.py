@@ -167,7 +167,7 @@ def score(experiment: Any, stats: dict[str, Any], descs: Descs, per_repeat: bool
                                             "applications_names": sorted({s.application for s in experiment.spaces},
                                                                          key=[s.application for s in
                                                                               experiment.spaces].index)}}
-    ss = {s.gpu: {} for s in experiment.spaces}
+    ss: dict[str, dict[str, Any]] = {s.gpu: {} for s in experiment.spaces}
     for s in experiment.spaces:
         ss[s.gpu][s.application] = stats[s.key]
     strategies = [{"name": n, "display_name": experiment.display[n]} for n in names]

@@ -35,7 +35,8 @@ def holm(pvalues: list[float]) -> list[float]:
 def _per_repeat_mean(scores: Any, axis: str, name: str) -> np.ndarray:
     per = [v[name] for v in scores.per_repeat[axis].values()]
     n = min(len(p) for p in per)
-    return np.mean([p[:n] for p in per], axis=0)
+    out: np.ndarray = np.mean([p[:n] for p in per], axis=0)
+    return out
 
 
 def pair_tests(scores: Any, names: list[str]) -> dict[str, list[dict[str, Any]]]:
