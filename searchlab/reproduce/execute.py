@@ -9,6 +9,7 @@ cluster (the spaces' files must be at the same paths there); otherwise Ray start
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -51,8 +52,12 @@ def _ray(todo: list[tuple[Plan, int]], store: RepeatStore, workers: int, address
 
     started_here = not ray.is_initialized()
     if started_here:
-        kwargs: dict[str, Any] = {"address": address} if address else {"num_cpus": workers}
+        # address="local": a new instance even where `ray start` left a cluster on this machine (a bare
+        # ray.init() would join it and refuse num_cpus); Ray replaces the SIGTERM handler, ours is put back
+        kwargs: dict[str, Any] = {"address": address} if address else {"address": "local", "num_cpus": workers}
+        ours = signal.getsignal(signal.SIGTERM)
         ray.init(include_dashboard=False, log_to_driver=False, logging_level=40, **kwargs)  # 40: logging.ERROR
+        signal.signal(signal.SIGTERM, ours)
     task = ray.remote(num_cpus=1)(_timed)
     slots = workers if not address else max(int(ray.cluster_resources().get("CPU", workers)), 1)  # type: ignore[no-untyped-call]
     queue = list(todo)

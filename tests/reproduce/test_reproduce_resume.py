@@ -59,3 +59,10 @@ def test_ctrl_c_is_one_line_exit_130_with_a_pasteable_resume(tmp_path: Path) -> 
     assert len(line) == 1 and "interrupted" in line[0], err
     command = shlex.split(line[0].split("resume: ", 1)[1])
     assert command == [sys.executable, "-m", "searchlab", "reproduce", str(path.resolve()), "--out", str(out.resolve())]
+
+
+def test_repeats_spread_over_ray_workers(tmp_path: Path) -> None:
+    """The Ray door (a local instance, even where another cluster runs): every repeat stored once."""
+    path, out = experiment(tmp_path, repeats=3, strategies=ONE), tmp_path / "out"
+    result = reproduce(str(path), str(out), workers=2, quiet=True)
+    assert result["ran"] == 3 and len(list((out / "repeats").rglob("*.json.gz"))) == 3
