@@ -176,9 +176,7 @@ def main() -> None:
     ours_file = derived(out, args.repeats, out / "unused_parent", drop_auto=False)
     if args.repeats:
         ours_file = ours_file.rename(out / "experiment.json")
-    ours_dir = out / "ours"
-    if ours_dir.exists():
-        shutil.rmtree(ours_dir)
+    ours_dir = out / "ours"  # an existing one for the same file is resumed (its wall time is then this call's)
     wall = timed([sys.executable, "-m", "searchlab", "reproduce", str(ours_file), "--out", str(ours_dir)],
                  out / "ours.log")
     ours = json.loads((ours_dir / "scores.json").read_text())

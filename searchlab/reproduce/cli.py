@@ -97,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     except SearchlabError as exc:
         print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr, flush=True)
         return 2
+    except RuntimeError as exc:  # the reference's rule (too few valid results in 20 attempts) or a worker's failure
+        last = [line for line in str(exc).strip().splitlines() if line.strip()][-1:] or [type(exc).__name__]
+        print(f"{PROG}: error: {' '.join(last[0].split())[:400]}; finished repeats are kept; resume: "
+              f"{resume_command(args.experiment, out or Path('outputs/reproduce'))}", file=sys.stderr, flush=True)
+        return 1
     except KeyboardInterrupt as exc:
         if out is None:
             try:

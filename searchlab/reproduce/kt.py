@@ -158,7 +158,12 @@ def _cumulative(results: list[dict[str, Any]], keys: tuple[str, ...]) -> list[fl
 
 def run_repeat(spec: RepeatSpec) -> dict[str, Any]:
     """One repeat: Kernel Tuner's results in T4 form, retried as ``collect_results`` retries (at most 20)."""
+    from dataclasses import replace
+
     for attempt in range(20):
+        # a retry is a new run, as the reference's new instance with a freshly drawn seed: a searchlab searcher
+        # given the same seed again would repeat the same failing trajectory
+        spec = replace(spec, seed=spec.seed + attempt) if attempt else spec
         results = _tune_once(spec)
         inside = [r for r, t in zip(results, _cumulative(results, spec.time_keys))
                   if spec.cutoff_time_start <= t <= spec.cutoff_time]
