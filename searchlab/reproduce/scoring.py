@@ -130,7 +130,10 @@ def _time_curves(scores: Scores, agg: dict[str, Any], names: list[str], level: f
 def _fevals_curves(scores: Scores, agg: dict[str, Any], names: list[str], level: float) -> None:
     for key, (baseline, curves, stats, _, fevals_range) in agg.items():
         for name, curve in zip(names, curves):
-            c, lo, hi, _ = _curve(curve, "fevals", fevals_range, stats.objective_performances_total_sorted, level)
+            try:
+                c, lo, hi, _ = _curve(curve, "fevals", fevals_range, stats.objective_performances_total_sorted, level)
+            except (AssertionError, ValueError):  # the package's own check: runs that end before the range does
+                c = lo = hi = np.full(fevals_range.shape, np.nan)
             c, lo, hi = baseline.get_standardised_curves(fevals_range, [c, lo, hi], x_type="fevals")
             scores.curves.setdefault("fevals", {}).setdefault(key, {})[name] = (fevals_range, c, lo, hi)
             scores.per_space.setdefault("fevals", {}).setdefault(key, {})[name] = (float(np.mean(c)),
