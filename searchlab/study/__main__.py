@@ -89,6 +89,14 @@ def resume_command(argv: list[str], study_dir: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if any(a.startswith("experiment=") for a in argv):  # an autotuning_methodology experiment file (issue 45)
+        from searchlab.reproduce.cli import study_main
+
+        try:
+            return study_main(argv)
+        except SearchlabError as exc:
+            print(f"searchlab.study: error: {exc}", file=sys.stderr, flush=True)
+            return 2
     try:
         return _main(argv)
     except KeyboardInterrupt as exc:
