@@ -13,8 +13,8 @@ import pytest
 
 def test_study_figures_leave_the_users_matplotlib_backend_alone() -> None:
     code = ("import matplotlib; matplotlib.use('svg'); import searchlab, searchlab.study._plots as p; "
-            "fig, ax = p._axes('t', 'x', 'y'); ax.plot([1, 2], [3, 4]); png = p._png(fig); "
-            "assert png.startswith('iVBOR'), png[:10]; print(matplotlib.get_backend())")
+            "fig, ax = p._axes('t', 'x', 'y'); ax.plot([1, 2], [3, 4]); png, svg = p._render(fig); "
+            "assert png.startswith(b'\\x89PNG') and '<svg' in svg, png[:10]; print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={k: v for k, v in os.environ.items() if k != "MPLBACKEND"})
     assert out.returncode == 0, out.stderr[-2000:]
