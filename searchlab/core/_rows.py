@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,10 +69,18 @@ def _decode(r: Sequence[Any]) -> Result:
     return Result(candidate, m, worker or "", device or "", t_submit or 0.0, t_start or 0.0, t_end or 0.0, bool(cache_hit))
 
 
+def sqlite_uri(path: Path | str, mode: str) -> str:
+    """``file:PATH?mode=MODE`` with the path percent-encoded: SQLite decodes ``%XX`` in a URI, so a sweep
+    job's directory (``problem.path=..%2Fdata%2Fx.json``) named another file and the study died
+    with "unable to open database file" (the newcomer walk, bench/newcomer_walk.py); ``?`` and ``#``
+    in a name would end the path early."""
+    return f"file:{urllib.parse.quote(str(path), safe='/')}?mode={mode}"
+
+
 def read_connection(path: Path) -> sqlite3.Connection:
     """A connection that only reads, but opened read-write where it can be: a read-only connection to a
     WAL database leaves ``-wal``/``-shm`` files behind (it cannot delete them on close; issue 37, item 11)."""
     try:
-        return sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=30.0)
+        return sqlite3.connect(sqlite_uri(path, "rw"), uri=True, timeout=30.0)
     except sqlite3.OperationalError:  # a read-only file or directory
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        return sqlite3.connect(sqlite_uri(path, "ro"), uri=True, timeout=30.0)
