@@ -82,6 +82,14 @@ def writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
+def sqlite_uri(path: Path | str, mode: str) -> str:
+    """``file:PATH?mode=MODE`` with the path percent-encoded: SQLite decodes ``%XX`` in a URI, so a sweep
+    job's directory (``problem.path=..%2Fdata%2Fx.json``) named another file and the study died
+    with "unable to open database file" (the newcomer walk, bench/newcomer_walk.py); ``?`` and ``#``
+    in a name would end the path early."""
+    return f"file:{quote(str(path), safe='/')}?mode={mode}"
+
+
 def read_connection(path: Path) -> sqlite3.Connection:
     """A connection that only reads (issue 47, item 8: records on read-only media open read-only).
 

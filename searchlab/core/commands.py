@@ -5,7 +5,10 @@ sweep, the "next step" of an error -- is built here, so there is one rule:
 
 - the program is the running interpreter (``sys.executable -m searchlab``), or the ``searchlab``
   console script when the one on ``PATH`` belongs to this interpreter: a bare ``python`` may be a
-  Python without our dependencies (``make demo`` never activates ``.venv``);
+  Python without our dependencies (``make demo`` never activates ``.venv``). Not under ``make``
+  (``MAKELEVEL`` set): the Makefile puts ``.venv/bin`` on *its* ``PATH``, not on the user's shell's, so
+  a ``searchlab`` printed there was ``command not found`` when pasted (the newcomer walk,
+  bench/newcomer_walk.py);
 - a value is quoted for Hydra's override grammar when it holds anything outside the unquoted
   characters (a sweep job's directory holds ``=`` and ``,``: ``resume=/s/0_seed=1,x`` is a parse
   error), and every word is quoted for the shell (``shlex.quote``).
@@ -26,7 +29,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9_/.\-+%@]+")
 
 def program(module: str = "searchlab") -> list[str]:
     """The words that start ``python -m module`` with this interpreter (or the console script)."""
-    if module == "searchlab":
+    if module == "searchlab" and not os.environ.get("MAKELEVEL"):
         found = shutil.which("searchlab")
         if found and _ours(found):
             return ["searchlab"]

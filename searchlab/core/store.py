@@ -32,6 +32,7 @@ from searchlab.core._rows import SCHEMA_VERSION as SCHEMA_VERSION
 from searchlab.core._rows import _row_to_result, check_cells, writable
 from searchlab.core._rows import migrate as migrate
 from searchlab.core._rows import read_connection as read_connection
+from searchlab.core._rows import sqlite_uri as sqlite_uri
 from searchlab.core.commands import override
 from searchlab.core.jsondata import TooDeep, loads
 from searchlab.core.records import Candidate, Result, measurement_to_dict

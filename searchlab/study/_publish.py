@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchlab.core.store import _SCHEMA, DB_NAME, SCHEMA_VERSION, connect, migrate
+from searchlab.core.store import _SCHEMA, DB_NAME, SCHEMA_VERSION, connect, migrate, sqlite_uri
 
 TABLES = ("meta", "runs", "sessions", "evaluations")
 SUMMARY = "summary.json"
@@ -55,7 +55,7 @@ class ReplayOutcome:
 
 def dump_rows(run_dir: Path) -> RunRows:
     """The rows of ``run_dir/results.db`` (read-only)."""
-    conn = sqlite3.connect(f"file:{run_dir / DB_NAME}?mode=ro", uri=True, timeout=30.0)
+    conn = sqlite3.connect(sqlite_uri(run_dir / DB_NAME, "ro"), uri=True, timeout=30.0)
     try:
         tables = {}
         for table in TABLES:

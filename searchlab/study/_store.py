@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from searchlab.core.records import Direction
+from searchlab.core.store import sqlite_uri
 from searchlab.errors import ConfigError
 from searchlab.study._batch import CellRun
 
@@ -134,7 +135,7 @@ def read_store(path: Path, run_data: Any) -> list[Any]:
     """Every cell of ``path`` as the study's ``run_data`` class (searchlab.study._collect.RunData,
     passed in: the reader imports this module, not the other way round)."""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        conn = sqlite3.connect(sqlite_uri(path, "ro"), uri=True, timeout=30.0)
     except sqlite3.Error as exc:
         raise ConfigError(f"study: {str(path)!r} cannot be opened ({exc})") from None
     try:

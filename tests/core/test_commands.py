@@ -38,6 +38,7 @@ def test_a_plain_path_stays_plain_and_a_word_is_quoted() -> None:
 def test_the_program_is_this_interpreter_unless_the_console_script_is_its(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("MAKELEVEL", raising=False)
     assert commands.program() == [sys.executable, "-m", "searchlab"]  # no searchlab on PATH
     script = tmp_path / "searchlab"
     script.write_text("#!/somewhere/else/bin/python\n")
@@ -46,3 +47,15 @@ def test_the_program_is_this_interpreter_unless_the_console_script_is_its(tmp_pa
     script.write_text(f"#!{Path(sys.executable).parent / 'python'}\n")
     assert commands.program() == ["searchlab"]
     assert commands.program("searchlab.study") == [sys.executable, "-m", "searchlab.study"]
+
+
+def test_under_make_the_program_is_the_interpreter_even_with_our_console_script_on_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``make demo`` puts .venv/bin on make's PATH only: a ``searchlab resume=...`` printed after Ctrl-C
+    was "command not found" in the user's shell (bench/newcomer_walk.py, step 3)."""
+    script = tmp_path / "searchlab"
+    script.write_text(f"#!{Path(sys.executable).parent / 'python'}\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("MAKELEVEL", "1")
+    assert commands.program() == [sys.executable, "-m", "searchlab"]

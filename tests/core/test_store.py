@@ -52,3 +52,20 @@ def test_cache_is_keyed_by_fingerprint(tmp_path: Path) -> None:
     a, b = SQLiteCache(tmp_path / "c.db", "fp-a"), SQLiteCache(tmp_path / "c.db", "fp-b")
     a.put(Config(x=1), Measurement.ok(2.0))
     assert a.get(Config(x=1)) == Measurement.ok(2.0) and b.get(Config(x=1)) is None and len(a) == 1
+
+
+def test_a_run_directory_whose_name_holds_uri_characters_is_read_back(tmp_path: Path) -> None:
+    """A sweep job's directory holds Hydra's escaped override (``problem.path=..%2Fdata%2Fx.json``):
+    SQLite decoded the ``%2F`` of a ``file:`` URI and the study of the sweep died with "unable to open
+    database file" (bench/newcomer_walk.py, step 4)."""
+    from searchlab.study._publish import dump_rows
+
+    run_dir = tmp_path / "0_problem.path=..%2Fdata%2Fx.json,seed=1 ?#"
+    run_dir.mkdir()
+    store = RunStore.create(run_dir, RUN)
+    store.record(_result(0))
+    store.finish("evaluations")
+    store.close()
+    info, results = read_run(run_dir)
+    assert info["status"] == "finished" and len(results) == 1
+    assert dump_rows(run_dir).evaluations == 1
