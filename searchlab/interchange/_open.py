@@ -101,6 +101,7 @@ def _document(p: Path, shown: str) -> Mapping[str, Any]:
     from searchlab.core import files
     from searchlab.interchange._documents import resolve
 
+    files.regular_file(p, shown)  # a device (/dev/zero) or a FIFO is refused, never read
     if not p.name.endswith((".json", ".json.gz", ".yaml", ".yml")):
         raise ConfigError(f"{shown}: not a table file (.json, .json.gz or .yaml: {', '.join(KINDS[:3])}) "
                           "nor a run directory")

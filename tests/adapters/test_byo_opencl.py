@@ -133,4 +133,6 @@ def test_compiler_output_goes_to_the_record_not_the_terminal(tmp_path: Path, cap
     conn = sqlite3.connect(tmp_path / "run" / "results.db")
     logs = [json.loads(row[0]) for row in conn.execute("SELECT log FROM evaluations ORDER BY id")]
     conn.close()
-    assert all(any("said by the compiler" in line and line.startswith("compiler: ") for line in log) for log in logs), logs
+    assert all(any(line.startswith("compiler: ") for line in log) for log in logs), logs  # every build's output kept
+    # the warning's own text: in the log of a build that pocl compiled (a kernel pocl had cached says only "1 warning")
+    assert any("said by the compiler" in line for log in logs for line in log), logs
