@@ -81,6 +81,7 @@ class RayExecutor(Executor):
         self.requested, self.timeout_s, self.address, self.cpus_per_worker = workers, timeout_s, address, cpus_per_worker
         self._slots: list[_Slot] = []
         self._started_ray = False
+        self._available: dict[str, float] = {}  # a joined cluster's free resources before our workers took theirs
         self._source: ProblemSource | None = None
         self._need = DeviceNeed.NONE
         self._remote: Any = None
@@ -178,6 +179,7 @@ class RayExecutor(Executor):
         try:
             self._slots = self._plan()
             if not self._started_ray:  # a joined cluster: one worker per node before two on one (issue 24)
+                self._available = dict(getattr(ray, "available_resources")())  # noqa: B009 (untyped in Ray)
                 for slot in self._slots:
                     slot.options["scheduling_strategy"] = "SPREAD"
             for slot in self._slots:
@@ -343,3 +345,21 @@ class RayExecutor(Executor):
         if self._started_ray:
             ray.shutdown()
             self._started_ray = False
+        elif self._available:
+            _await_released(ray, self._available)
+            self._available = {}
+
+
+_FLUCTUATING = ("node:", "memory", "object_store_memory")  # not held by a worker, or not for long
+
+
+def _await_released(ray: Any, before: dict[str, float], timeout_s: float = 10.0) -> None:
+    """On a joined cluster, wait (at most ``timeout_s``) until the resources our killed workers held are free
+    again. ``ray.kill`` returns before the cluster has freed them, so the next run of a sweep, placing its
+    workers one per node (SPREAD), could find a node still full and put two workers on the other one."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        free = ray.available_resources()
+        if all(free.get(k, 0.0) + 1e-9 >= v for k, v in before.items() if not k.startswith(_FLUCTUATING)):
+            return
+        time.sleep(0.1)
