@@ -1,32 +1,8 @@
 """``kernel_tuner_cache``: a Kernel Tuner cache file replayed as a table problem.
 
-Kernel Tuner writes every configuration it measured to a JSON cache (``tune_params``: the
-parameters and their values, ``cache``: one entry per configuration, keyed by the values
-joined with commas). Here its parameters become ordinal knobs, and each entry a measurement:
-
-- a number in the objective field (``time``, ms): OK, with the recorded ``times`` as
-  samples (every one kept: ``problem.sample_noise=true`` replays one of them per evaluation,
-  searchlab.adapters.table) and every numeric field as a sensor (``GFLOP/s`` becomes ``GFLOP_s``), the
-  objective field included, so a sensor model's objective formula (default: ``time``)
-  reads the measured objective (paper 001 §4: the quality is predicted from sensors);
-- ``"CompilationFailedConfig"``: FAILED(compile); ``"RuntimeFailedConfig"`` (the kernel
-  failed to launch or run, typically too many resources requested for the launch):
-  FAILED(launch); ``"InvalidConfig"``: FAILED(invalid);
-- configurations of the product that the file does not hold were excluded by the tuner's
-  restrictions, which Kernel Tuner checks before compiling: with ``missing=constraint`` (the
-  default) they violate a known constraint (never sent, never sampled; INFEASIBLE if a
-  searcher proposes one), with ``missing=invalid`` they are FAILED(invalid) when tested.
-- configurations the file records as failed: with ``recorded_failures=hidden`` (the default)
-  a searcher discovers them by testing them, as it would live (a hidden constraint, paper 001
-  §2); with ``recorded_failures=known`` they are known-infeasible like the absent ones (never
-  sent, never sampled, never counted), which is how Kernel Tuner 1.5's simulation mode replays
-  a cache (``util.infer_restrictions_from_cache`` admits only entries without an error), so a
-  comparison with its strategies can count both sides alike (docs/baselines.md, issue 22).
-
-Each evaluation is charged the recorded compile + benchmark time (ms in the file, seconds
-here: ``Measurement.charged_s``), so ``budget.charged_time_s`` budgets replay fairly.
-
-The reader itself lives beside the writer, in :mod:`searchlab.interchange.kt_cache`.
+How a cache becomes a table (knobs, measurements, failures, the configurations it lacks, ``missing`` and
+``recorded_failures``) is the reader's, beside its writer in :mod:`searchlab.interchange.kt_cache`. Each
+evaluation is charged the recorded compile + benchmark time, so ``budget.charged_time_s`` budgets replay fairly.
 """
 
 from __future__ import annotations
