@@ -149,7 +149,8 @@ def _repeat_scores(scores: Scores, agg: dict[str, Any], names: list[str], level:
                 for r in range(curve._y.shape[1]):
                     try:  # the time axis needs a level (its band is bagged); one run has no band on fevals
                         one, _, _, _ = _curve(_one_repeat(curve, r), axis, rng, dist, level if axis == "time" else None)
-                    except ValueError:  # one run too short for the range ("Not enough overlap"): no score
+                    except (ValueError, AssertionError):  # one run too short for the range ("Not enough overlap",
+                        # or the package's "curve shape must match the input fevals_range"): no score for it
                         ps.append(float("nan"))
                         continue
                     ps.append(float(np.mean(baseline.get_standardised_curve(rng, one, x_type=axis))))
