@@ -81,7 +81,7 @@ def _default_runs() -> dict[str, list[list[float]]]:
 
 
 def _paired(d: np.ndarray, rng: np.random.Generator) -> dict[str, Any]:
-    from searchlab.study._stats import wilcoxon_pair
+    from searchlab.study.analysis.stats import wilcoxon_pair
 
     boot = [float(d[rng.integers(0, len(d), len(d))].mean()) for _ in range(2000)]
     p = wilcoxon_pair(d, np.zeros_like(d))[1] if np.any(d != 0) else 1.0

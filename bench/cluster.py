@@ -5,7 +5,7 @@ worker, each its own raylet and object store, loopback only, token auth on) agai
 cluster with its worker node removed (one node), alternated ``--reps`` times so that load
 drifts hit both alike. Each repetition replays the same grid (``synthetic_dag`` with the
 random searcher, ``--tasks`` seeds x ``--evaluations``) through the study's own path
-(:func:`searchlab.study._replay._replay`: Ray tasks that return their records, the driver
+(:func:`searchlab.study.execution.replay._replay`: Ray tasks that return their records, the driver
 writes them). Per repetition:
 
 - **overhead per task** = (grid wall time x task slots - sum of the replays' own wall time)
@@ -36,8 +36,8 @@ SLOTS = {1: 1, 2: 2}  # task slots (CPUs) with 1 node and with 2 nodes: one CPU 
 
 
 def _cells(root: Path, tasks: int, evaluations: int) -> list[Any]:
-    from searchlab.study._config import compose_study
-    from searchlab.study._grid import make_cells
+    from searchlab.study.execution.config import compose_study
+    from searchlab.study.execution.grid import make_cells
 
     cfg = compose_study("synthetic_replay", [f"seeds={tasks}", f"budget.evaluations={evaluations}"])
     cfg.problems = {"dag": {"overrides": ["problem=synthetic_dag"]}}
@@ -49,7 +49,7 @@ def _cells(root: Path, tasks: int, evaluations: int) -> list[Any]:
 def _once(address: str, nodes: int, tasks: int, evaluations: int) -> dict[str, float]:
     import ray
 
-    from searchlab.study._replay import _replay
+    from searchlab.study.execution.replay import _replay
 
     with tempfile.TemporaryDirectory() as tmp:
         cells = _cells(Path(tmp), tasks, evaluations)

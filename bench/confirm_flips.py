@@ -81,7 +81,7 @@ def one_problem(name: str, extra: list[str], repeats: int, budget: int, options:
     from searchlab.run.execution import SerialExecutor
     from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
-    from searchlab.study._grid import _compose_run
+    from searchlab.study.execution.grid import _compose_run
 
     problem = build_problem(_compose_run([f"problem={name}", *extra])["problem"])
     executor = SerialExecutor()

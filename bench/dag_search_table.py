@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from dag_search_parts import summary
 
-from searchlab.study._stats import holm
+from searchlab.study.analysis.stats import holm
 
 
 def _f(x: float | None, digits: int = 2) -> str:

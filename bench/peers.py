@@ -22,7 +22,7 @@ proposals (docs/measurement.md).
 
 Reported per searcher: mean and median fraction of the optimum at 20/40/55/100/220 with a
 95 % bootstrap interval of the mean over (table, seed) runs, and the Kernel Tuner
-methodology score (searchlab/study/_methodology.py) per table.
+methodology score (searchlab/study/analysis/methodology.py) per table.
 
 Every row keeps its per-run fractions at the checkpoints and its mean curve, so a later run
 can be merged with a stored one (``--merge STEM``) instead of replaying every peer again; a
@@ -35,7 +35,7 @@ Kernel Tuner's were ``known``, ours ``hidden``.
 With ``--reference NAME`` (e.g. ``ours:auto``) the report compares NAME with every other
 row at each checkpoint on the (table, seed) pairs both have: mean difference with a
 paired-bootstrap 95 % interval, the Wilcoxon signed-rank p-value with Holm's correction over
-the peers (``searchlab.study._stats``), and whether NAME's mean is the highest.
+the peers (``searchlab.study.analysis.stats``), and whether NAME's mean is the highest.
 
     .venv/bin/python bench/peers.py [--seeds 10] [--first-seed 0] [--budget 220] [--only kt|ours] [--searchers a,b] [--kt a,b]
                                     [--counting hidden|known] [--tables A100,A4000]
@@ -142,7 +142,7 @@ def main() -> None:
 
 
 def _rows(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace) -> dict[str, dict[str, object]]:
-    from searchlab.study._methodology import methodology_score
+    from searchlab.study.analysis.methodology import methodology_score
 
     rng = np.random.default_rng(0)
     rows: dict[str, dict[str, object]] = {}
@@ -210,7 +210,7 @@ def _stored_only(ref: dict[str, Any], peer: dict[str, Any]) -> tuple[float, list
 
 def _against(rows: dict[str, dict[str, Any]], reference: str, at: int, c: int,
              rng: np.random.Generator) -> list[tuple[str, int, float, list[float], float, str]]:
-    from searchlab.study._stats import wilcoxon_pair
+    from searchlab.study.analysis.stats import wilcoxon_pair
 
     ref = _pairs(rows[reference], at)
     out = []
@@ -233,7 +233,7 @@ def _against(rows: dict[str, dict[str, Any]], reference: str, at: int, c: int,
 
 def compare(rows: dict[str, dict[str, Any]], reference: str, budget: int) -> dict[str, object]:
     """NAME against every other row at each checkpoint (see the module doc); Holm over the peers."""
-    from searchlab.study._stats import holm
+    from searchlab.study.analysis.stats import holm
 
     rng = np.random.default_rng(1)
     out: dict[str, object] = {}

@@ -13,7 +13,7 @@ made with 200-219 evaluations told, per searcher over all seeds, with a bootstra
 the median, and the curve over evaluations.
 
 ``parallel`` mode: ``--runs`` replays of ``optuna_gp`` on one shared Kernel Tuner table run as
-a study runs them (``searchlab.study._replay``: Ray tasks with ``num_cpus=1``, one per core),
+a study runs them (``searchlab.study.execution.replay``: Ray tasks with ``num_cpus=1``, one per core),
 in four set-ups -- policy on/off (``SEARCHLAB_THREADS=0``), the driver's environment with or
 without ``OMP_NUM_THREADS`` exported (Ray only sets it for workers when it is unset). psutil
 samples the Ray workers' threads: "busy" threads are those that used >= 1 s of CPU.
@@ -154,8 +154,8 @@ def _parallel_one(variant: str, runs: int, evals: int, tmp: str) -> dict[str, An
     import psutil
 
     sys.path.insert(0, str(ROOT))
-    from searchlab.study._grid import Cell, _compose_run
-    from searchlab.study._replay import _replay
+    from searchlab.study.execution.grid import Cell, _compose_run
+    from searchlab.study.execution.replay import _replay
 
     overrides = ["problem=kernel_tuner_cache", f"problem.path={TABLE}", "searcher=optuna_gp", "executor=serial",
                  f"budget.evaluations={evals}", "progress=off", "plot=false"]

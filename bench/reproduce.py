@@ -1,6 +1,7 @@
 """``searchlab reproduce`` against the reference ``autotuning_experiment`` on the same experiment file.
 
-    cpuslot --exclusive .venv/bin/python bench/reproduce.py [--ref-repeats 5] [--out outputs/bench_reproduce]
+    cpuslot --exclusive .venv/bin/python bench/reproduce.py [--ref-repeats 25] [--out outputs/bench_reproduce]
+    .venv/bin/python bench/reproduce.py --only-bootstrap     # the comparison again, from the stored runs
 
 The file is bench/experiments/convolution_milo.json (4 convolution_milo spaces, `auto` through
 ``custom_search_method_path`` plus 7 Kernel Tuner 1.5 strategies, 25 repeats). Kernel Tuner's simulation mode
@@ -9,16 +10,18 @@ run on one derived copy of the file whose pattern points at a hub copy in --out:
 Kernel Tuner's caches of the same measurements (../shared/data/kernel_tuner/convolution_*.json.gz).
 
 1. ``searchlab reproduce`` runs the full file (all strategies, 25 repeats).
-2. The reference runs a proportional subset, ``--ref-repeats`` of the 25 repeats of every group it can run
+2. The reference runs the same file (``--ref-repeats`` 25, the default) or a proportional subset of its repeats
    (`auto` only if ``SearchlabOptAlg`` exists in searchlab/integrations/kernel_tuner.py), then once more from its
    cache (its fixed cost: statistics, scoring). Its full time is extrapolated as
    fixed + (subset - fixed) x 25 / ref_repeats.
 3. Agreement: (a) the same runs: ``get_strategy_scores`` of our runs (exported in its cache layout) against our
-   time-axis score, NumPy seeded alike; (b) different runs: our P against the reference's on both axes, with
-   the package's error and a 95 % bootstrap interval over repeats of the difference.
-4. ``auto`` against every Kernel Tuner strategy, both axes, per-repeat P averaged over the spaces that count,
-   95 % bootstrap intervals and Holm-corrected Wilcoxon tests. Held out per device: the `auto` row uses, on each
-   space, the setting chosen on the other three (bench/kt_harness.py ``LOTO``: prior 2.0, alignment off; on
+   time-axis score, NumPy seeded alike; (b) different runs: our P against the reference's on both axes, each
+   bootstrapped over its own repeats (bench/reproduce_bootstrap.py), the difference's 95 % interval and a
+   Holm-corrected p-value (the package's "error" is the spread of P along the cutoff range, not an interval).
+4. ``auto`` against every Kernel Tuner strategy, both axes: the package's P bootstrapped over repeats (the
+   verdict), and per-repeat P averaged over the spaces with Holm-corrected Wilcoxon tests (a second statistic:
+   the package's curve is the median over repeats, so the mean of per-repeat P is not P). Held out per
+   device: the `auto` row uses, on each space, the setting chosen on the other three (bench/kt_harness.py ``LOTO``: prior 2.0, alignment off; on
    MI250X alignment on), i.e. strategy ``auto`` on A100/A4000/W6600 and ``auto_mi250x`` on MI250X.
 """
 
@@ -98,8 +101,9 @@ def package_scores(path: Path) -> tuple[dict[str, Any], float]:
     return json.loads(line[4:]), time.perf_counter() - started
 
 
-def reference_curves(path: Path) -> Any:
-    """Our scoring (the package's functions) of the reference's own runs, read from its cache files."""
+def reference_curves(path: Path) -> tuple[Any, Any, dict[str, Any], Any]:
+    """Our scoring (the package's functions) of the reference's own runs, read from its cache files; also the
+    experiment, the spaces' statistics and the runs as the package's arrays (for the bootstrap)."""
     from autotuning_methodology.caching import ResultsDescription
 
     from searchlab.reproduce.experiment import load_experiment
@@ -122,7 +126,7 @@ def reference_curves(path: Path) -> Any:
                                                      r.objective_time_results_per_key,
                                                      r.objective_performance_results_per_key]))
         descs.setdefault(g.space.gpu, {}).setdefault(g.space.application, {})[g.name] = ours
-    return score(exp, stats, descs)
+    return score(exp, stats, descs), exp, stats, descs
 
 
 def boot(x: np.ndarray, rng: np.random.Generator, n: int = 4000) -> list[float]:
@@ -161,17 +165,10 @@ def held_out_rows(scores: Any, kt: list[str]) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ref-repeats", type=int, default=5)
-    parser.add_argument("--out", default=str(ROOT / "outputs" / "bench_reproduce"))
-    parser.add_argument("--skip-reference", action="store_true")
-    parser.add_argument("--repeats", type=int, default=None, help="override the file's 25 (a smoke run only)")
-    args = parser.parse_args()
-    out = Path(args.out).absolute()
-    out.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, str(ROOT))
-    result: dict[str, Any] = {"file": str(FILE.relative_to(ROOT)), "cores": os.cpu_count()}
+def measure(args: argparse.Namespace, out: Path, result: dict[str, Any]) -> Path:
+    """Both tools on the file: ours in full, the reference on ``--ref-repeats`` of the 25; returns our file."""
+    from reproduce_bootstrap import aggregation, bootstrap_P
+    from reproduce_bootstrap import agreement as bootstrap_agreement
 
     ours_file = derived(out, args.repeats, out / "unused_parent", drop_auto=False)
     if args.repeats:
@@ -183,6 +180,7 @@ def main() -> None:
     result["ours"] = {"wall_s": round(wall, 1), "scores": ours,
                       "repeats": args.repeats or 25, "strategies": json.loads(FILE.read_text())["search_strategies"].__len__()}
     same, rescoring = package_scores(ours_dir / "methodology" / "experiment.json")
+    ours_exp, ours_stats, ours_descs = _stored(ours_file, ours_dir)
     result["same_runs_time_axis"] = {
         "how": "get_strategy_scores on our runs in its cache layout, np.random.seed(0) before it and before ours; "
                "it rounds to 3 decimals",
@@ -204,7 +202,7 @@ def main() -> None:
         full_groups = len(json.loads(FILE.read_text())["search_strategies"]) * 4
         per_repeat = (t_sub - t_fixed) / (groups * args.ref_repeats)
         extrapolated = t_fixed + per_repeat * full_groups * (args.repeats or 25)
-        ref_scores = reference_curves(ref_file)
+        ref_scores, ref_exp, ref_stats, ref_descs = reference_curves(ref_file)
         agreement = {}
         for axis in ("fevals", "time"):
             for name, (p, e) in ref_scores.aggregate[axis].items():
@@ -222,29 +220,84 @@ def main() -> None:
             "extrapolation": "fixed + per-repeat x (strategies x 4 spaces x 25); auto's per-repeat cost taken equal "
                              "to the Kernel Tuner strategies' (it is higher, so this favours the reference)"
                              if drop_auto else "fixed + per-repeat x groups x 25",
-            "get_strategy_scores": theirs, "agreement_different_runs": agreement}
+            "get_strategy_scores": theirs, "agreement_different_runs": agreement,
+            "agreement_bootstrap": {
+                "how": "different runs of the same file: each side's P (the package's functions, median curve over "
+                       "repeats, mean over spaces) bootstrapped over its own repeats (bench/reproduce_bootstrap.py); "
+                       "they agree unless the difference's 95 % interval excludes 0 with Holm-adjusted p < 0.05",
+                **bootstrap_agreement(bootstrap_P(ours_exp, aggregation(ours_exp, ours_stats, ours_descs), _draws(args)),
+                            bootstrap_P(ref_exp, aggregation(ref_exp, ref_stats, ref_descs), _draws(args)))}}
         kt_wall_ours = sum(json.loads(gzip.decompress(p.read_bytes()))["wall_s"]
                            for p in (ours_dir / "repeats").rglob("*.json.gz") if "/auto" not in str(p))
         result["speedup"] = {"full_file": round(extrapolated / wall, 2),
                              "note": "reference extrapolated to the full file vs ours measured on it",
                              "our_kernel_tuner_strategies_repeat_cpu_s": round(kt_wall_ours, 1)}
+
+    return ours_file
+
+
+def _stored(ours_file: Path, ours_dir: Path) -> tuple[Any, dict[str, Any], Any]:
+    """The experiment, its spaces' statistics and our stored repeats as the package's arrays."""
     from searchlab.reproduce.experiment import load_experiment
     from searchlab.reproduce.plan import statistics
-    from searchlab.reproduce.scoring import descriptions, score
+    from searchlab.reproduce.scoring import descriptions
     from searchlab.reproduce.store import RepeatStore
 
     exp = load_experiment(ours_file)
     store = RepeatStore(ours_dir)
     reps = {g.key: [store.load(g.key, i)["results"] for i in range(g.repeats)] for g in exp.groups}
-    scores = score(exp, {s.key: statistics(exp, s) for s in exp.spaces}, descriptions(list(exp.groups), reps,
-                                                                                      list(exp.time_keys)))
+    return exp, {s.key: statistics(exp, s) for s in exp.spaces}, descriptions(list(exp.groups), reps,
+                                                                              list(exp.time_keys))
+
+
+def _draws(args: argparse.Namespace) -> dict[str, int]:
+    return {"fevals": args.draws, "time": max(args.draws // 4, 20)}
+
+
+def compare_auto(args: argparse.Namespace, ours_file: Path, ours_dir: Path, result: dict[str, Any]) -> None:
+    """The held-out ``auto`` against every Kernel Tuner strategy, on both axes (module docstring, item 4)."""
+    from reproduce_bootstrap import aggregation, bootstrap_P, held_out_bootstrap
+
+    from searchlab.reproduce.scoring import score
+
+    exp, stats, descs = _stored(ours_file, ours_dir)
+    scores = score(exp, stats, descs)
     kt = [s for s in exp.strategies if not s.startswith("auto")]
-    result["auto_vs_kernel_tuner"] = {
-        "held_out": "per device, auto's data-chosen options are those chosen on the other three tables "
-                    "(bench/kt_harness.py LOTO); auto's shipped defaults (prior 1.0, alignment on) were chosen on "
-                    "all four tables, so no cell of them counts and they are not in this file",
-        **held_out_rows(scores, kt)}
+    held = "per device, auto's data-chosen options are those chosen on the other three tables " \
+           "(bench/kt_harness.py LOTO); auto's shipped defaults (prior 1.0, alignment on) were chosen on " \
+           "all four tables, so no cell of them counts and they are not in this file"
+    result["auto_vs_kernel_tuner"] = {"held_out": held, "per_repeat_mean_P": held_out_rows(scores, kt)}
+    started = time.perf_counter()
+    result["auto_vs_kernel_tuner"]["package_P_bootstrap"] = {
+        "how": "bench/reproduce_bootstrap.py: each space's repeats resampled with replacement, P recomputed by the "
+               "package's functions (median curve over repeats), mean over spaces; [median, 2.5 %, 97.5 %]",
+        **held_out_bootstrap(bootstrap_P(exp, aggregation(exp, stats, descs), _draws(args)), HELD_OUT, kt)}
+    result["auto_vs_kernel_tuner"]["package_P_bootstrap"]["wall_s"] = round(time.perf_counter() - started, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ref-repeats", type=int, default=25, help="the reference on this many of the 25 repeats "
+                        "(fewer: its full time is extrapolated)")
+    parser.add_argument("--out", default=str(ROOT / "outputs" / "bench_reproduce"))
+    parser.add_argument("--skip-reference", action="store_true")
+    parser.add_argument("--repeats", type=int, default=None, help="override the file's 25 (a smoke run only)")
+    parser.add_argument("--draws", type=int, default=200, help="bootstrap draws of P on the evaluations axis "
+                        "(a quarter of them, at least 20, on the slower time axis)")
+    parser.add_argument("--only-bootstrap", action="store_true", help="score the stored runs again, run nothing")
+    args = parser.parse_args()
+    out = Path(args.out).absolute()
+    out.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(ROOT))
+    result: dict[str, Any] = {"file": str(FILE.relative_to(ROOT)), "cores": os.cpu_count()}
+
     target = ROOT / "bench" / "results" / ("reproduce.json" if not args.repeats else "reproduce_smoke.json")
+    if args.only_bootstrap:  # the runs are stored: score them again (a changed comparison), run nothing
+        result = json.loads(target.read_text())
+        ours_file = out / "experiment.json"
+    else:
+        ours_file = measure(args, out, result)
+    compare_auto(args, ours_file, out / "ours", result)
     target.write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
 

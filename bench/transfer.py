@@ -119,7 +119,7 @@ def paired(found: dict[tuple[str, str], dict[int, np.ndarray]], searcher: str, o
            budgets: tuple[int, ...]) -> list[dict[str, Any]]:
     """``searcher`` minus ``other`` on the same seeds: mean difference with its 95 % bootstrap
     interval, Wilcoxon signed-rank p, Holm over the devices per budget."""
-    from searchlab.study._stats import bootstrap_band, holm, wilcoxon_pair
+    from searchlab.study.analysis.stats import bootstrap_band, holm, wilcoxon_pair
 
     rows: list[dict[str, Any]] = []
     for b in budgets:
@@ -144,7 +144,7 @@ def paired(found: dict[tuple[str, str], dict[int, np.ndarray]], searcher: str, o
 
 
 def summarise(found: dict[tuple[str, str], dict[int, np.ndarray]]) -> dict[str, Any]:
-    from searchlab.study._stats import bootstrap_band
+    from searchlab.study.analysis.stats import bootstrap_band
 
     cells: dict[str, dict[str, Any]] = {}
     for (device, searcher), runs in sorted(found.items()):

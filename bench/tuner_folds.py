@@ -6,7 +6,7 @@ composed as ``python -m searchlab`` composes it, into ``<out>/fold_<table>``); t
 defaults and the tuned settings replay the held-out table with ``--test-seeds`` seeds that the
 tuning never used (seeds 1000+). Reported per fold: each one's mean fraction of the optimum over the
 budget, the paired difference (tuned - default, pairs = seeds) with its 95 % bootstrap interval and
-the Wilcoxon signed-rank p (searchlab.study._stats). A difference whose interval holds 0 is "no
+the Wilcoxon signed-rank p (searchlab.study.analysis.stats). A difference whose interval holds 0 is "no
 difference".
 
     OMP_NUM_THREADS=1 /work/bin/cpuslot python bench/tuner_folds.py --searcher genetic --meta optuna_tpe
@@ -27,7 +27,7 @@ TABLES = ("convolution_A100", "convolution_A4000", "convolution_MI250X", "convol
 
 def _tune(searcher: str, meta: str, train: list[str], args: argparse.Namespace, run_dir: Path) -> dict:
     from searchlab.run.lifecycle import execute
-    from searchlab.study._grid import _compose_run
+    from searchlab.study.execution.grid import _compose_run
 
     if (run_dir / "summary.json").is_file():
         return json.loads((run_dir / "summary.json").read_text())
@@ -48,7 +48,7 @@ def _scores(searcher: str, settings: dict, path: str, seeds: list[int], budget: 
 
 
 def fold(held: str, args: argparse.Namespace, out: Path) -> dict:
-    from searchlab.study import _stats as S
+    from searchlab.study.analysis import stats as S
 
     train = [str(DATA / f"{t}.json.gz") for t in TABLES if t != held]
     started = time.time()
@@ -72,7 +72,7 @@ def fold(held: str, args: argparse.Namespace, out: Path) -> dict:
 
 def pooled(results: list[dict]) -> dict:
     """Every fold's pairs together (pairs = held-out table x seed), as the study pools problems."""
-    from searchlab.study import _stats as S
+    from searchlab.study.analysis import stats as S
 
     default = np.concatenate([r["test_default_per_seed"] for r in results])
     mine = np.concatenate([r["test_tuned_per_seed"] for r in results])

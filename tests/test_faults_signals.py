@@ -23,7 +23,7 @@ import pytest
 
 from searchlab.core.signals import Interrupted
 from searchlab.run.lifecycle import execute
-from searchlab.study._grid import _compose_run
+from searchlab.study.execution.grid import _compose_run
 
 FAST = ["problem=synthetic_knobs", "searcher=random", "executor=serial", "progress=off", "plot=false",
         "budget.evaluations=6", "confirm.force=true", "confirm.k=2", "confirm.rounds=3", "confirm.max_rounds=3"]
@@ -219,7 +219,7 @@ def test_a_path_valued_override_keeps_the_sweep_jobs_inside_the_sweep_directory(
     assert status == 0
     found = sorted(p.parent for p in tmp_path.rglob("results.db"))
     assert len(found) == 2 and all(p.parent == sweep for p in found), found
-    from searchlab.study._collect import find_run_dirs
+    from searchlab.study.analysis.collect import find_run_dirs
 
     assert len(find_run_dirs([str(sweep)])) == 2
 

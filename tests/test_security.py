@@ -15,7 +15,7 @@ import pytest
 from searchlab.errors import ConfigError
 from searchlab.run.execution import build_problem
 from searchlab.run.lifecycle import execute
-from searchlab.study._grid import _compose_run
+from searchlab.study.execution.grid import _compose_run
 
 BASE = ["problem=synthetic_knobs", "searcher=random", "executor=serial", "budget.evaluations=4", "progress=off"]
 

@@ -3,7 +3,7 @@
 Why: a comparison on a table that chose a searcher's defaults is not held out (the selection effect that
 docs/baselines.md, "Leave-one-table-out", measures). Each searcher declares it once, beside its defaults, as
 ``Searcher.defaults_chosen_on``; a study marks every cell whose table or problem instance is one of them
-(searchlab.study._provenance) and says so in ``report.html`` and ``summary.md``.
+(searchlab.study.analysis.provenance) and says so in ``report.html`` and ``summary.md``.
 
 Tables are recognised by content, not by path: the SHA-256 of the file's bytes (gunzipped when gzip-compressed),
 so a copy elsewhere or a re-compressed ``.json.gz`` is still recognised, and a study run from any directory

@@ -53,7 +53,28 @@ def _numeric(values: Sequence[Any]) -> bool:
 
 
 def knob_space(tune_params: Mapping[str, Sequence[Any]], members: Sequence[Sequence[Any]]) -> KnobSpace:
-    """The knob space of Kernel Tuner's parameters whose members are ``members`` (its ``searchspace.list``)."""
+    """The knob space of Kernel Tuner's parameters whose members are ``members`` (its ``searchspace.list``).
+
+    The same parameters and members give the same space object (the last few are kept): the reference runner
+    builds a new ``Searchspace`` for every repeat of a group, and one space object lets ``auto`` keep its
+    enumeration of the valid set across them (``searchers/_auto/knobs.py`` ``valid_pool``)."""
+    try:
+        key = (tuple((n, tuple(_plain(v) for v in vs)) for n, vs in tune_params.items()),
+               tuple(tuple(_plain(v) for v in m) for m in members))
+        hash(key)
+    except TypeError:  # an unhashable value: built afresh
+        return _knob_space(tune_params, members)
+    if key not in _SPACES:
+        _SPACES[key] = _knob_space(tune_params, members)
+        while len(_SPACES) > 4:
+            del _SPACES[next(iter(_SPACES))]
+    return _SPACES[key]
+
+
+_SPACES: dict[Any, KnobSpace] = {}
+
+
+def _knob_space(tune_params: Mapping[str, Sequence[Any]], members: Sequence[Sequence[Any]]) -> KnobSpace:
     from searchlab.interchange.table import TableKnobSpace
 
     names = list(tune_params)

@@ -29,7 +29,7 @@ outputs: report.html (self-contained), summary.md, metrics.csv, metrics.parquet,
 
 def parse(argv: list[str]) -> argparse.Namespace:
     from searchlab.core.commands import spelled
-    from searchlab.study._config import available
+    from searchlab.study.execution.config import available
 
     parser = argparse.ArgumentParser(
         prog=spelled("searchlab.study"), epilog=EPILOG.replace("python -m searchlab", spelled()).replace(
@@ -50,8 +50,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def _aggregate_only(paths: list[str], args: argparse.Namespace) -> dict[str, object]:
-    from searchlab.study._collect import collect_runs
-    from searchlab.study._grid import default_study_dir, report
+    from searchlab.study.analysis.collect import collect_runs
+    from searchlab.study.execution.grid import default_study_dir, report
 
     if args.out:
         out = Path(args.out)
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt as exc:
-        from searchlab.study._grid import StudyInterrupted
+        from searchlab.study.execution.grid import StudyInterrupted
 
         if isinstance(exc, StudyInterrupted):
             print(f"searchlab.study: interrupted; every finished run is kept in {exc.study_dir}; resume with: "
@@ -117,12 +117,12 @@ def _main(argv: list[str]) -> int:
     paths = [i for i in args.items if i not in overrides]
     study = [o for o in overrides if o.split("=", 1)[0] == "study"]
     try:
-        from searchlab.study._collect import find_run_dirs
+        from searchlab.study.analysis.collect import find_run_dirs
 
         find_run_dirs(paths)  # a path that is not there is refused now, not after the whole grid ran
         if study:
-            from searchlab.study._config import compose_study
-            from searchlab.study._grid import run_study
+            from searchlab.study.execution.config import compose_study
+            from searchlab.study.execution.grid import run_study
 
             rest = [o for o in overrides if o not in study]
             if args.allow_mixed:

@@ -45,7 +45,7 @@ def replay(searcher: str, settings: Mapping[str, Any], path: str, seed: int, bud
     from searchlab.api import optimize
     from searchlab.run.loop import Budget
     from searchlab.run.prepare import make_searcher
-    from searchlab.study._metrics import best_so_far, extend
+    from searchlab.study.analysis.metrics import best_so_far, extend
 
     table = train_table(path)
     problem = TableProblem(table=table)
@@ -76,7 +76,7 @@ def chunks(jobs: Sequence[tuple[str, int]], cores: int, per_core: int = 2) -> li
 
 def fraction_score(table: Table, curves: Sequence[Sequence[float]]) -> float:
     """Mean over runs of the mean fraction of the optimum over the budget's evaluations (1 = optimum from the start)."""
-    from searchlab.study._metrics import fraction_of_peak
+    from searchlab.study.analysis.metrics import fraction_of_peak
 
     best = table.best()
     assert best is not None
@@ -86,8 +86,8 @@ def fraction_score(table: Table, curves: Sequence[Sequence[float]]) -> float:
 
 
 def methodology(table: Table, curves: Sequence[Sequence[float]]) -> float:
-    """Kernel Tuner's methodology score of the runs on this table (searchlab.study._methodology)."""
-    from searchlab.study._methodology import methodology_score
+    """Kernel Tuner's methodology score of the runs on this table (searchlab.study.analysis.methodology)."""
+    from searchlab.study.analysis.methodology import methodology_score
 
     minimize = table.direction is Direction.MINIMIZE
     sign = 1.0 if minimize else -1.0

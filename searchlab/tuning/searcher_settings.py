@@ -13,7 +13,7 @@ so any searcher can search it and records, resume, caches, progress and plots co
   seeds at ``problem.budget`` evaluations. ``problem.score=fraction`` (default): per table, the mean
   over seeds of the mean fraction of the optimum over the budget's evaluations; then the mean over
   tables. ``problem.score=methodology``: Kernel Tuner's methodology score per table
-  (searchlab.study._methodology), averaged over tables as that package averages search spaces.
+  (searchlab.study.analysis.methodology), averaged over tables as that package averages search spaces.
 - Each evaluation's inner replays (table x seed) are Ray tasks, in chunks of several replays per task
   (``_train.chunks``), when Ray is running in this process
   (the run's executor is ``ray``: evaluations run in Ray actors, which fan their replays out over

@@ -255,7 +255,7 @@ def test_ray_auth_mode_typo_is_refused_before_joining(in_tmp: Path, monkeypatch:
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from searchlab.run.lifecycle import execute
-    from searchlab.study._grid import _compose_run
+    from searchlab.study.execution.grid import _compose_run
 
     run_dir = tmp_path_factory.mktemp("run") / "run"
     execute(_compose_run(["problem=synthetic_knobs", "searcher=random", "executor=serial", "budget.evaluations=5",

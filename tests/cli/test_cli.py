@@ -238,7 +238,7 @@ def test_cache_across_runs(tmp_path: Path) -> None:
 def test_registered_names_get_a_did_you_mean() -> None:
     from searchlab import registry
     from searchlab.errors import ConfigError
-    from searchlab.study._config import compose_study
+    from searchlab.study.execution.config import compose_study
 
     with pytest.raises(ConfigError, match=r"searcher=randmo: .*\(did you mean 'random'\?\)"):
         registry.entry("searcher", "randmo")

@@ -16,7 +16,7 @@ from searchlab.errors import ConfigError
 from searchlab.run.execution import build_problem
 from searchlab.run.lifecycle import execute
 from searchlab.run.summary import format_summary
-from searchlab.study._grid import _compose_run
+from searchlab.study.execution.grid import _compose_run
 from tests.adapters.test_knob_problems import opencl
 
 SMALL = {"n": 2048, "taps": 16, "max_banks": 2, "max_accesses": 2, "limits": {"compile_s": 100.0}}

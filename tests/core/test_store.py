@@ -58,7 +58,7 @@ def test_a_run_directory_whose_name_holds_uri_characters_is_read_back(tmp_path: 
     """A sweep job's directory holds Hydra's escaped override (``problem.path=..%2Fdata%2Fx.json``):
     SQLite decoded the ``%2F`` of a ``file:`` URI and the study of the sweep died with "unable to open
     database file" (bench/newcomer_walk.py, step 4)."""
-    from searchlab.study._publish import dump_rows
+    from searchlab.study.execution.publish import dump_rows
 
     run_dir = tmp_path / "0_problem.path=..%2Fdata%2Fx.json,seed=1 ?#"
     run_dir.mkdir()

@@ -92,8 +92,8 @@ def test_replay_task_caps_pools_inside_ray(monkeypatch: pytest.MonkeyPatch, tmp_
     and numpy/torch were loaded with it before the task's policy ran."""
     import ray
 
-    from searchlab.study import _replay
-    from searchlab.study._grid import Cell, _compose_run
+    from searchlab.study.execution import replay as _replay
+    from searchlab.study.execution.grid import Cell, _compose_run
 
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     monkeypatch.delenv(threads.OVERRIDE, raising=False)

@@ -12,7 +12,7 @@ import pytest
 
 
 def test_study_figures_leave_the_users_matplotlib_backend_alone() -> None:
-    code = ("import matplotlib; matplotlib.use('svg'); import searchlab, searchlab.study._plots as p; "
+    code = ("import matplotlib; matplotlib.use('svg'); import searchlab, searchlab.study.analysis.plots as p; "
             "fig, ax = p._axes('t', 'x', 'y'); ax.plot([1, 2], [3, 4]); png, svg = p._render(fig); "
             "assert png.startswith(b'\\x89PNG') and '<svg' in svg, png[:10]; print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

@@ -20,7 +20,7 @@ from searchlab.errors import ConfigError
 from searchlab.recompose import recompose
 from searchlab.run.execution import build_problem
 from searchlab.run.lifecycle import execute
-from searchlab.study._grid import _compose_run
+from searchlab.study.execution.grid import _compose_run
 
 OLD_TABLE = "searchlab.tables.TableProblem"
 

@@ -83,7 +83,7 @@ def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nodes]:
 
 
 def _study(out: Path, seeds: int, evaluations: int, address: str) -> Any:
-    from searchlab.study._config import compose_study
+    from searchlab.study.execution.config import compose_study
 
     cfg = compose_study("synthetic_replay", [f"seeds={seeds}", f"budget.evaluations={evaluations}",
                                              f"ray_address={address}", f"out={out}", "run_dirs=true"])
@@ -119,7 +119,7 @@ def _complete_once(study: Path, seeds: int, evaluations: int) -> dict[str, tuple
 def test_replay_study_spreads_over_both_nodes_and_counts_work_per_node(nodes: Nodes, tmp_path: Path) -> None:
     import ray
 
-    from searchlab.study._grid import run_study
+    from searchlab.study.execution.grid import run_study
 
     try:
         result = run_study(_study(tmp_path / "s", 4, 12, nodes.address))
@@ -139,7 +139,7 @@ def test_replay_study_spreads_over_both_nodes_and_counts_work_per_node(nodes: No
 def test_batched_replay_study_spreads_over_both_nodes_into_one_store(nodes: Nodes, tmp_path: Path) -> None:
     import ray
 
-    from searchlab.study._grid import run_study
+    from searchlab.study.execution.grid import run_study
 
     cfg = _study(tmp_path / "s", 8, 12, nodes.address)
     cfg.run_dirs = False  # the default: batches of cells per task, one store written by the driver
@@ -232,8 +232,8 @@ def test_pinned_device_when_the_driver_honours_cuda_visible_devices() -> None:
 def test_driver_killed_then_rerun_into_the_same_out_resumes(nodes: Nodes, tmp_path: Path) -> None:
     import ray
 
-    from searchlab.study._config import compose_study
-    from searchlab.study._grid import run_study
+    from searchlab.study.execution.config import compose_study
+    from searchlab.study.execution.grid import run_study
 
     study = tmp_path / "s"
     overrides = ["study=synthetic_replay", "seeds=4", "budget.evaluations=20", f"ray_address={nodes.address}",
@@ -337,8 +337,8 @@ def test_actor_on_a_lost_node_is_recreated_on_a_live_one(nodes: Nodes) -> None:
 def test_worker_node_lost_mid_study_every_run_complete_exactly_once(nodes: Nodes, tmp_path: Path) -> None:
     import ray
 
-    from searchlab.study._grid import make_cells
-    from searchlab.study._replay import run_cells
+    from searchlab.study.execution.grid import make_cells
+    from searchlab.study.execution.replay import run_cells
 
     study = tmp_path / "s"
     lost: list[str] = []

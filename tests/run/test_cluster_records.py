@@ -15,7 +15,7 @@ from searchlab.core.store import RunStore, node_counts, read_run
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from searchlab.run.lifecycle import execute
-    from searchlab.study._grid import _compose_run
+    from searchlab.study.execution.grid import _compose_run
 
     run_dir = tmp_path_factory.mktemp("run") / "run"
     execute(_compose_run(["problem=synthetic_knobs", "searcher=random", "executor=serial", "budget.evaluations=6",
@@ -62,7 +62,7 @@ def test_a_schema_1_database_is_read_and_resumed(finished: Path, tmp_path: Path)
 
 
 def test_the_driver_writes_a_replay_once_and_a_retried_result_replaces_it(finished: Path, tmp_path: Path) -> None:
-    from searchlab.study._publish import ReplayOutcome, dump_rows, publish, run_files
+    from searchlab.study.execution.publish import ReplayOutcome, dump_rows, publish, run_files
 
     outcome = ReplayOutcome({"cell": "x"}, dump_rows(finished), run_files(finished), "node-a")
     assert outcome.rows.evaluations == 6 and "summary.json" in outcome.files
@@ -75,7 +75,7 @@ def test_the_driver_writes_a_replay_once_and_a_retried_result_replaces_it(finish
 
 
 def test_a_record_cannot_write_outside_its_run_directory(finished: Path, tmp_path: Path) -> None:
-    from searchlab.study._publish import ReplayOutcome, dump_rows, publish
+    from searchlab.study.execution.publish import ReplayOutcome, dump_rows, publish
 
     cols, rows = dump_rows(finished).tables["evaluations"]
     hostile = dump_rows(finished)

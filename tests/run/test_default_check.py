@@ -20,7 +20,7 @@ from searchlab.run.confirm import paired_speedup
 from searchlab.run.lifecycle import execute
 from searchlab.run.summary import format_summary
 from searchlab.run.verdict import stop_words
-from searchlab.study._grid import _compose_run
+from searchlab.study.execution.grid import _compose_run
 from tests.doubles import register_problem
 
 KT = Path(__file__).parents[1] / "data" / "kt_convolution_A100_small.json.gz"

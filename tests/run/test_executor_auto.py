@@ -13,7 +13,7 @@ from searchlab.errors import ConfigError
 from searchlab.run.execution import AutoExecutor, SerialExecutor
 from searchlab.run.lifecycle import execute
 from searchlab.run.prepare import prepare
-from searchlab.study._grid import _compose_run
+from searchlab.study.execution.grid import _compose_run
 
 
 class _DeviceProblem(SyntheticThresholds):

@@ -25,7 +25,7 @@ import pytest
 
 from searchlab.errors import WriteError
 from searchlab.run.lifecycle import execute
-from searchlab.study._grid import _compose_run
+from searchlab.study.execution.grid import _compose_run
 
 
 def _count(db: Path) -> int:
@@ -120,11 +120,11 @@ def test_dp_short_of_budget_says_what_it_needs(tmp_path: Path, capsys: pytest.Ca
 def test_study_takes_tilde_overrides_and_checks_paths_first(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     from searchlab.study.__main__ import main
-    from searchlab.study._config import compose_study
+    from searchlab.study.execution.config import compose_study
 
     cfg = compose_study("synthetic_replay", ["~searchers.uct", "+searchers.ex=exhaustive"])
     assert "uct" not in cfg.searchers and cfg.searchers.ex == "exhaustive"
-    import searchlab.study._grid as grid
+    import searchlab.study.execution.grid as grid
 
     def ran(*_: object, **__: object) -> None:  # not a time limit: the grid must not start at all
         raise AssertionError("the grid ran before the missing path was refused")

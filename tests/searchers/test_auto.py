@@ -168,3 +168,23 @@ def test_bench_compares_against_the_shipped_defaults() -> None:
 
     shipped = inspect.signature(AutoSearcher.__init__).parameters
     assert {k: shipped[k].default for k in DEFAULTS} == DEFAULTS
+
+
+def test_the_kept_valid_pool_is_per_space_object_not_per_equal_space() -> None:
+    """Issue 45 ("auto must stay quick"): ``valid_pool`` keeps a space's full enumeration across runs on
+    the same space object. Two recorded tables over the same knobs compare equal (``members`` is not
+    compared), so the cache must not hand one table's pool to the other, nor let a run's appended row leak."""
+    from searchlab.integrations.kernel_tuner import knob_space
+    from searchlab.searchers._auto.knobs import valid_pool
+
+    params = {"a": [1, 2, 4], "b": [8, 16]}
+    first = knob_space(params, [(1, 8), (2, 16)])
+    second = knob_space(params, [(4, 8)])
+    assert first == second and first is not second  # equal by knobs, different tables
+    assert knob_space(params, [(1, 8), (2, 16)]) is first  # the harness's next repeat: the same object
+    rng = np.random.default_rng(0)
+    pool = valid_pool(first, 100, rng)
+    assert sorted(c["a"] for c in pool) == [1, 2]
+    assert [c["a"] for c in valid_pool(second, 100, rng)] == [4]
+    pool.append(Config({"a": 4, "b": 16}))  # what a model does with a replayed configuration
+    assert sorted(c["a"] for c in valid_pool(first, 100, rng)) == [1, 2]

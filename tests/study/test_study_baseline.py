@@ -19,9 +19,9 @@ import pytest
 from searchlab.adapters.table import Table, TableProblem, save_table
 from searchlab.core.records import Direction, FailureMode, Measurement, loss
 from searchlab.core.spaces import KnobSpace, OrdinalKnob
-from searchlab.study import _metrics as M
-from searchlab.study._aggregate import aggregate
-from searchlab.study._collect import collect_runs, read_run_data
+from searchlab.study.analysis import metrics as M
+from searchlab.study.analysis.aggregate import aggregate
+from searchlab.study.analysis.collect import collect_runs, read_run_data
 from tests.study.test_study_data import make_run
 
 SEEDS, BUDGET = 160, 8

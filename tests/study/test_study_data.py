@@ -19,8 +19,8 @@ from searchlab.core.records import Candidate, Config, FailureMode, Measurement, 
 from searchlab.core.store import RunStore
 from searchlab.errors import ConfigError
 from searchlab.study import table_from_run
-from searchlab.study._aggregate import aggregate
-from searchlab.study._collect import collect_runs
+from searchlab.study.analysis.aggregate import aggregate
+from searchlab.study.analysis.collect import collect_runs
 
 DAG2 = {"_target_": "searchlab.adapters.synthetic.SyntheticDag", "arity": [2, 3], "seed": 0, "tail": 2.0, "noise": 0.0,
         "delay_s": 0.0}
@@ -171,7 +171,7 @@ def test_table_from_an_incomplete_run_is_refused_unless_coverage_is_relaxed(tmp_
 def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path: Path) -> None:
     from searchlab.adapters.synthetic import SyntheticThresholds
     from searchlab.run.lifecycle import execute
-    from searchlab.study._grid import _compose_run
+    from searchlab.study.execution.grid import _compose_run
 
     cfg = _compose_run(["problem=synthetic_thresholds", "searcher=exhaustive", "executor=serial",
                         "budget.evaluations=100000", "progress=off"])
@@ -189,7 +189,7 @@ def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path:
 
 def test_noisy_replays_are_scored_at_the_recorded_value() -> None:
     from searchlab.core.records import Direction, FailureMode, Measurement
-    from searchlab.study._collect import _recorded_loss
+    from searchlab.study.analysis.collect import _recorded_loss
 
     drawn = Measurement.ok(0.8, extra={"recorded_objective": 1.0, "drawn_sample": 3})
     assert _recorded_loss(drawn, Direction.MINIMIZE) == 1.0

@@ -14,8 +14,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from searchlab.core.store import read_run
-from searchlab.study._config import available, compose_study
-from searchlab.study._grid import _compose_run, run_study
+from searchlab.study.execution.config import available, compose_study
+from searchlab.study.execution.grid import _compose_run, run_study
 
 
 def _cli(cwd: Path, module: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchlab.study import _methodology as KT
+from searchlab.study.analysis import methodology as KT
 
 CACHE = Path(__file__).resolve().parents[3] / "shared" / "data" / "kernel_tuner" / "convolution_A100.json.gz"
 

@@ -1,4 +1,4 @@
-"""Every study metric against hand-computed cases (definitions: searchlab/study/_metrics.py)."""
+"""Every study metric against hand-computed cases (definitions: searchlab/study/analysis/metrics.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from searchlab.core.records import Direction
-from searchlab.study import _metrics as M
+from searchlab.study.analysis import metrics as M
 
 INF = math.inf
 

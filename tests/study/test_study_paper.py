@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchlab.study import _methodology as KT
+from searchlab.study.analysis import methodology as KT
 from tests.study.test_study_data import make_run
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -47,8 +47,8 @@ def test_a_budget_ending_before_the_range_is_refused_with_the_budget_needed() ->
 
 def test_the_report_scores_over_the_clipped_range_and_notes_it(tmp_path: Path) -> None:
     pytest.importorskip("pandas")
-    from searchlab.study._aggregate import aggregate
-    from searchlab.study._collect import collect_runs
+    from searchlab.study.analysis.aggregate import aggregate
+    from searchlab.study.analysis.collect import collect_runs
 
     if not KT_A100.is_file():
         pytest.skip(f"no shared table at {KT_A100}")
@@ -75,7 +75,7 @@ def test_the_shared_tables_are_declared_once_by_content() -> None:
 
 
 def test_a_copy_recompressed_elsewhere_is_still_recognised(tmp_path: Path) -> None:
-    from searchlab.study._provenance import chosen_on
+    from searchlab.study.analysis.provenance import chosen_on
 
     if not KT_A100.is_file():
         pytest.skip(f"no shared table at {KT_A100}")
@@ -91,7 +91,7 @@ def test_a_copy_recompressed_elsewhere_is_still_recognised(tmp_path: Path) -> No
 
 
 def test_a_dft_training_size_is_an_instance_that_chose_tag_scaled() -> None:
-    from searchlab.study._provenance import chosen_on
+    from searchlab.study.analysis.provenance import chosen_on
 
     tag_scaled = {"_target_": "searchlab.searchers.TagScaledSearcher"}
     dft = {"_target_": "searchlab.adapters.grammar.DftProblem", "size": 4096}
@@ -100,9 +100,9 @@ def test_a_dft_training_size_is_an_instance_that_chose_tag_scaled() -> None:
 
 
 def test_report_and_summary_mark_the_cells_that_are_not_held_out(tmp_path: Path) -> None:
-    from searchlab.study._aggregate import aggregate
-    from searchlab.study._collect import collect_runs
-    from searchlab.study._report import write_report
+    from searchlab.study.analysis.aggregate import aggregate
+    from searchlab.study.analysis.collect import collect_runs
+    from searchlab.study.analysis.report import write_report
 
     if not KT_A100.is_file():
         pytest.skip(f"no shared table at {KT_A100}")
@@ -121,7 +121,7 @@ def test_report_and_summary_mark_the_cells_that_are_not_held_out(tmp_path: Path)
 
 
 def test_figures_are_svg_and_png_sized_for_a_paper_and_no_title_is_cut(tmp_path: Path) -> None:
-    from searchlab.study import _plots
+    from searchlab.study.analysis import plots as _plots
 
     long = "a_problem_label_long_enough_to_run_past_the_edge_of_any_figure_at_nine_points_" * 2
     with _plots.paper_style():
@@ -140,9 +140,9 @@ def test_figures_are_svg_and_png_sized_for_a_paper_and_no_title_is_cut(tmp_path:
 
 
 def test_report_html_embeds_the_svgs_and_writes_both_files(tmp_path: Path) -> None:
-    from searchlab.study._aggregate import aggregate
-    from searchlab.study._collect import collect_runs
-    from searchlab.study._report import write_report
+    from searchlab.study.analysis.aggregate import aggregate
+    from searchlab.study.analysis.collect import collect_runs
+    from searchlab.study.analysis.report import write_report
 
     for seed in range(2):
         make_run(tmp_path / "runs" / f"a{seed}", [4.0, 2.0, 1.0 + seed], searcher="a", seed=seed, charged=1.0)
@@ -154,14 +154,14 @@ def test_report_html_embeds_the_svgs_and_writes_both_files(tmp_path: Path) -> No
 
 
 def test_kt_replay_compares_auto() -> None:
-    from searchlab.study._config import compose_study
+    from searchlab.study.execution.config import compose_study
 
     assert "auto" in compose_study("kt_replay", []).searchers
 
 
 def test_batches_are_a_few_runs_at_most() -> None:
-    from searchlab.study._batched import MAX_BATCH, batches
-    from searchlab.study._cells import Cell
+    from searchlab.study.execution.batched import MAX_BATCH, batches
+    from searchlab.study.execution.cells import Cell
 
     cells = [Cell("p", "s", seed, Path(f"r{seed}"), {}) for seed in range(400)]
     cut = batches(cells, 1)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from searchlab.study import _report
-from searchlab.study._aggregate import aggregate
-from searchlab.study._collect import collect_runs
+from searchlab.study.analysis import report as _report
+from searchlab.study.analysis.aggregate import aggregate
+from searchlab.study.analysis.collect import collect_runs
 from tests.study.test_study_data import C, R, make_run
 
 CHROMIUM = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
@@ -104,7 +104,7 @@ def test_chromium_renders_every_figure(study: tuple[Path, dict[str, Path]], tmp_
 def test_the_exact_wilcoxon_floor_sets_the_seeds_needed() -> None:
     from scipy.stats import wilcoxon
 
-    from searchlab.study._headline import pairs_needed
+    from searchlab.study.analysis.headline import pairs_needed
 
     for n in (5, 6, 7):  # every pair agreeing: the smallest p an exact two-sided test can give
         smallest = wilcoxon(list(range(1, n + 1)), method="exact").pvalue
@@ -136,7 +136,7 @@ def test_one_machine_no_tuning_and_ties(study: tuple[Path, dict[str, Path]], tmp
     assert "Work per node" not in paths["markdown"].read_text() and "Work per node" not in paths["html"].read_text()
     make_run(tmp_path / "a0", [2, 1], searcher="a", seed=0)
     make_run(tmp_path / "b0", [2, 1], searcher="b", seed=0)
-    from searchlab.study._headline import headlines
+    from searchlab.study.analysis.headline import headlines
 
     text = headlines(aggregate(*collect_runs([tmp_path])))[0].text
     assert "a and b are tied at the end of the budget" in text and "tie at 1.00" in text

@@ -1,5 +1,5 @@
 """Study statistics against hand-computed cases: bootstrap bands, Wilcoxon, Holm, rank-biserial,
-and the Kernel Tuner methodology's score (definitions: searchlab/study/_stats.py, _methodology.py)."""
+and the Kernel Tuner methodology's score (definitions: searchlab/study/analysis/stats.py, _methodology.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchlab.study import _methodology as KT
-from searchlab.study import _stats as S
-from searchlab.study._aggregate import aggregate
-from searchlab.study._collect import collect_runs
+from searchlab.study.analysis import methodology as KT
+from searchlab.study.analysis import stats as S
+from searchlab.study.analysis.aggregate import aggregate
+from searchlab.study.analysis.collect import collect_runs
 from tests.study.test_study_data import make_run
 
 NAN = math.nan

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from searchlab.study._config import compose_study
+from searchlab.study.execution.config import compose_study
 
 KT_SMALL = Path(__file__).parents[1] / "data" / "kt_convolution_A100_small.json.gz"
 DELAY = "problem.delay_s=0.05"
@@ -39,14 +39,14 @@ def _cells(db: Path) -> dict[str, list[int]]:
 
 
 def _curves(result: dict[str, Any]) -> dict[tuple[str, int], list[float]]:
-    from searchlab.study._collect import collect_runs, study_sources
+    from searchlab.study.analysis.collect import collect_runs, study_sources
 
     runs, _ = collect_runs(study_sources(Path(result["meta"]["directory"])))
     return {(r.searcher, r.seed): list(r.losses) for r in runs}
 
 
 def test_the_store_holds_every_cell_once_and_a_rerun_redoes_only_what_is_missing(tmp_path: Path) -> None:
-    from searchlab.study._grid import run_study
+    from searchlab.study.execution.grid import run_study
 
     cfg = _cfg(tmp_path / "s", 3, 12, "workers=1")  # in process: no Ray
     first = run_study(cfg)
@@ -65,9 +65,9 @@ def test_the_store_holds_every_cell_once_and_a_rerun_redoes_only_what_is_missing
 
 
 def test_a_retried_task_result_replaces_its_cells(tmp_path: Path) -> None:
-    from searchlab.study._batch import replay_batch
-    from searchlab.study._grid import make_cells
-    from searchlab.study._store import StudyStore
+    from searchlab.study.execution.batch import replay_batch
+    from searchlab.study.execution.grid import make_cells
+    from searchlab.study.execution.store import StudyStore
 
     cfg = _cfg(tmp_path / "s", 2, 8)
     cells, _ = make_cells(cfg, tmp_path / "s")
@@ -84,9 +84,9 @@ def test_a_retried_task_result_replaces_its_cells(tmp_path: Path) -> None:
 def test_two_studies_writing_one_store_close_without_an_error(tmp_path: Path) -> None:
     """Studies split by searcher into one directory share replays.db: the first to close cannot switch the
     journal back while the other has it open, and must not fail for it; the last close does switch it."""
-    from searchlab.study._batch import replay_batch
-    from searchlab.study._grid import make_cells
-    from searchlab.study._store import StudyStore
+    from searchlab.study.execution.batch import replay_batch
+    from searchlab.study.execution.grid import make_cells
+    from searchlab.study.execution.store import StudyStore
 
     cfg = _cfg(tmp_path / "s", 1, 6)
     cells, _ = make_cells(cfg, tmp_path / "s")
@@ -107,7 +107,7 @@ def test_two_studies_writing_one_store_close_without_an_error(tmp_path: Path) ->
 
 @pytest.mark.ray
 def test_the_batched_report_equals_the_run_directories_report(tmp_path: Path) -> None:
-    from searchlab.study._grid import run_study
+    from searchlab.study.execution.grid import run_study
 
     batched = run_study(_cfg(tmp_path / "b", 2, 20, "workers=1"))  # in process (Ray tasks: test_study_grid)
     whole = run_study(_cfg(tmp_path / "w", 2, 20, "workers=2", "run_dirs=true"))
@@ -122,7 +122,7 @@ def test_the_batched_report_equals_the_run_directories_report(tmp_path: Path) ->
 
 
 def test_a_killed_study_keeps_its_finished_cells_and_resumes(tmp_path: Path) -> None:
-    from searchlab.study._grid import run_study
+    from searchlab.study.execution.grid import run_study
 
     out = tmp_path / "s"
     args = ["study=synthetic_replay", "seeds=4", "budget.evaluations=20", "workers=1", "~problems.synthetic_knobs",

@@ -1,4 +1,4 @@
-"""Default versus tuned in a study (searchlab.study._tuned): pooling over folds and the paired table.
+"""Default versus tuned in a study (searchlab.study.analysis.tuned): pooling over folds and the paired table.
 
 The expected numbers are computed here by hand from the recorded losses (known optimum 1, minimised:
 fraction of the optimum = 1 / best so far), not taken from the code under test.
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from searchlab.study._aggregate import aggregate
-from searchlab.study._collect import collect_runs
-from searchlab.study._tuned import ALL, TunedRow, defaults_of, pool, tuned_table
+from searchlab.study.analysis.aggregate import aggregate
+from searchlab.study.analysis.collect import collect_runs
+from searchlab.study.analysis.tuned import ALL, TunedRow, defaults_of, pool, tuned_table
 from tests.study.test_study_data import make_run
 
 
@@ -80,7 +80,7 @@ def test_verdicts(difference: float, low: float, high: float, p_holm: float, ver
 
 
 def test_the_verdict_line_names_each_outcome(tmp_path: Path) -> None:
-    from searchlab.study._tuned import verdict_line
+    from searchlab.study.analysis.tuned import verdict_line
 
     line = verdict_line(_study(tmp_path))
     assert line is not None and line.startswith("Default versus tuned on test problems only ((all problems)")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from searchlab.errors import ConfigError
-from searchlab.study._split import Fold, fold_seed, folds, table_key, tune_spec
+from searchlab.study.execution.split import Fold, fold_seed, folds, table_key, tune_spec
 from tests.tuning.test_tuner_settings import kt_table
 
 LABELS = {"a": None, "b": None, "c": None}
@@ -109,8 +109,8 @@ def test_tune_spec_defaults() -> None:
 def test_the_grid_runs_only_test_problems(tmp_path: Path) -> None:
     from omegaconf import OmegaConf
 
-    from searchlab.study._config import StudyConfig
-    from searchlab.study._grid import make_cells
+    from searchlab.study.execution.config import StudyConfig
+    from searchlab.study.execution.grid import make_cells
 
     base = OmegaConf.structured(StudyConfig)
     cfg = OmegaConf.merge(base, {"problems": {"k1": ["problem=synthetic_knobs", "problem.seed=1"],
@@ -127,8 +127,8 @@ def test_a_tuned_searcher_is_tuned_per_fold_on_training_tables_only(tmp_path: Pa
 
     from omegaconf import OmegaConf
 
-    from searchlab.study._config import StudyConfig
-    from searchlab.study._grid import make_cells
+    from searchlab.study.execution.config import StudyConfig
+    from searchlab.study.execution.grid import make_cells
 
     problems = {label: ["problem=kernel_tuner_cache", f"problem.path={path}"] for label, path in four.items()}
     cfg = OmegaConf.merge(OmegaConf.structured(StudyConfig), {

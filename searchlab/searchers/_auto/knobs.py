@@ -25,6 +25,7 @@ a seeded random subset of that size is the candidate set.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from searchlab.core.records import Config, Direction, Result, Status
-from searchlab.core.spaces import DerivationGraph, IntKnob, Knob, KnobSpace, Space, view_as
+from searchlab.core.spaces import DerivationGraph, IntKnob, Knob, KnobSpace, view_as
 from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
 
 
@@ -45,22 +46,49 @@ def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[C
     inside a product of millions costs milliseconds. A product with no known constraint and no listed
     members (what Optuna and Ray Tune give) is sampled directly, ``limit`` draws at once: through the
     view each uniform draw walked every value of every knob, 17 s for 2000 draws on 6 knobs of 129 values
-    and hours for the default 20000 on 30 (issue 47, item 13)."""
+    and hours for the default 20000 on 30 (issue 47, item 13).
+
+    The full enumeration draws nothing from ``rng``, so it is kept per space object (the last few):
+    a harness that runs many repeats on one space (``searchlab reproduce``, Kernel Tuner's loop with
+    :func:`searchlab.integrations.kernel_tuner.knob_space` reusing its space) enumerated the same
+    convolution space's valid set for every repeat, 1.0 of a 4.8 s repeat (issue 45, "auto must stay
+    quick"). Each caller gets its own copy: a model may append a replayed configuration."""
     if plain_product(space) and space.size() > limit:
         return _product_sample(space, limit, rng)
-    kinds: tuple[type[Space], ...] = (DerivationGraph,)
-    view = view_as(space, kinds)
-    assert view is not None
+    view, enumerated = _enumerated(space, limit)
+    if enumerated is not None:
+        return list(enumerated)
     dag = view.space
     assert isinstance(dag, DerivationGraph)
-    if dag.count_sinks() <= limit:
-        return [view.decode(dag.word_config(w)) for w in dag.iter_words()]
     pool: dict[Config, None] = {}
     for _ in range(20 * limit):
         pool.setdefault(view.decode(dag.word_config(dag.uniform_word(rng)[1])), None)
         if len(pool) >= limit:
             break
     return list(pool)
+
+
+_ENUMERATED: dict[int, tuple[KnobSpace, int, Any, tuple[Config, ...] | None]] = {}  # id -> (space, limit, view, pool)
+_ENUMERATED_KEPT = 4
+
+
+def _enumerated(space: KnobSpace, limit: int) -> tuple[Any, tuple[Config, ...] | None]:
+    """The space's decision-DAG view, and every valid configuration if there are at most ``limit`` (else None).
+    Keyed by identity: ``TableKnobSpace`` compares equal across different member sets (``members`` is not
+    compared), so an equality-keyed cache could hand one table's pool to another. The entry holds the space,
+    so its id is not reused while it is kept."""
+    hit = _ENUMERATED.get(id(space))
+    if hit is not None and hit[0] is space and hit[1] == limit:
+        return hit[2], hit[3]
+    view = view_as(space, (DerivationGraph,))
+    assert view is not None
+    dag = view.space
+    assert isinstance(dag, DerivationGraph)
+    pool = tuple(view.decode(dag.word_config(w)) for w in dag.iter_words()) if dag.count_sinks() <= limit else None
+    _ENUMERATED[id(space)] = (space, limit, view, pool)
+    while len(_ENUMERATED) > _ENUMERATED_KEPT:
+        del _ENUMERATED[next(iter(_ENUMERATED))]
+    return view, pool
 
 
 def plain_product(space: KnobSpace) -> bool:
@@ -137,6 +165,16 @@ item): each likelihood evaluation builds n x n x dims arrays (240 MB at 1000 tri
 tables' budgets (220 in bench/peers.py) stay below it, so ``auto`` there is unchanged."""
 
 
+@functools.cache
+def _blas_controller() -> Any:
+    """One ``threadpoolctl`` controller per process: building one scans the loaded libraries (2.5 ms, a
+    third of a second per 130-proposal run when built per proposal); NumPy's BLAS is loaded before the
+    first proposal, so the first controller already sees it."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 class KnobModel:
     """The surrogate state of one run: pool, encodings, observations; picks the next row."""
 
@@ -198,9 +236,7 @@ class KnobModel:
         threads only add synchronisation, and OpenBLAS's spinning threads slowed a 220 x 220
         Cholesky factorisation from 0.4 ms to 260 ms when other processes shared the cores
         (measured on the 2-core CI machine type; docs/searchers.md, "auto")."""
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(1, user_api="blas"):
+        with _blas_controller().limit(limits=1, user_api="blas"):
             return self._next_row(pending)
 
     def _next_row(self, pending: Sequence[int]) -> int | None:

@@ -4,9 +4,9 @@ The driver groups the cells still to do into batches, in grid order (a problem's
 seeds together, so a worker reuses the table it parsed), about :data:`TASKS_PER_CORE` batches per
 core: enough to keep every core busy to the end and to show progress, few enough that a task's
 cost (Ray's, and a worker's first parse of a table) is paid over many replays. Each batch is one
-Ray task (searchlab.study._batch.replay_batch) returning compact records; the driver writes each
+Ray task (searchlab.study.execution.batch.replay_batch) returning compact records; the driver writes each
 task's records into ``<study>/replays.db`` in one transaction as it arrives
-(searchlab.study._store), so a killed or interrupted study keeps every cell finished before, and
+(searchlab.study.execution.store), so a killed or interrupted study keeps every cell finished before, and
 a study run again into the same directory does only the cells the store lacks.
 
 Without a cluster to join, and with ``workers: 1`` or a small grid (``workers: null`` and at most
@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from searchlab.study._batch import CellRun, cell_key, prototypes, replay_batch
-from searchlab.study._cells import Cell
-from searchlab.study._store import STORE_NAME, StudyStore
-from searchlab.study._tasks import RETRIES, _cores, _gather, _progress, _start_ray
+from searchlab.study.analysis.store import STORE_NAME
+from searchlab.study.execution.batch import CellRun, cell_key, prototypes, replay_batch
+from searchlab.study.execution.cells import Cell
+from searchlab.study.execution.store import StudyStore
+from searchlab.study.execution.tasks import RETRIES, _cores, _gather, _progress, _start_ray
 
 TASKS_PER_CORE = 4
 # a few runs at most per task (issue 45): the driver writes a task's records when it returns, so an interrupt or a lost

@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-import searchlab.study._metrics as M
-import searchlab.study._nodes as N
-import searchlab.study._report_pairs as P
-import searchlab.study._tuned as T
-from searchlab.study._aggregate import StudyData
-from searchlab.study._headline import headlines
-from searchlab.study._stats import BAND_LEVEL
+import searchlab.study.analysis.metrics as M
+import searchlab.study.analysis.nodes as N
+import searchlab.study.analysis.report_pairs as P
+import searchlab.study.analysis.tuned as T
+from searchlab.study.analysis.aggregate import StudyData
+from searchlab.study.analysis.headline import headlines
+from searchlab.study.analysis.stats import BAND_LEVEL
 
 DEFINITIONS = [
     ("fraction of peak", "minimised objective: optimum / value; maximised: value / optimum; 0 before the first "
@@ -141,8 +141,8 @@ def _md_table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _provenance(data: StudyData) -> list[dict[str, str]]:
-    from searchlab.study._aggregate import ALL
-    from searchlab.study._provenance import provenance_rows
+    from searchlab.study.analysis.aggregate import ALL
+    from searchlab.study.analysis.provenance import provenance_rows
 
     return provenance_rows(data.runs, data.rows, ALL)
 
@@ -169,7 +169,7 @@ s.setAttribute('data-rendered',ok);s.setAttribute('data-total',imgs.length);});<
 
 
 def render_html(data: StudyData, figures: Sequence[Any], meta: Mapping[str, Any]) -> str:
-    from searchlab.study._aggregate import ALL
+    from searchlab.study.analysis.aggregate import ALL
 
     title = f"searchlab study: {meta.get('name', 'study')}"
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
@@ -267,7 +267,7 @@ def write_report(data: StudyData, out_dir: str | Path, meta: Mapping[str, Any] |
     """Write every output into ``out_dir``; returns their paths."""
     import pandas as pd
 
-    from searchlab.study._plots import make_figures, write_figures
+    from searchlab.study.analysis.plots import make_figures, write_figures
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -12,8 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from searchlab.study._compare import METRICS
-from searchlab.study._stats import ALPHA, Comparison
+from searchlab.study.analysis.compare import METRICS
+from searchlab.study.analysis.stats import ALPHA, Comparison
 
 if TYPE_CHECKING:  # pandas is imported lazily
     import pandas as pd
@@ -44,8 +44,8 @@ def _cell(c: Comparison, row: str) -> tuple[str, str, str]:
 
 
 def too_few(comparisons: Sequence[Comparison]) -> str:
-    """Why "no difference" may only mean "too few seeds": the exact test's floor (searchlab.study._headline)."""
-    from searchlab.study._headline import pairs_needed
+    """Why "no difference" may only mean "too few seeds": the exact test's floor (searchlab.study.analysis.headline)."""
+    from searchlab.study.analysis.headline import pairs_needed
 
     short = {c.pairs for c in comparisons if c.pairs < pairs_needed()}
     if not short:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import searchlab.study._metrics as M
-from searchlab.study._aggregate import StudyData
-from searchlab.study._stats import ALPHA, Comparison
+import searchlab.study.analysis.metrics as M
+from searchlab.study.analysis.aggregate import StudyData
+from searchlab.study.analysis.stats import ALPHA, Comparison
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def headline(data: StudyData, problem: str) -> Headline | None:
 
 
 def headlines(data: StudyData) -> list[Headline]:
-    from searchlab.study._aggregate import ALL
+    from searchlab.study.analysis.aggregate import ALL
 
     problems = [p for p in dict.fromkeys(r["problem"] for r in data.rows) if p != ALL]
     return [h for p in problems if (h := headline(data, p)) is not None]

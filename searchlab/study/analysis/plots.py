@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-import searchlab.study._stats as S
-from searchlab.study._aggregate import LEVEL_GRID, Curves
+import searchlab.study.analysis.stats as S
+from searchlab.study.analysis.aggregate import LEVEL_GRID, Curves
 
 if TYPE_CHECKING:  # matplotlib is imported lazily (start-up time); these are for the checker only
     from matplotlib.axes import Axes

@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.errors import ConfigError, SearchlabError
-from searchlab.study._cells import Cell, _compose_run
-from searchlab.study._config import overrides_of, seeds_of
+from searchlab.study.analysis.spec import overrides_of
+from searchlab.study.execution.cells import Cell, _compose_run
+from searchlab.study.execution.config import seeds_of
 
 BIG_BUDGET = 1_000_000_000  # an exhaustive run for a table stops when the space is exhausted
 # the directory holding searchlab/ (a checkout's root): the shipped studies name their tables relative to it
 # (``../shared/data/...``), so they mean the same files from any working directory (issue 45)
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[3]
 PATH_KEYS = ("problem.path", "prior")  # overrides whose values are input files (prior: a list of them)
 
 
@@ -108,7 +109,7 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
     from hydra.utils import get_class
 
     from searchlab.searchers import Searcher
-    from searchlab.study._batch import fresh_problem
+    from searchlab.study.execution.batch import fresh_problem
 
     problems: dict[str, Any] = {}
     reasons: dict[tuple[str, str], str] = {}
@@ -140,7 +141,7 @@ def _plain(value: Any) -> Any:
 def _split_plan(cfg: Any, povers: dict[str, list[str]], searchers: dict[str, tuple[Any, Any]],
                 study_dir: Path) -> tuple[list[Any], list[str]]:
     """The folds of ``study.split`` with each tuned searcher's settings per fold (tuned on its train problems)."""
-    from searchlab.study._split import folds, table_path, tune
+    from searchlab.study.execution.split import folds, table_path, tune
 
     split = _plain(cfg.get("split")) or {}
     evaluations = (_plain(cfg.budget) or {}).get("evaluations") or 100
@@ -172,7 +173,7 @@ def _copy(value: Any) -> Any:
 
 def make_cells(cfg: Any, study_dir: Path) -> tuple[list[Cell], list[str]]:
     """Every run of the grid, composed and checked before anything runs (tuning for a split runs first)."""
-    from searchlab.study._split import tune_spec
+    from searchlab.study.execution.split import tune_spec
 
     if not cfg.problems or not cfg.searchers:
         raise ConfigError("study: give at least one problem and one searcher (study.problems, study.searchers)")
@@ -226,8 +227,8 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
     """Run the grid of a composed study config, then write its report; returns what was written."""
     from omegaconf import OmegaConf
 
-    from searchlab.study._collect import collect_runs, study_sources
-    from searchlab.study._replay import run_cells
+    from searchlab.study.analysis.collect import collect_runs, study_sources
+    from searchlab.study.execution.replay import run_cells
 
     study_dir = Path(out or cfg.out or default_study_dir(cfg.name)).resolve()
     created = [p for p in (study_dir, *study_dir.parents) if not p.exists()]  # deepest first
@@ -254,9 +255,9 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
 
 
 def _pool_tuned(cfg: Any, runs: list[Any]) -> tuple[list[Any], dict[str, str], list[str]]:
-    """Tuned searchers' runs pooled over the folds, and each tuned label's default (searchlab.study._tuned)."""
-    from searchlab.study._split import tune_spec
-    from searchlab.study._tuned import defaults_of, pool
+    """Tuned searchers' runs pooled over the folds, and each tuned label's default (searchlab.study.analysis.tuned)."""
+    from searchlab.study.analysis.tuned import defaults_of, pool
+    from searchlab.study.execution.split import tune_spec
 
     specs = {str(label): tune_spec(str(label), _plain(spec)) for label, spec in cfg.searchers.items()}
     pairs, notes = defaults_of(specs)
@@ -266,12 +267,13 @@ def _pool_tuned(cfg: Any, runs: list[Any]) -> tuple[list[Any], dict[str, str], l
 def report(runs: list[Any], notes: list[str], out_dir: Path, meta: dict[str, Any], reference: str,
            tuned: dict[str, str] | None = None) -> dict[str, Any]:
     """Aggregate and write the report; ``tuned``: tuned label -> default label (a default-versus-tuned table)."""
-    from searchlab.study._aggregate import aggregate
-    from searchlab.study._report import write_report
-    from searchlab.study._tuned import tuned_table
+    from searchlab.study.analysis.aggregate import aggregate
+    from searchlab.study.analysis.report import write_report
+    from searchlab.study.analysis.tuned import tuned_table
+    from searchlab.study.execution.batch import parsed_table
 
     started = time.time()
-    data = aggregate(runs, notes, reference)
+    data = aggregate(runs, notes, reference, tables=parsed_table)
     data.tuned = tuned_table(data, tuned or {})
     meta = dict(meta, runs=len(runs), problems=len({r.problem for r in runs}),
                 searchers=len({r.searcher for r in runs}), reference=reference,

@@ -1,8 +1,8 @@
 """Per-run statistics of a study: score intervals, the methodology's score, paired comparisons.
 
 Kept apart from ``_aggregate.py`` (which makes the per-group tables and curves) so each stays
-short. Definitions live in :mod:`searchlab.study._stats` (tests, bands) and
-:mod:`searchlab.study._methodology` (Kernel Tuner's score).
+short. Definitions live in :mod:`searchlab.study.analysis.stats` (tests, bands) and
+:mod:`searchlab.study.analysis.methodology` (Kernel Tuner's score).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import searchlab.study._metrics as M
-import searchlab.study._stats as S
+import searchlab.study.analysis.metrics as M
+import searchlab.study.analysis.stats as S
 from searchlab.core.records import Direction
-from searchlab.study._collect import RunData
+from searchlab.study.analysis.collect import RunData
 
 if TYPE_CHECKING:
-    from searchlab.study._aggregate import Instance
+    from searchlab.study.analysis.aggregate import Instance
 
 METRICS = {"auc": "area under the best-so-far curve (mean fraction of peak over the budget)",
            "final": "fraction of peak at the full budget"}
@@ -67,7 +67,7 @@ def methodology_columns(runs: Sequence[RunData], instances: dict[tuple[str, str]
                         notes: list[str]) -> dict[str, Any]:
     """Kernel Tuner's performance score, averaged over the table instances (as the package averages
     search spaces); NaN where no run replayed a table."""
-    from searchlab.study._methodology import methodology_score
+    from searchlab.study.analysis.methodology import methodology_score
 
     by_inst: dict[tuple[str, str], list[RunData]] = defaultdict(list)
     for run in runs:

@@ -1,6 +1,6 @@
 """Default versus tuned settings in a study, pooled over the folds (issue 23, items 4 and 5).
 
-A study searcher given with ``tune:`` (searchlab.study._split) is tuned on each fold's training
+A study searcher given with ``tune:`` (searchlab.study.execution.split) is tuned on each fold's training
 problems and run on that fold's test problems. Its runs therefore carry different settings per
 fold; the collector would label each set of settings as its own row (``genetic_tuned[maxiter=..]``),
 and no row would be the *method* "tune genetic on the other tables, then use it". Here:
@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-import searchlab.study._metrics as M
-import searchlab.study._stats as S
+import searchlab.study.analysis.metrics as M
+import searchlab.study.analysis.stats as S
 
 if TYPE_CHECKING:
-    from searchlab.study._aggregate import StudyData
-    from searchlab.study._collect import RunData
+    from searchlab.study.analysis.aggregate import StudyData
+    from searchlab.study.analysis.collect import RunData
 
 ALL = "(all problems)"
 METRICS = ("fraction", "final")
@@ -72,8 +72,8 @@ class TunedRow:
 def defaults_of(searchers: Mapping[str, tuple[Any, Any]]) -> tuple[dict[str, str], list[str]]:
     """tuned label -> its default label (same overrides, no tune), and notes for tuned rows without one.
 
-    ``searchers``: label -> (overrides spec, tune options or None), as searchlab.study._split.tune_spec gives."""
-    from searchlab.study._config import overrides_of
+    ``searchers``: label -> (overrides spec, tune options or None), as searchlab.study.execution.split.tune_spec gives."""
+    from searchlab.study.analysis.spec import overrides_of
 
     plain = {label: tuple(overrides_of(spec, "searcher", label)) for label, (spec, tune) in searchers.items()
              if tune is None}

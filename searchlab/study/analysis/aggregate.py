@@ -14,22 +14,23 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-import searchlab.study._metrics as M
+import searchlab.study.analysis.metrics as M
 from searchlab.core.records import Direction, loss
 from searchlab.errors import ConfigError
-from searchlab.study._collect import RunData
-from searchlab.study._compare import comparisons, methodology_columns, run_scores, score_columns
-from searchlab.study._provenance import row_mark
-from searchlab.study._stats import Comparison
+from searchlab.study.analysis.collect import RunData
+from searchlab.study.analysis.compare import comparisons, methodology_columns, run_scores, score_columns
+from searchlab.study.analysis.provenance import row_mark
+from searchlab.study.analysis.stats import Comparison
 
 ALL = "(all problems)"
 REFERENCES = ("auto", "table", "known", "study")
+TableLookup = Callable[[Mapping[str, Any]], Any]  # a problem config -> its parsed table, or None
 LEVEL_GRID = np.round(np.arange(0.05, 1.0 + 1e-9, 0.025), 3)
 TIME_POINTS = 200
 
@@ -71,17 +72,16 @@ class StudyData:
     notes: list[str]
     validation: dict[str, list[dict[str, Any]]]
     comparisons: list[Comparison] = field(default_factory=list)
-    tuned: list[Any] = field(default_factory=list)  # searchlab.study._tuned.TunedRow: default versus tuned
+    tuned: list[Any] = field(default_factory=list)  # searchlab.study.analysis.tuned.TunedRow: default versus tuned
 
 
-def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
+def _table_losses(run: RunData, notes: list[str], tables: TableLookup | None) -> np.ndarray | None:
     """Every member's loss when the run replayed a table (+inf: failed or missing); None otherwise.
 
     This is the population of the exact random baseline (docs/study.md, "The random baseline"):
     the members the space's known constraints allow -- what ``random`` samples uniformly,
     without repeats -- with their recorded outcome, failures included."""
     from searchlab.adapters.table import TableProblem
-    from searchlab.study._batch import parsed_table
 
     cfg = run.config.get("problem")
     if not isinstance(cfg, dict) or "_target_" not in cfg:
@@ -95,7 +95,7 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
 
         if not issubclass(registered_class("problem", cfg["_target_"], f"{run.path}: problem"), TableProblem):
             return None
-        table = parsed_table(cfg)  # replayed in this process: the table is parsed already
+        table = tables(cfg) if tables is not None else None  # replayed in this process: parsed already
         if table is None:
             problem = build_problem(recompose("problem", cfg, str(run.path)))
             if not isinstance(problem, TableProblem):
@@ -119,10 +119,11 @@ def _table_losses(run: RunData, notes: list[str]) -> np.ndarray | None:
     return np.array(members + [np.inf] * missing)
 
 
-def _instance(key: tuple[str, str], runs: Sequence[RunData], reference: str, notes: list[str]) -> Instance:
+def _instance(key: tuple[str, str], runs: Sequence[RunData], reference: str, notes: list[str],
+              tables: TableLookup | None) -> Instance:
     first = runs[0]
     sign = 1.0 if first.direction is Direction.MINIMIZE else -1.0
-    table = _table_losses(first, notes) if reference in ("auto", "table") else None
+    table = _table_losses(first, notes, tables) if reference in ("auto", "table") else None
     seen = np.concatenate([r.losses for r in runs])
     finite_seen = seen[np.isfinite(seen)]
     knowns = {r.known_optimum for r in runs}
@@ -221,7 +222,7 @@ def _group(problem: str, searcher: str, runs: Sequence[RunData], instances: dict
         row[f"failed_{mode}"] = failures.get(mode, 0.0)
     row.update(score_columns(scores))
     row.update(methodology_columns(runs, instances, notes))
-    row["defaults_chosen_on"] = row_mark([r.config for r in runs])  # not held out (searchlab.study._provenance)
+    row["defaults_chosen_on"] = row_mark([r.config for r in runs])  # not held out (searchlab.study.analysis.provenance)
     if row["defaults_chosen_on"] and problem != ALL:
         notes.append(f"{problem} / {searcher}: NOT held out: {searcher}'s shipped defaults were chosen on this "
                      f"table ({row['defaults_chosen_on']})")
@@ -242,7 +243,7 @@ def _group(problem: str, searcher: str, runs: Sequence[RunData], instances: dict
 def _validation(runs: Sequence[RunData]) -> dict[str, list[dict[str, Any]]]:
     """Paper 003 Table 6.2 style: per problem, per searcher, the median of each numeric
     entry of the runs' ``report["validation"]`` plus mean evaluations and tuning (charged) time."""
-    from searchlab.study._collect import _flat
+    from searchlab.study.analysis.collect import _flat
 
     out: dict[str, list[dict[str, Any]]] = {}
     groups: dict[tuple[str, str], list[RunData]] = defaultdict(list)
@@ -265,15 +266,20 @@ def _validation(runs: Sequence[RunData]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def aggregate(runs: Sequence[RunData], notes: Sequence[str] = (), reference: str = "auto") -> StudyData:
-    """Every metric of the study (see :mod:`searchlab.study._metrics` for definitions)."""
+def aggregate(runs: Sequence[RunData], notes: Sequence[str] = (), reference: str = "auto",
+              tables: TableLookup | None = None) -> StudyData:
+    """Every metric of the study (see :mod:`searchlab.study.analysis.metrics` for definitions).
+
+    ``tables`` gives the table a process has already parsed for a problem config (or None): the
+    study's execution passes its own (``execution.batch.parsed_table``) so that analysis, which
+    never runs anything, need not import execution to reuse it."""
     if reference not in REFERENCES:
         raise ConfigError(f"reference={reference!r}: must be one of {list(REFERENCES)}")
     notes = list(notes)
     by_instance: dict[tuple[str, str], list[RunData]] = defaultdict(list)
     for run in runs:
         by_instance[run.instance].append(run)
-    instances = {k: _instance(k, v, reference, notes) for k, v in sorted(by_instance.items())}
+    instances = {k: _instance(k, v, reference, notes, tables) for k, v in sorted(by_instance.items())}
     modes = sorted({m for r in runs for m in r.modes if m != "none"})
     rows, curves = [], []
     problems = sorted({r.problem for r in runs})

@@ -11,7 +11,7 @@ Ray task gets a batch of cells (:func:`replay_batch`) and replays each in proces
   builds it (same seed, same options, same prior), and driven by :func:`searchlab.api.optimize` with
   the serial executor and no store, so its trajectory is the one a run directory would record;
 - the task writes nothing: it returns :class:`CellRun` records (frozen, plain values) and the
-  driver alone writes them into the study's store (searchlab.study._store), so a retried task
+  driver alone writes them into the study's store (searchlab.study.execution.store), so a retried task
   (issue 24) duplicates nothing.
 
 What a run directory holds besides these records (a confirm phase, ``finalize``'s report, a plot)
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from searchlab.core.problem import Problem
-from searchlab.study._cells import Cell
+from searchlab.study.execution.cells import Cell
 
 _PROTOTYPES: dict[str, Problem] = {}  # per process: a replayed table's problem, built once per config and file
 _OPTIMA: dict[int, tuple[Any, float | None]] = {}  # id(table) -> (table, its optimum), per process

@@ -17,7 +17,7 @@ from typing import Any
 
 from searchlab.errors import ConfigError, append_hint, did_you_mean
 
-STUDY_CONF_DIR = Path(__file__).resolve().parents[1] / "conf" / "study"
+STUDY_CONF_DIR = Path(__file__).resolve().parents[2] / "conf" / "study"
 SCHEMA_NAME = "searchlab_study_schema"
 MODES = ("replay", "live")
 
@@ -41,10 +41,10 @@ class StudyConfig:
     tables_dir: str = "outputs/tables"  # exhaustive runs made for `table: auto`, reused across studies
     extra_runs: list[str] = field(default_factory=list)  # more run directories to report with the grid
     allow_mixed: bool = False  # pool runs of one problem with different fingerprints
-    reference: str = "auto"  # auto | table | known | study (see searchlab.study._aggregate)
+    reference: str = "auto"  # auto | table | known | study (see searchlab.study.analysis.aggregate)
     skip_incompatible: bool = False  # leave out problem/searcher pairs that cannot work together
     # {train: [LABEL...], test: [LABEL...]} | {leave_one_out: kernel | device}: only test problems are run and
-    # reported; searchers given with `tune:` are tuned on each fold's training problems (searchlab/study/_split.py)
+    # reported; searchers given with `tune:` are tuned on each fold's training problems (searchlab/study/execution/split.py)
     split: dict[str, Any] = field(default_factory=dict)
     # replay mode: false: the cells are replayed in batches into one study store (<out>/replays.db);
     # true: each cell is a whole run into runs/<problem>/<searcher>/seed_<S> (results.db, summary.json, plot)
@@ -101,14 +101,3 @@ def seeds_of(value: Any) -> list[int]:
     return seeds
 
 
-def overrides_of(value: Any, group: str, label: str) -> list[str]:
-    """``"NAME"`` -> ``[group=NAME]``; a list of overrides as is."""
-    if isinstance(value, str):
-        return [value if "=" in value else f"{group}={value}"]
-    try:
-        items = [str(v) for v in value]
-    except TypeError:
-        raise ConfigError(f"study.{group}s.{label}={value!r}: give a name or a list of overrides") from None
-    if not any(i.split("=", 1)[0].lstrip("+~") == group for i in items):
-        raise ConfigError(f"study.{group}s.{label}={items}: the overrides must choose a {group} ({group}=NAME)")
-    return items

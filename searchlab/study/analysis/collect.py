@@ -30,7 +30,7 @@ import numpy as np
 
 from searchlab.core.records import Direction, Measurement, Status, loss
 from searchlab.errors import ConfigError
-from searchlab.study._summary import read_summary
+from searchlab.study.analysis.summary import read_summary
 
 SUMMARY = "summary.json"
 
@@ -75,7 +75,7 @@ class RunData:
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     """Run directories (holding results.db) under each path, searched recursively (a study
     store, ``replays.db``, is accepted as a path and read by :func:`collect_runs`)."""
-    from searchlab.study._store import STORE_NAME
+    from searchlab.study.analysis.store import STORE_NAME
 
     found: dict[Path, None] = {}
     for raw in paths:
@@ -190,7 +190,7 @@ def check_fingerprints(runs: Sequence[RunData], allow_mixed: bool) -> list[str]:
 
 def study_sources(study_dir: Path) -> list[Path]:
     """What a study directory's own runs are read from: ``runs/`` and the study store, where present."""
-    from searchlab.study._store import STORE_NAME
+    from searchlab.study.analysis.store import STORE_NAME
 
     return [p for p in (study_dir / "runs", study_dir / STORE_NAME) if p.exists()] or [study_dir / "runs"]
 
@@ -198,7 +198,7 @@ def study_sources(study_dir: Path) -> list[Path]:
 def collect_runs(paths: Iterable[str | Path], *, allow_mixed: bool = False) -> tuple[list[RunData], list[str]]:
     """Every run under ``paths`` -- run directories and study stores (``replays.db``, whose cells
     are runs too) -- relabelled, fingerprint-checked, and notes for the report."""
-    from searchlab.study._store import find_stores, read_store
+    from searchlab.study.analysis.store import find_stores, read_store
 
     paths = list(paths)
     dirs, stores = find_run_dirs(paths), find_stores(paths)

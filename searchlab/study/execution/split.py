@@ -6,7 +6,7 @@ A study may split its problems into training and test problems (``study.split``)
 - ``split: {folds: [{train: [...], test: [...]}, ...]}``: several explicit folds (a k-fold cross-validation
   chosen by hand, e.g. two folds of two devices each, which costs half the tuning of leave-one-out on four);
   no problem may be a test problem of two folds, so each problem's default row runs once and a tuned
-  searcher's rows pool over the folds as one method (searchlab.study._tuned);
+  searcher's rows pool over the folds as one method (searchlab.study.analysis.tuned);
 - ``split: {leave_one_out: kernel | device}``: one fold per kernel (device) read from each problem's
   table; the fold's test problems are that kernel's (device's), its training problems all others.
 
@@ -190,7 +190,7 @@ def tune(label: str, searcher: str, options: Mapping[str, Any], train: Sequence[
 
     The meta-search runs with :func:`fold_seed` of ``options['seed']`` and ``fold`` (the fold's name)."""
     from searchlab.run.lifecycle import execute
-    from searchlab.study._cells import _compose_run
+    from searchlab.study.execution.cells import _compose_run
 
     if not train:
         raise ConfigError(f"study.searchers.{label}.tune: the fold has no training problem; give study.split")

@@ -1,14 +1,15 @@
 """The study store: every batched replay of a study in one SQLite file, ``<study>/replays.db``.
 
 Why one store (issue 23, item 3): a ``results.db`` and a summary per replay cost more than the
-replay. The driver alone writes here (searchlab.study._replay): each task's records go in with one
+replay. The driver alone writes here (searchlab.study.execution.replay, through
+:class:`searchlab.study.execution.store.StudyStore`; this module is the format and the reader): each task's records go in with one
 transaction (batched ``executemany``), a cell's row and its evaluations together, so a killed
 driver leaves every cell complete or absent. A cell is keyed ``problem/searcher/seed_N``: writing
 one again (a retried task, a second driver) replaces its evaluations, never appends; a study run
-again into the same directory skips the cells already here (:meth:`StudyStore.done`).
+again into the same directory skips the cells already here (``StudyStore.done``).
 
 Records are data: JSON columns are parsed, never instantiated; the reader
-(:func:`read_store`) gives the same :class:`searchlab.study._collect.RunData` a run directory
+(:func:`read_store`) gives the same :class:`searchlab.study.analysis.collect.RunData` a run directory
 gives, so reports, tests and splits read either.
 """
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,11 +27,10 @@ import numpy as np
 from searchlab.core.records import Direction
 from searchlab.core.store import sqlite_uri
 from searchlab.errors import ConfigError
-from searchlab.study._batch import CellRun
 
 STORE_NAME = "replays.db"
 STORE_VERSION = "1"
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS cells (
     key TEXT PRIMARY KEY, problem TEXT NOT NULL, searcher TEXT NOT NULL, seed INTEGER NOT NULL,
@@ -44,66 +43,9 @@ CREATE TABLE IF NOT EXISTS evaluations (
     status TEXT NOT NULL, failure_mode TEXT NOT NULL, charged REAL NOT NULL, subproblem INTEGER NOT NULL,
     PRIMARY KEY (cell, idx)) WITHOUT ROWID;
 """
-_CELL_COLUMNS = ("key", "problem", "searcher", "seed", "fingerprint", "direction", "objective_name", "known_optimum",
+CELL_COLUMNS = ("key", "problem", "searcher", "seed", "fingerprint", "direction", "objective_name", "known_optimum",
                  "config", "versions", "devices", "node", "stop_reason", "status", "wall_time_s", "evaluations",
                  "written")
-
-
-class StudyStore:
-    """``replays.db`` opened for writing by the study's driver."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('store_version', ?)", (STORE_VERSION,))
-        except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            raise ConfigError(f"study: {path} is not a searchlab study store ({exc})") from None
-
-    def done(self) -> set[str]:
-        """The keys of the cells already recorded."""
-        return {str(r[0]) for r in self._conn.execute("SELECT key FROM cells")}
-
-    def write(self, runs: Sequence[CellRun]) -> int:
-        """Record ``runs`` in one transaction (a cell written again is replaced); returns evaluations written."""
-        now = time.time()
-        cells = [(r.key, r.problem, r.searcher, r.seed, r.fingerprint, r.direction, r.objective_name, r.known_optimum,
-                  _dumps(r.config), _dumps(r.versions), _dumps(list(r.devices)), r.node, r.stop_reason, r.status,
-                  r.wall_time_s, len(r.evaluations), now) for r in runs]
-        rows = [(r.key, i, e.config, e.objective, e.recorded, e.status, e.failure_mode, e.charged, int(e.subproblem))
-                for r in runs for i, e in enumerate(r.evaluations)]
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._conn.executemany("DELETE FROM evaluations WHERE cell=?", [(r.key,) for r in runs])
-            self._conn.executemany(f"INSERT OR REPLACE INTO cells ({', '.join(_CELL_COLUMNS)}) "
-                                   f"VALUES ({', '.join('?' * len(_CELL_COLUMNS))})", cells)
-            self._conn.executemany("INSERT INTO evaluations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
-        return len(rows)
-
-    def close(self) -> None:
-        """Back to a plain journal, so read-only readers need no -wal/-shm beside the file. Where another
-        study process still has the store open (studies split by searcher into one directory), SQLite
-        refuses the switch ("database is locked"); the store stays in WAL mode and that process's close
-        switches it. Every record is committed by then, so nothing depends on the switch."""
-        try:
-            self._conn.execute("PRAGMA journal_mode=DELETE")
-        except sqlite3.OperationalError:
-            pass  # another writer has it open: it stays in WAL until the last one closes
-        finally:
-            self._conn.close()
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 def find_stores(paths: Iterable[str | Path]) -> list[Path]:
@@ -121,7 +63,7 @@ def find_stores(paths: Iterable[str | Path]) -> list[Path]:
 
 def _losses(rows: Sequence[tuple[Any, ...]], direction: Direction) -> np.ndarray:
     """A study's loss per evaluation: the recorded objective of a success (signed), +inf otherwise
-    (as searchlab.study._collect scores a run directory's evaluations)."""
+    (as searchlab.study.analysis.collect scores a run directory's evaluations)."""
     sign = 1.0 if direction is Direction.MINIMIZE else -1.0
     out = np.full(len(rows), math.inf)
     for i, (objective, recorded, status, _, _, subproblem) in enumerate(rows):
@@ -132,17 +74,17 @@ def _losses(rows: Sequence[tuple[Any, ...]], direction: Direction) -> np.ndarray
 
 
 def read_store(path: Path, run_data: Any) -> list[Any]:
-    """Every cell of ``path`` as the study's ``run_data`` class (searchlab.study._collect.RunData,
+    """Every cell of ``path`` as the study's ``run_data`` class (searchlab.study.analysis.collect.RunData,
     passed in: the reader imports this module, not the other way round)."""
     try:
         conn = sqlite3.connect(sqlite_uri(path, "ro"), uri=True, timeout=30.0)
     except sqlite3.Error as exc:
         raise ConfigError(f"study: {str(path)!r} cannot be opened ({exc})") from None
     try:
-        cells = conn.execute(f"SELECT {', '.join(_CELL_COLUMNS)} FROM cells ORDER BY key").fetchall()
+        cells = conn.execute(f"SELECT {', '.join(CELL_COLUMNS)} FROM cells ORDER BY key").fetchall()
         runs = []
         for row in cells:
-            info = dict(zip(_CELL_COLUMNS, row))
+            info = dict(zip(CELL_COLUMNS, row))
             evals = conn.execute("SELECT objective, recorded, status, failure_mode, charged, subproblem FROM evaluations"
                                  " WHERE cell=? ORDER BY idx", (info["key"],)).fetchall()
             runs.append(_run_data(run_data, path, info, evals))

@@ -1,7 +1,7 @@
-"""One cell of a study's grid: its composed run config, and running it (see :mod:`._grid`).
+"""One cell of a study's grid: its composed run config, and running it (see :mod:`.grid`).
 
-Apart from the grid so that the replay workers (:mod:`._replay`) and the tuning splits
-(:mod:`._split`) can run cells without importing the grid that calls them.
+Apart from the grid so that the replay workers (:mod:`.replay`) and the tuning splits
+(:mod:`.split`) can run cells without importing the grid that calls them.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def execute_cell(cell: Cell) -> dict[str, Any]:
     from searchlab.run.lifecycle import execute
 
     if (cell.run_dir / "summary.json").is_file():
-        from searchlab.study._summary import read_summary
+        from searchlab.study.analysis.summary import read_summary
 
         summary = read_summary(cell.run_dir)  # a damaged one: one line (issue 47, item 10)
         return {"cell": f"{cell.problem}/{cell.searcher}/{cell.seed}", "kept": True,

@@ -1,7 +1,7 @@
 """Execute a study's cells: replays batched into one study store, live runs one after another.
 
 ``mode: replay`` (issue 23, item 3): by default the cells are replayed in batches, many per
-task, into one study store (searchlab.study._batched, ``<study>/replays.db``). With
+task, into one study store (searchlab.study.execution.batched, ``<study>/replays.db``). With
 ``run_dirs: true`` each cell is one Ray task running the whole run lifecycle (``num_cpus=1``,
 the serial executor) into its own run directory ``runs/<problem>/<searcher>/seed_<S>``. Live
 runs use devices through their own executor (Ray actors by default), so they run one at a time.
@@ -9,9 +9,9 @@ runs use devices through their own executor (Ray actors by default), so they run
 On a cluster (issue 24): tasks are spread over the nodes (``SPREAD``); a task returns its
 records and writes nothing of the study's -- a run directory's task replays into a scratch
 directory of its node, and the driver alone writes the rows into the study directory
-(searchlab.study._publish) -- so a task that Ray retries after its node was lost
+(searchlab.study.execution.publish) -- so a task that Ray retries after its node was lost
 (``max_retries``) replaces nothing and duplicates nothing. A lost head node ends the study with
-one line; every run written before is kept (searchlab.study._tasks).
+one line; every run written before is kept (searchlab.study.execution.tasks).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.errors import ConfigError
-from searchlab.study._cells import Cell, execute_cell
-from searchlab.study._tasks import HEAD_GRACE_S, RETRIES, HeadLost, StudyError, _cores, _gather, _progress, _start_ray
+from searchlab.study.execution.cells import Cell, execute_cell
+from searchlab.study.execution.tasks import HEAD_GRACE_S, RETRIES, HeadLost, StudyError, _cores, _gather, _progress, _start_ray
 
 __all__ = ["HEAD_GRACE_S", "RETRIES", "HeadLost", "StudyError", "_cores", "_start_ray", "run_cells"]
 
@@ -37,7 +37,7 @@ def _task(cell: Cell, cwd: str, prior: Any = None) -> Any:
 
     from searchlab.core.threads import limit_pools
     from searchlab.run.cluster import current_node
-    from searchlab.study._publish import ReplayOutcome, dump_rows, run_files, write_rows
+    from searchlab.study.execution.publish import ReplayOutcome, dump_rows, run_files, write_rows
 
     limit_pools()  # this task's num_cpus, whatever the worker inherited or built before (docs/threads.md)
     if os.path.isdir(cwd):  # relative paths in problem configs mean what they meant to the driver
@@ -52,7 +52,7 @@ def _task(cell: Cell, cwd: str, prior: Any = None) -> Any:
 
 
 def _prior(cell: Cell) -> Any:
-    from searchlab.study._publish import dump_rows
+    from searchlab.study.execution.publish import dump_rows
 
     return dump_rows(cell.run_dir) if (cell.run_dir / "results.db").is_file() else None
 
@@ -61,7 +61,7 @@ def _replay(cells: Sequence[Cell], workers: int | None, address: str | None) -> 
     """One Ray task per cell, each a whole run into a run directory (``run_dirs: true``)."""
     import ray
 
-    from searchlab.study._publish import publish
+    from searchlab.study.execution.publish import publish
 
     started = _start_ray(workers, address)
     joined = started or bool(address)  # a cluster of our own making or one we joined: we watch its head
@@ -105,7 +105,7 @@ def run_cells(cells: Sequence[Cell], cfg: Any, study_dir: Path | None = None) ->
         return kept + (_live(todo) if todo else [])
     if _run_dirs(cfg):
         return kept + (_replay(todo, cfg.workers, cfg.ray_address) if todo else [])
-    from searchlab.study._batched import run_batched
+    from searchlab.study.execution.batched import run_batched
 
     # a run directory begun by a run_dirs study (results.db, no summary) is resumed where it is
     partial = [c for c in todo if (c.run_dir / "results.db").exists()]
@@ -122,5 +122,5 @@ def _run_dirs(cfg: Any) -> bool:
 
 
 def _study_dir(cells: Sequence[Cell]) -> Path:
-    """<study>/runs/<problem>/<searcher>/seed_<S> (searchlab.study._grid.make_cells) -> <study>."""
+    """<study>/runs/<problem>/<searcher>/seed_<S> (searchlab.study.execution.grid.make_cells) -> <study>."""
     return cells[0].run_dir.parents[3] if cells else Path(".")

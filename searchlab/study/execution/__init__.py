@@ -1,0 +1,8 @@
+"""A study's execution: compose the grid, run or replay its cells, and record them.
+
+:mod:`.config` reads a study file, :mod:`.grid` composes and runs it (:mod:`.cells`: one cell;
+:mod:`.replay`, :mod:`.batched`, :mod:`.batch`, :mod:`.tasks`: table replays as Ray tasks;
+:mod:`.split`: tuning a searcher's settings on a fold's training tables first), and
+:mod:`.store` / :mod:`.publish` write the records. The report is the analysis half's
+(:mod:`searchlab.study.analysis`), which this half calls and which never calls back.
+"""
