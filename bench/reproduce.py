@@ -20,9 +20,10 @@ Kernel Tuner's caches of the same measurements (../shared/data/kernel_tuner/conv
    Holm-corrected p-value (the package's "error" is the spread of P along the cutoff range, not an interval).
 4. ``auto`` against every Kernel Tuner strategy, both axes: the package's P bootstrapped over repeats (the
    verdict), and per-repeat P averaged over the spaces with Holm-corrected Wilcoxon tests (a second statistic:
-   the package's curve is the median over repeats, so the mean of per-repeat P is not P). Held out per
-   device: the `auto` row uses, on each space, the setting chosen on the other three (bench/kt_harness.py ``LOTO``: prior 2.0, alignment off; on
-   MI250X alignment on), i.e. strategy ``auto`` on A100/A4000/W6600 and ``auto_mi250x`` on MI250X.
+   the package's curve is the median over repeats, so the mean of per-repeat P is not P). Held out per device: the
+   `auto` row uses, on each space, the setting chosen on the other three (bench/kt_harness.py ``LOTO``: prior 2.0,
+   alignment off; on MI250X alignment on), i.e. strategy ``auto`` on A100/A4000/W6600 and ``auto_mi250x`` on
+   MI250X.
 """
 
 from __future__ import annotations
@@ -191,12 +192,15 @@ def measure(args: argparse.Namespace, out: Path, result: dict[str, Any]) -> Path
     drop_auto = "class SearchlabOptAlg" not in module
     if not args.skip_reference:
         ref_parent = out / "reference"
-        if ref_parent.exists():
-            shutil.rmtree(ref_parent)
-        ref_parent.mkdir()
-        ref_file = derived(out, args.ref_repeats, ref_parent, drop_auto)
-        exe = str(Path(sys.executable).with_name("autotuning_experiment"))
-        t_sub = timed([exe, str(ref_file)], out / "reference.log")
+        if args.reference_wall_s is None:
+            if ref_parent.exists():
+                shutil.rmtree(ref_parent)
+            ref_parent.mkdir()
+            ref_file = derived(out, args.ref_repeats, ref_parent, drop_auto)
+            exe = str(Path(sys.executable).with_name("autotuning_experiment"))
+            t_sub = timed([exe, str(ref_file)], out / "reference.log")
+        else:  # its runs are complete in ref_parent (e.g. resumed after a crash): the wall time is given
+            ref_file, t_sub = out / f"experiment_ref{args.ref_repeats}.json", args.reference_wall_s
         theirs, t_fixed = package_scores(ref_file)
         groups = len(json.loads(ref_file.read_text())["search_strategies"]) * 4
         full_groups = len(json.loads(FILE.read_text())["search_strategies"]) * 4
@@ -215,7 +219,7 @@ def measure(args: argparse.Namespace, out: Path, result: dict[str, Any]) -> Path
                       + (" (auto left out: SearchlabOptAlg is not in searchlab/integrations/kernel_tuner.py)"
                          if drop_auto else ""),
             "subset_wall_s": round(t_sub, 1), "fixed_wall_s (second call, from its cache)": round(t_fixed, 1),
-            "per_repeat_s": round(per_repeat, 3),
+            "per_repeat_s": round(per_repeat, 3), "how_timed": args.reference_note or "one call, timed here",
             "extrapolated_full_file_wall_s": round(extrapolated, 1),
             "extrapolation": "fixed + per-repeat x (strategies x 4 spaces x 25); auto's per-repeat cost taken equal "
                              "to the Kernel Tuner strategies' (it is higher, so this favours the reference)"
@@ -284,6 +288,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=None, help="override the file's 25 (a smoke run only)")
     parser.add_argument("--draws", type=int, default=200, help="bootstrap draws of P on the evaluations axis "
                         "(a quarter of them, at least 20, on the slower time axis)")
+    parser.add_argument("--reference-wall-s", type=float, default=None,
+                        help="the reference's runs are already complete in OUT/reference (a call that crashed, then "
+                             "resumed from its cache): use them, with this total wall time")
+    parser.add_argument("--reference-note", default="", help="how --reference-wall-s was measured")
     parser.add_argument("--only-bootstrap", action="store_true", help="score the stored runs again, run nothing")
     args = parser.parse_args()
     out = Path(args.out).absolute()
