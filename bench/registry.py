@@ -7,3 +7,7 @@ its benchmark runs, so listing them is instant.
 from bench.harness import register
 
 # register("name", "module")  -- one line per benchmark, grouped by what it measures
+
+# auto's thinking time and traps beside Kernel Tuner's strategies (issue 53)
+register("auto_kt", "auto_kt")
+register("auto_spaces", "auto_spaces")
