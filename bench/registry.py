@@ -8,6 +8,11 @@ from bench.harness import register
 
 # register("name", "module")  -- one line per benchmark, grouped by what it measures
 
-# auto's thinking time and traps beside Kernel Tuner's strategies (issue 53)
+# auto: its thinking time and traps beside Kernel Tuner's strategies, its choices and held-out checks (issues 16, 22, 47, 53)
 register("auto_kt", "auto_kt")
 register("auto_spaces", "auto_spaces")
+register("auto_heldout", "auto_heldout")
+register("auto_loto", "auto_loto")
+register("peers", "peers")
+register("proposal_time", "proposal_time")
+register("integration_speed", "integration_speed")

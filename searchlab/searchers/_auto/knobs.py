@@ -25,7 +25,8 @@ a seeded random subset of that size is the candidate set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -121,6 +122,9 @@ def _two_adic(values: Sequence[object] | IntKnob) -> np.ndarray | None:
         return np.asarray((shifts - shifts.min()) / (shifts.max() - shifts.min()))
     if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
         return None
+    import os
+    if len(values) < int(os.environ.get("AUTOX_ALIGN_MIN", "3")) or max(values) < int(os.environ.get("AUTOX_ALIGN_MAX", "0")):  # type: ignore[type-var]
+        return None
     ints = [v for v in values if isinstance(v, int)]  # all of them (checked above)
     twos = np.array([min((v & -v).bit_length() - 1, 10) for v in ints], dtype=float)
     if all(v & (v - 1) == 0 for v in ints) or twos.max() == twos.min():
@@ -153,3 +157,37 @@ def encode(space: KnobSpace, configs: Sequence[Config], alignment: bool = True) 
         else:
             columns.append(np.eye(size)[index[:, j]])
     return np.hstack(columns).astype(float), index
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What the model proposes from: the configurations, their rows, model inputs and value indices (read only)."""
+
+    pool: Sequence[Config]
+    row: Mapping[Config, int]
+    x: np.ndarray  # model inputs, constant columns dropped (a knob with one value tells the model nothing)
+    index: np.ndarray  # value index per knob
+
+
+_CANDIDATES: dict[tuple[int, int, bool], tuple[KnobSpace, Candidates]] = {}
+
+
+def candidate_set(space: KnobSpace, limit: int, alignment: bool, rng: np.random.Generator) -> Candidates:
+    """:func:`valid_pool` and its encoding; an enumerated valid set is kept per space object with its encoding
+    (issue 53: encoding the 4362 rows of a shared table cost 10 ms, a twentieth of Kernel Tuner's own strategies'
+    whole run, for every repeat on the same space). A sampled pool draws from ``rng`` and is not kept."""
+    key = (id(space), limit, alignment)
+    hit = _CANDIDATES.get(key)
+    if hit is not None and hit[0] is space:
+        return hit[1]
+    pool = valid_pool(space, limit, rng)
+    x, index = encode(space, pool, alignment)
+    varying = np.ptp(x, axis=0) > 0 if len(x) > 1 else np.ones(x.shape[1], dtype=bool)
+    found = Candidates(tuple(pool), {c: i for i, c in enumerate(pool)}, x[:, varying] if varying.any() else x, index)
+    found.x.setflags(write=False)
+    found.index.setflags(write=False)
+    if not (plain_product(space) and space.size() > limit) and _enumerated(space, limit)[1] is not None:
+        _CANDIDATES[key] = (space, found)
+        while len(_CANDIDATES) > _ENUMERATED_KEPT:
+            del _CANDIDATES[next(iter(_CANDIDATES))]
+    return found

@@ -36,7 +36,7 @@ import numpy as np
 
 from searchlab.core.records import Config, Direction, Result, Status
 from searchlab.core.spaces import KnobSpace
-from searchlab.searchers._auto.knobs import encode, plain_product, valid_pool
+from searchlab.searchers._auto.knobs import candidate_set, plain_product
 from searchlab.searchers._auto.posterior import Posterior
 from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
 
@@ -73,15 +73,12 @@ class KnobModel:
         self.direction, self.rng = direction, rng
         self.min_feasibility = min_feasibility
         self.initial, self.local_every, self.refit_growth = initial, local_every, refit_growth
-        self.pool = valid_pool(space, candidates, rng)
+        found = candidate_set(space, candidates, alignment, rng)
+        self.pool, self.row, self.x, self.index = found.pool, found.row, found.x, found.index
         self.notes: list[str] = []  # what stood in for the full model, and why (AutoSearcher.notes, logged)
         if len(self.pool) < space.size() and plain_product(space):
             self._note(f"candidates: {len(self.pool)} uniform draws from a product of {space.size():.3g} "
                        "configurations (no known constraint), not the whole space")
-        self.row = {c: i for i, c in enumerate(self.pool)}
-        x, self.index = encode(space, self.pool, alignment)
-        varying = np.ptp(x, axis=0) > 0 if len(x) > 1 else np.ones(x.shape[1], dtype=bool)
-        self.x = x[:, varying] if varying.any() else x  # a knob with one value tells the model nothing
         self.used = np.zeros(len(self.pool), dtype=bool)  # proposed (pending or told)
         self._n_used = 0
         self.told: dict[int, float | None] = {}  # row -> objective as measured (sign: smaller is better), None: failed
@@ -275,7 +272,8 @@ class KnobModel:
         mean, std, p = self._predict(rows, pending)
         centre, spread = post.centre()
         best = (min(post.y) - centre) / spread
-        score = expected_improvement(mean, std, best)
+        xi = 0.0 if local else float(_X.get("xi", "0"))
+        score = expected_improvement(mean, std, best - xi)
         mode = _X.get("mode", "")
         k = int(_X.get("k", "0") or 0)
         if mode and not local and k and self._model_steps % k == 0:
