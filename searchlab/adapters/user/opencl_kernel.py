@@ -66,6 +66,7 @@ class OpenCLKernel(OpenCLKnobProblem):
     ARCHS: ClassVar[Mapping[str, Arch]] = {}
     DEFAULT_MODEL = MODEL
     output_before_timing = True  # from fresh data, as the spec's checks expect
+    default_name = "Searchlab.Default"  # where the user gave the default (errors name it)
 
     def __init__(self, spec: str = "???", arch: str = "none", limits: Mapping[str, float] = EMPTY,
                  measure: MeasurementProtocol = MeasurementProtocol(), model: Mapping[str, Any] = EMPTY) -> None:
@@ -89,7 +90,7 @@ class OpenCLKernel(OpenCLKnobProblem):
         super().__init__(arch=arch, limits={**self.spec.limits, **limits}, model=model,
                          measure=layered_protocol(measure, self.spec.measurement))
         check_names(self.spec, [n for n, _ in self.spec.params])
-        self._default = knob_default(self.space, self.spec.default, "Searchlab.Default")
+        self._default = knob_default(self.space, self.spec.default, self.default_name)
         values = dict(self.spec.params)
         vectors = [a for a in self.spec.arguments if a.memory == "Vector"]
         self.sizes = {a.name: _data.vector_size(a, self.spec, values) for a in vectors}

@@ -84,6 +84,7 @@ class PythonKernel(OpenCLKernel):
     """A kernel from ``searchlab.tune(...)`` (see the module docstring)."""
 
     name = "python_kernel"
+    default_name = "default"  # searchlab.tune(default=...)
 
     def __init__(self, spec: str = "???", arch: str = "none", limits: Mapping[str, float] = EMPTY,
                  measure: MeasurementProtocol = MeasurementProtocol(), model: Mapping[str, Any] = EMPTY,
