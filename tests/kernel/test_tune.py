@@ -143,3 +143,24 @@ def test_launch_shape_and_defines_are_kernel_tuners(tmp_path: Path) -> None:
                     _, text = util.prepare_kernel_string("k", "__kernel void k() {}", values, kt_grid, threads, names,
                                                          "OpenCL", None)
                     assert problem.source(Config(values)) == text
+
+
+@pytest.mark.opencl
+@pytest.mark.skipif(not has_opencl(), reason="no OpenCL platform")
+def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    block = re.findall(r"```python\n(.*?)```", (root / "docs" / "python.md").read_text(), flags=re.S)[0]
+    (tmp_path / "example.py").write_text(block)
+    out = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=str(root)))
+    assert out.returncode == 0, out.stderr[-3000:]
+    last = out.stdout.strip().splitlines()[-1]  # print(result.recommended, result.speedup_ci95, result.run_dir)
+    run_dir = Path(last.split()[-1])
+    assert last.startswith("{'block_size_x': ")
+    assert run_dir.is_dir() and run_dir.is_relative_to(tmp_path / "outputs") and (run_dir / "results.db").is_file()
+    assert "searchlab: verdict:" in out.stdout
