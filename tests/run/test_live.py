@@ -149,3 +149,20 @@ def test_the_store_comes_first_and_only_its_errors_are_the_runs(tmp_path: Path) 
 
     with pytest.raises(OSError):
         Tee(Full(), LiveStudy.open(str(tmp_path / "w.log"), "w", direction=Direction.MINIMIZE)).record(result)
+
+
+def test_a_sweeps_parallel_jobs_share_one_storage(tmp_path: Path) -> None:
+    """Two joblib processes write one journal at once (its lock), one study per job, in the sweep's directory."""
+    import subprocess
+    import sys
+
+    sweep = tmp_path / "sweep"
+    out = subprocess.run([sys.executable, "-m", "searchlab", "-m", "problem=synthetic_knobs", "problem.delay_s=0.05",
+                          "searcher=random", "seed=0,1", "budget.evaluations=10", "live=true", "progress=off",
+                          "plot=false", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"hydra.sweep.dir={sweep}"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.count(f"--port 8080 {sweep / 'live.log'}") + out.stderr.count(f"--port 8080 {sweep / 'live.log'}") == 2
+    for job in sorted(p for p in sweep.iterdir() if p.is_dir()):
+        study = _study(sweep / "live.log", job.name)
+        assert len(study.trials) == len(_records(job)) == 10 and study.user_attrs["status"] == "finished"
