@@ -10,8 +10,9 @@ the run goes on without the view. The study's attributes say where the run stand
 devices, the confirm phase's measurements as they come (``confirm``: per configuration, rounds and median), then
 ``status``, ``verdict``, ``recommended`` and the speed-up interval.
 
-``live=auto`` (the default) writes the view for problems that measure a device or a program (``device_need`` not
-``none``), whose runs take minutes; a replayed table or a synthetic problem measures thousands of configurations a
+``live=auto`` (the default) writes the view for problems that measure a device or a program (:func:`measures`: a
+device, or the shared measurement protocol ``problem.measure``: OpenCL kernels, Futhark programs, commands, the DFT
+library), whose runs take minutes; a replayed table or a synthetic problem measures thousands of configurations a
 second, where ~3 ms per trial (measured: Optuna 5.1's journal storage on this machine) would cost more than the run,
 and ``export optuna`` gives the same study afterwards. ``live=true`` forces it, ``live=false`` turns it off, and
 any other value is the storage: an RDB URL (``sqlite:///views.db``, ``postgresql://...``) or a journal file path.
@@ -66,9 +67,22 @@ def check_live(value: Any) -> str:
     return text
 
 
+def measures(problem: Problem) -> bool:
+    """Whether ``problem`` measures a device or a program: it needs a device, or it takes the shared measurement
+    protocol (``problem.measure``, the one option every measuring problem takes: docs/measurement.md)."""
+    import inspect
+
+    if problem.device_need is not DeviceNeed.NONE:
+        return True
+    try:
+        return "measure" in inspect.signature(type(problem).__init__).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def storage_for(setting: str, run_dir: Path, problem: Problem) -> str | None:
     """The storage a run's view goes to, or None (off)."""
-    if setting == "false" or (setting == "auto" and problem.device_need is DeviceNeed.NONE):
+    if setting == "false" or (setting == "auto" and not measures(problem)):
         return None
     if setting in ("auto", "true"):
         sweep = (run_dir.parent / "multirun.yaml").is_file()  # Hydra's sweep directory: one storage for every job

@@ -164,3 +164,47 @@ def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
     assert last.startswith("{'block_size_x': ")
     assert run_dir.is_dir() and run_dir.is_relative_to(tmp_path / "outputs") and (run_dir / "results.db").is_file()
     assert "searchlab: verdict:" in out.stdout
+
+
+@pytest.mark.opencl
+@pytest.mark.skipif(not has_opencl(), reason="no OpenCL platform")
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
+    """SIGINT mid-run: the summary is written (status interrupted), both ways to go on are printed, and the caller
+    gets KeyboardInterrupt. Nothing is timed: the test waits for the first recorded evaluation, then signals."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    script = tmp_path / "tune.py"
+    script.write_text(f"""
+import numpy as np, searchlab
+from tests.kernel.test_tune import KERNEL, N, _arguments
+arguments, want = _arguments()
+try:
+    searchlab.tune("vector_add", KERNEL, N, arguments, {{"block_size_x": list(range(16, 1025, 16)), "SHIFT": [0, 1]}},
+                   answer=[want, None, None, None], executor="serial", budget=5000, searcher="random",
+                   run_dir={str(tmp_path / 'run')!r}, overrides=["problem.measure.min_time_s=0.2"])
+except KeyboardInterrupt:
+    print("caller got KeyboardInterrupt")
+""")
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONPATH=str(root)))
+    db = tmp_path / "run" / "results.db"
+    end = time.monotonic() + 300
+    while time.monotonic() < end and proc.poll() is None:
+        if db.is_file():
+            with sqlite3.connect(db) as conn:
+                if conn.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] >= 1:
+                    break
+        time.sleep(0.5)
+    assert proc.poll() is None, proc.communicate()[0][-3000:]
+    proc.send_signal(signal.SIGINT)
+    output = proc.communicate(timeout=300)[0]
+    assert "caller got KeyboardInterrupt" in output, output[-3000:]
+    line = next(li for li in output.splitlines() if li.startswith("searchlab: interrupted"))
+    assert "resume=" in line and f"searchlab.resume({str((tmp_path / 'run').resolve())!r})" in line
+    result = searchlab.TuneResult.load(tmp_path / "run")
+    assert result.status == "interrupted" and result.evaluations >= 1

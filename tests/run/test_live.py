@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -63,14 +63,19 @@ def test_the_setting_is_checked_once_and_says_where_the_view_goes(tmp_path: Path
     class Table:
         device_need = DeviceNeed.NONE
 
+    class Command(Table):  # no device, but it measures a program under the shared protocol
+        def __init__(self, measure: object = None) -> None: ...
+
     run_dir = tmp_path / "day" / "run"
     run_dir.mkdir(parents=True)
-    assert storage_for("auto", run_dir, Table()) is None and storage_for("false", run_dir, Problem()) is None  # type: ignore[arg-type]
-    assert storage_for("auto", run_dir, Problem()) == str(run_dir / "live.log")  # type: ignore[arg-type]
-    assert storage_for("true", run_dir, Table()) == str(run_dir / "live.log")  # type: ignore[arg-type]
+    assert storage_for("auto", run_dir, cast(Any, Table())) is None
+    assert storage_for("false", run_dir, cast(Any, Problem())) is None
+    assert storage_for("auto", run_dir, cast(Any, Problem())) == str(run_dir / "live.log")
+    assert storage_for("auto", run_dir, cast(Any, Command())) == str(run_dir / "live.log")
+    assert storage_for("true", run_dir, cast(Any, Table())) == str(run_dir / "live.log")
     (run_dir.parent / "multirun.yaml").write_text("{}")  # a Hydra sweep's directory: one storage for every job
-    assert storage_for("true", run_dir, Table()) == str(run_dir.parent / "live.log")  # type: ignore[arg-type]
-    assert storage_for("views.log", run_dir, Table()) == str(Path("views.log").resolve())  # type: ignore[arg-type]
+    assert storage_for("true", run_dir, cast(Any, Table())) == str(run_dir.parent / "live.log")
+    assert storage_for("views.log", run_dir, cast(Any, Table())) == str(Path("views.log").resolve())
     assert dashboard_command("/a b/live.log").endswith("--host 127.0.0.1 --port 8080 '/a b/live.log'")
 
 
