@@ -2,6 +2,10 @@
 
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the lazy names below, typed for a caller's type checker
+    from searchlab.kernel import TuneResult, resume, tune
 
 try:
     __version__ = version("searchlab")

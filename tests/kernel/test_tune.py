@@ -75,7 +75,7 @@ def test_tune_returns_what_the_run_directory_records(tmp_path: Path) -> None:
     if result.recommended_is_default:
         assert result.recommended == {"block_size_x": 32, "SHIFT": 0}
     else:
-        assert result.speedup_ci95 is not None and result.speedup_ci95[0] > 1 and result.recommended["SHIFT"] == 0
+        assert result.speedup_ci95 is not None and result.speedup_ci95[0] > 1 and (result.recommended or {}).get("SHIFT") == 0
     # the record is data a worker or a resume rebuilds the problem from
     assert info["problem"] == "python_kernel" and info["config"]["problem"]["spec"] == str(run_dir / "inputs" / "kernel.json")
     assert {p.name for p in (run_dir / "inputs").iterdir()} == {"kernel.json", "kernel.cl", "arg0.npy", "arg1.npy",

@@ -38,7 +38,7 @@ def _study(storage: Path | str, name: str | None = None) -> Any:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
-    backend = storage if "://" in str(storage) else JournalStorage(JournalFileBackend(str(storage)))
+    backend: Any = str(storage) if "://" in str(storage) else JournalStorage(JournalFileBackend(str(storage)))
     names = [s.study_name for s in optuna.get_all_study_summaries(backend)]
     return optuna.load_study(study_name=name or names[0], storage=backend)
 
