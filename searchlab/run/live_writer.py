@@ -46,7 +46,25 @@ def _storage(storage: str) -> Any:
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
+    _repair(Path(storage))
     return JournalStorage(JournalFileBackend(storage))
+
+
+def _repair(path: Path) -> None:
+    """A journal cut mid-line (a writer killed while appending: ``kill -9``) ends at its last whole line again, so a
+    resume's first append does not glue onto the torn line (Optuna would then fail to read the line, and the view).
+    Done under the journal's own lock: a sweep's other jobs may be appending."""
+    from optuna.storages.journal import JournalFileSymlinkLock
+
+    lock = JournalFileSymlinkLock(str(path))
+    lock.acquire()
+    try:
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            with path.open("rb+") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+    finally:
+        lock.release()
 
 
 class LiveStudy:

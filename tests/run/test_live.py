@@ -171,3 +171,14 @@ def test_a_sweeps_parallel_jobs_share_one_storage(tmp_path: Path) -> None:
     for job in sorted(p for p in sweep.iterdir() if p.is_dir()):
         study = _study(sweep / "live.log", job.name)
         assert len(study.trials) == len(_records(job)) == 10 and study.user_attrs["status"] == "finished"
+
+
+def test_a_journal_torn_by_a_kill_is_mended_on_resume(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run(run_dir, "problem=synthetic_knobs", "searcher=random", "budget.evaluations=4", "live=true")
+    journal = run_dir / "live.log"
+    with journal.open("ab") as fh:  # what a writer killed mid-append leaves
+        fh.write(b'{"op_code": 4, "worker_id": "x", "study_id": 0, "datetime_st')
+    run(run_dir, "problem=synthetic_knobs", "searcher=random", "budget.evaluations=6", f"resume={run_dir}", "live=true")
+    assert journal.read_bytes().endswith(b"\n")
+    assert [t.user_attrs["evaluation"] for t in _study(journal).trials] == list(range(1, 7))
