@@ -208,3 +208,17 @@ except KeyboardInterrupt:
     assert "resume=" in line and f"searchlab.resume({str((tmp_path / 'run').resolve())!r})" in line
     result = searchlab.TuneResult.load(tmp_path / "run")
     assert result.status == "interrupted" and result.evaluations >= 1
+
+
+def test_kernel_source_is_text_or_a_file_as_kernel_tuner_decides(tmp_path: Path) -> None:
+    from searchlab.kernel._inputs import kernel_text
+
+    (tmp_path / "add.cl").write_text(KERNEL)
+    assert kernel_text(tmp_path / "add.cl") == KERNEL  # a Path
+    assert kernel_text(str(tmp_path / "add.cl")) == KERNEL  # a file name (Kernel Tuner's looks_like_a_filename)
+    assert kernel_text([str(tmp_path / "add.cl")]) == KERNEL  # a list of one file
+    assert kernel_text(KERNEL) == KERNEL  # the code itself
+    for bad, message in ((lambda p: KERNEL, "a generator function is code"), (tmp_path / "none.cl", "is not a file"),
+                         ("", "must be the kernel's source text")):
+        with pytest.raises(ConfigError, match=message):
+            kernel_text(bad)
