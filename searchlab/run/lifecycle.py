@@ -139,9 +139,9 @@ class Run:
             self.p.close()
         if self.p.start_executor:
             self.p.executor.close()
-        self.live.close()
         if self.store is not None:
             self.store.close()
+        self.live.close()  # last: a second Ctrl-C while the view catches up leaves everything else closed
 
     # -- the whole run -------------------------------------------------------------------------
     def execute(self) -> dict[str, Any]:
