@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from searchlab.core.buildlog import first_error_line
 from searchlab.core.records import Result
 
 MESSAGE_CHARS = 160  # a console line stays readable; summary.json keeps the same text
@@ -28,7 +29,8 @@ def first_failures(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
             out[mode]["count"] += 1
         else:
             message = " ".join(result.measurement.message.split()) or "(no message)"
-            out[mode] = {"count": 1, "first": message, "evaluation": n}
+            out[mode] = {"count": 1, "first": message, "evaluation": n,
+                         "line": first_error_line(result.measurement.message) or message}
     return out
 
 
@@ -43,4 +45,7 @@ def failure_lines(summary: Mapping[str, Any]) -> list[str]:
         if len(message) > MESSAGE_CHARS:
             message = message[:MESSAGE_CHARS - 3] + "..."
         lines.append(f"    {mode} x{info['count']}, first at evaluation {info['evaluation']}: {message}")
+        line = str(info.get("line") or "")
+        if line and line not in message:  # the compiler's error line, whole (issue 54: it was cut off)
+            lines.append(f"      first error: {line}")
     return lines
