@@ -17,6 +17,11 @@ _SOURCE = re.compile(r"(?:[^\s:]*/)?(?:tempfile_\w+|<source>|input)\.cl:(\d+:\d+
 KEEP_CHARS = 2000  # the rest of a log kept in the record (the error line comes first, whole)
 
 
+def is_error_line(line: str) -> bool:
+    """Whether a line says ``error`` (or ``fatal``): a compiler's message, to be shown whole."""
+    return bool(_ERROR.search(line))
+
+
 def first_error_line(text: str) -> str:
     """The first line that says ``error`` (else the first non-empty one), whitespace runs collapsed and
     a build's temporary source path reduced to ``line:column:``; never cut."""

@@ -24,7 +24,7 @@ from typing import Any
 
 from searchlab.run.execution import _cores
 
-SAMPLE_S = 0.25  # long enough to see a hog (it reads 1.0), short beside any device run
+SAMPLE_S = 0.1  # as idle_first (_cores): a hog reads 1.0 at 10 ms ticks; short beside any device run
 
 
 @dataclass(frozen=True)
