@@ -213,6 +213,7 @@ class ConfirmPhase:
         return asked
 
     def stop_reason(self) -> StopReason | None:
+        self.show()  # also while the last measurements run after the phase stopped planning (never silent)
         return StopReason.EXHAUSTED if self.stopped and not self.todo else None
 
     def idle_reason(self) -> StopReason:

@@ -234,6 +234,7 @@ class SearchLoop:
             self.progress(self.state, self.budget)
 
     def stop_reason(self) -> StopReason | None:
+        self._heartbeat()  # also while the last evaluations run after a stop (issue 54: 15 s of silence)
         return self._stop_reason()
 
     def idle_reason(self) -> StopReason:

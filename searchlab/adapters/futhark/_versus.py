@@ -17,9 +17,11 @@ import math
 import statistics
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.heartbeat import heartbeat
 from searchlab.core.measure import median_ci
 from searchlab.core.problem import FinalizeContext
 from searchlab.core.records import Config
@@ -44,7 +46,9 @@ def validation_rounds(problem: Any, ctx: FinalizeContext, configs: Mapping[str, 
         shift, begun = n % len(labels), time.time()
         for label in [*labels[shift:], *labels[:shift]]:
             _show(ctx, out, n, started, label)
-            times = ctx.call("validation_times", dict(configs[label]), names, runs)
+            beat = heartbeat("validation", f"round {n + 1}, measuring {label}") if ctx.progress else nullcontext()
+            with beat:  # one call may outlast the display's pace (issue 54: never silent > 10 s)
+                times = ctx.call("validation_times", dict(configs[label]), names, runs)
             out[label].append({d: float(v["median"] if isinstance(v, Mapping) else v) for d, v in times.items()})
         n, last = n + 1, time.time() - begun
     return out
