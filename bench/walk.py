@@ -94,8 +94,12 @@ def demo(ctx: Context, args: str, loaded: bool) -> tuple[dict[str, Any], tuple[s
 
 
 def paste(ctx: Context, name: str, printed: tuple[str, str]) -> dict[str, Any]:
+    """The verdict's ``futhark bench`` command as printed: it times every dataset with the handed-over file
+    (``use it:`` finds ``lud.fut.tuning`` beside the program; ``check it later:`` passes the candidate)."""
     run = timed(printed[1])
-    return _step(ctx, name, run, {"exit 0": run.status == 0, "it used the tuning file": "tuning" in run.output.lower()},
+    uses = "lud.fut" in printed[1] and ("--tuning=" in printed[1] or "--no-tuning" not in printed[1])
+    return _step(ctx, name, run, {"exit 0": run.status == 0, "it passes the handed-over file": uses,
+                                  "every dataset timed": run.output.count("95% CI") >= 2},
                  took_command_from=printed[0])
 
 
