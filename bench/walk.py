@@ -115,7 +115,9 @@ def interrupt(ctx: Context, evaluations: int = 40, at: int = 8) -> list[dict[str
 
     run = timed(f"make demo ARGS={shlex.quote(args)}", until=enough)
     resume = after(run.output, "resume with: ")
-    first = _step(ctx, "Ctrl-C a run", run, {"exit 130": run.status == 130, "a resume line": resume is not None,
+    # searchlab's own status: make reports it ("Error 130") and, depending on when its SIGINT arrived, exits 2 itself
+    searchlab = run.status == 130 or "Error 130" in run.output
+    first = _step(ctx, "Ctrl-C a run", run, {"searchlab exited 130": searchlab, "a resume line": resume is not None,
                                              "no traceback": "Traceback" not in run.output})
     if resume is None:
         return [first]
