@@ -17,8 +17,8 @@ setup: $(STAMP) opencl cc futhark
 # HEARTBEAT: a quiet step prints a line every 5 s while it runs (tools/heartbeat.sh; never silent > 10 s).
 HEARTBEAT := tools/heartbeat.sh
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@echo "setup: installing searchlab and its dependencies into $(VENV) (a few minutes the first time)"
+	@test -x $(BIN)/python || $(HEARTBEAT) "creating $(VENV)" $(PY) -m venv $(VENV)
 	@$(HEARTBEAT) "pip: upgrading pip" $(BIN)/python -m pip install -q --upgrade pip
 	@$(HEARTBEAT) "pip: installing searchlab and its dependencies" $(BIN)/python -m pip install -q -e '.[dev]'
 	@if ls /opt/wheels/torch-2.13.0*.whl >/dev/null 2>&1; then \
