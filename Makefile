@@ -28,7 +28,8 @@ $(STAMP): pyproject.toml
 
 # Debian's pocl gives an OpenCL CPU device when pyopencl finds no platform at all.
 opencl: $(STAMP)
-	@if ! $(BIN)/python -c 'import pyopencl as cl; assert cl.get_platforms()' >/dev/null 2>&1; then \
+	@if ! $(HEARTBEAT) "looking for an OpenCL platform" \
+		bash -c "$(BIN)/python -c 'import pyopencl as cl; assert cl.get_platforms()' >/dev/null 2>&1"; then \
 		echo "no OpenCL platform found: installing Debian's pocl-opencl-icd"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$(HEARTBEAT) "apt-get: installing pocl-opencl-icd" bash -c "$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq pocl-opencl-icd >/dev/null"; \
