@@ -149,7 +149,7 @@ def writable(path: Path) -> bool:
 def sqlite_uri(path: Path | str, mode: str) -> str:
     """``file:PATH?mode=MODE`` with the path percent-encoded: SQLite decodes ``%XX`` in a URI, so a sweep
     job's directory (``problem.path=..%2Fdata%2Fx.json``) named another file and the study died
-    with "unable to open database file" (the newcomer walk, bench/newcomer_walk.py); ``?`` and ``#``
+    with "unable to open database file" (the newcomer walk, bench/walk.py); ``?`` and ``#``
     in a name would end the path early."""
     return f"file:{quote(str(path), safe='/')}?mode={mode}"
 
