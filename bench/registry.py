@@ -16,3 +16,6 @@ register("auto_loto", "auto_loto")
 register("peers", "peers")
 register("proposal_time", "proposal_time")
 register("integration_speed", "integration_speed")
+
+# what a user sees: every printed command pasted, the longest silence of each (issues 46 and 54)
+register("walk", "walk")
