@@ -122,9 +122,6 @@ def _two_adic(values: Sequence[object] | IntKnob) -> np.ndarray | None:
         return np.asarray((shifts - shifts.min()) / (shifts.max() - shifts.min()))
     if len(values) < 3 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
         return None
-    import os
-    if len(values) < int(os.environ.get("AUTOX_ALIGN_MIN", "3")) or max(values) < int(os.environ.get("AUTOX_ALIGN_MAX", "0")):  # type: ignore[type-var]
-        return None
     ints = [v for v in values if isinstance(v, int)]  # all of them (checked above)
     twos = np.array([min((v & -v).bit_length() - 1, 10) for v in ints], dtype=float)
     if all(v & (v - 1) == 0 for v in ints) or twos.max() == twos.min():

@@ -40,10 +40,6 @@ from searchlab.searchers._auto.knobs import candidate_set, plain_product
 from searchlab.searchers._auto.posterior import Posterior
 from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
 
-import os as _os
-
-_X = {k[6:].lower(): v for k, v in _os.environ.items() if k.startswith("AUTOX_")}
-
 FIT_ROWS = 128
 """Hyperparameters are fitted on at most this many observations (the best quarter and a random rest); the model
 is conditioned on all of them. Each likelihood evaluation is O(FIT_ROWS^2 d) memory and O(FIT_ROWS^3) time."""
@@ -92,7 +88,6 @@ class KnobModel:
         self._fitted_at = 0  # observations at the last hyperparameter fit
         self._x_used: np.ndarray | None = None  # the inputs the posteriors were built on (transfer_gp appends some)
         self._model_steps = 0
-        self._best_value, self._stall = math.inf, 0  # told results since the incumbent last improved
 
     def _note(self, text: str) -> None:
         if text not in self.notes:
@@ -125,16 +120,10 @@ class KnobModel:
         self.mark(config)
         value = self._value(result)
         self.told[row] = value
-        if value is not None and value < self._best_value:
-            self._best_value, self._stall = value, 0
-        else:
-            self._stall += 1
         if self.x is not self._x_used:
             self.post = self.feasible = None
         if value is not None and self._log_scale and (value <= 0 if self.direction is Direction.MINIMIZE else value >= 0):
             self._log_scale = False  # the log no longer keeps the order: every target changes, rebuild
-            self.post = None
-        if _X.get("transform") and value is not None:
             self.post = None
         if self.post is not None and value is not None:
             self.post.add(self.x[row], self._target(value))
@@ -185,7 +174,7 @@ class KnobModel:
         """Greedy maximin design over the valid set; after a failure, far from the chosen *and* likely to run."""
         sample = self._free(SPACE_FILL_SAMPLE)
         chosen = np.flatnonzero(self.used)
-        if len(chosen) == 0 or _X.get("fill") == "random":
+        if len(chosen) == 0:
             return int(self.rng.choice(sample))
         d = ((self.x[sample][:, None, :] - self.x[chosen][None, :, :]) ** 2).sum(-1).min(1)
         if any(v is None for v in self.told.values()):
@@ -196,12 +185,6 @@ class KnobModel:
         """Hyperparameters (MAP, warm-started), a new candidate block, both posteriors conditioned afresh."""
         rows = np.array(good)
         y = np.array([self._target(v) for v in (self.told[r] for r in good) if v is not None])
-        tr = _X.get("transform", "")
-        if tr == "copula":
-            from scipy.stats import norm, rankdata
-            y = norm.ppf((rankdata(y) - 0.5) / len(y))
-        elif tr.startswith("clip"):
-            y = np.minimum(y, np.quantile(y, float(tr[4:])))
         ys = (y - y.mean()) / (y.std() or 1.0)
         fit = np.arange(len(rows))
         if len(rows) > FIT_ROWS:  # bounded cost: the best quarter and a random rest
@@ -255,36 +238,16 @@ class KnobModel:
         rows = self._block[~self.used[self._block]]
         local = self.local_every and self._model_steps % self.local_every == 0
         if local:
-            top = int(_X.get("topk", "1"))
-            inc = sorted(good, key=self._loss)[: top]
-            near = np.unique(np.concatenate([self._neighbours(r) for r in inc])) if top > 1 else self._neighbours(inc[0])
+            near = self._neighbours(min(good, key=self._loss))
             if len(near):
                 rows = near
-        pat = int(_X.get("patience", "0"))
-        if pat and not local and self._stall >= pat and (self._stall - pat) % int(_X.get("every", "1")) == 0:
-            inc = min(good, key=self._loss)
-            far = rows[(self.index[rows] != self.index[inc]).sum(1) >= int(_X.get("dist", "3"))]
-            if len(far):
-                rows = far
         if len(rows) == 0:  # the block is used up before the next refit: a fresh block
             self._refit(good)
             rows = self._block[~self.used[self._block]]
         mean, std, p = self._predict(rows, pending)
         centre, spread = post.centre()
         best = (min(post.y) - centre) / spread
-        xi = 0.0 if local else float(_X.get("xi", "0"))
-        score = expected_improvement(mean, std, best - xi)
-        mode = _X.get("mode", "")
-        k = int(_X.get("k", "0") or 0)
-        if mode and not local and k and self._model_steps % k == 0:
-            if mode == "ts":
-                score = -(mean + std * self.rng.standard_normal(len(mean)))
-                score = score - score.min() + 1e-9
-            elif mode == "ucb":
-                score = -(mean - float(_X.get("beta", "2")) * std)
-                score = score - score.min() + 1e-9
-            elif mode == "std":
-                score = std.copy()
+        score = expected_improvement(mean, std, best)
         if isinstance(p, np.ndarray):  # EI x P(runs), and skip likely failures while any other is left
             score = score * p
             keep = p >= self.min_feasibility
