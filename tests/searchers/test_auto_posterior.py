@@ -53,7 +53,7 @@ def test_fantasy_variance_is_a_fresh_posterior_with_the_pending_rows_and_leaves_
 
 def test_a_budget_past_the_space_ends_when_every_configuration_was_proposed() -> None:
     """64 configurations, a budget of 256: 64 distinct proposals, then ``done`` and empty asks."""
-    space = KnobSpace([IntKnob("a", 0, 7), IntKnob("b", 0, 7)])
+    space = KnobSpace((IntKnob("a", 0, 7), IntKnob("b", 0, 7)))
     searcher = AutoSearcher(space, seed=0)
     searcher.set_budget(256)
     seen: set[Config] = set()
@@ -63,6 +63,8 @@ def test_a_budget_past_the_space_ends_when_every_configuration_was_proposed() ->
             break
         cand = batch[0]
         seen.add(cand.config)
-        value = 1.0 + (cand.config["a"] - 5) ** 2 + (cand.config["b"] - 2) ** 2
+        a, b = cand.config["a"], cand.config["b"]
+        assert isinstance(a, int) and isinstance(b, int)
+        value = 1.0 + (a - 5) ** 2 + (b - 2) ** 2
         searcher.tell(Result(cand, Measurement.ok(value, samples=(value,))))
     assert len(seen) == 64 and searcher.done and searcher.ask(1) == []
