@@ -14,6 +14,9 @@ One run of this benchmark answers, side by side and interleaved, the issue's "Do
   keeps its best), mean with a 95 % bootstrap interval over (table, seed).
 - **The trap check**: ``auto`` with ``max_fevals=100`` on seeds ``0..trap_seeds-1`` of each table: mean, lowest seed
   and seeds below 0.90 at 100.
+- **Against an earlier run** (``before``, an earlier ``auto_kt`` JSON, e.g. of the code before a change): ``auto``'s
+  fraction minus the earlier ``auto``'s, paired on (table, seed) at each checkpoint, with a bootstrap interval
+  (the issue's "not lower than today's"); the same for the trap runs.
 - **Per-proposal time** (``ask`` plus the ``tell`` that follows, inside Kernel Tuner's loop; the searcher is
   :class:`TimedAuto`, ``auto`` with a clock around those two calls): p50 / p90 over the 250-evaluation runs, and
   over a budget 4x the space (``max_fevals=1024`` on a 256-member subset of each table, every 17th recorded
@@ -68,6 +71,8 @@ class Options:
     tables: list[str] = field(default_factory=lambda: ["A100", "A4000", "MI250X", "W6600"])
     strategies: list[str] = field(default_factory=lambda: list(KT_STRATEGIES))
     auto_options: str = ""  # JSON object of auto's options (a variant); "" = the shipped defaults
+    # an earlier auto_kt result (path): its auto runs paired with this run's on (table, seed), "" = none
+    before: str = ""
 
 
 class TimedAuto(AutoSearcher):
@@ -197,7 +202,7 @@ def past_the_space(ctx: Context, opts: Options, tables: dict[str, _Table], auto_
 
 
 def run(ctx: Context, opts: Options) -> dict[str, Any]:
-    from bench.auto_stats import summary
+    from bench.auto_stats import minus_before, summary
 
     auto_options = json.loads(opts.auto_options) if opts.auto_options else {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -206,6 +211,9 @@ def run(ctx: Context, opts: Options) -> dict[str, Any]:
         trap = traps(ctx, opts, tables, auto_options)
         over = past_the_space(ctx, opts, tables, auto_options)
     out = summary(main, trap, over, opts.budget)
+    if opts.before:
+        out["minus_before"] = minus_before(main, trap, json.loads(Path(opts.before).read_text())["results"])
+        out["minus_before"]["file"] = opts.before
     ctx.log(json.dumps(out["criteria"], indent=1))
     return {"auto_options": auto_options, "summary": out, "runs": main, "trap_runs": trap, "over_runs": over}
 

@@ -97,5 +97,24 @@ def summary(main: list[dict[str, Any]], trap: list[dict[str, Any]], over: list[d
     }
 
 
+def minus_before(main: list[dict[str, Any]], trap: list[dict[str, Any]], before: dict[str, Any]) -> dict[str, Any]:
+    """This run's ``auto`` minus an earlier run's, paired on (table, seed): per checkpoint of the side-by-side runs,
+    and at the trap budget; a mean difference with its bootstrap interval (an interval holding 0: no difference)."""
+    def paired(now: dict[tuple[str, int], Any], then: dict[tuple[str, int], Any]) -> dict[str, Any]:
+        keys = sorted(set(now) & set(then))
+        if not keys:
+            return {"pairs": 0}
+        if isinstance(now[keys[0]], dict):
+            marks = sorted(set(now[keys[0]]) & set(then[keys[0]]), key=int)
+            return {"pairs": len(keys), **{n: interval([now[k][n] - then[k][n] for k in keys]) for n in marks}}
+        return {"pairs": len(keys), "at": interval([now[k] - then[k] for k in keys])}
+
+    def auto_runs(runs: list[dict[str, Any]]) -> dict[tuple[str, int], Any]:
+        return {(r["table"], r["seed"]): r["at"] for r in runs if r.get("row", "auto") == "auto"}
+
+    return {"side_by_side": paired(auto_runs(main), auto_runs(before.get("runs", []))),
+            "trap": paired(auto_runs(trap), auto_runs(before.get("trap_runs", [])))}
+
+
 def _ratio_met(ratio: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if ratio is None else {"value": ratio["value"], "ci": ratio["ci"], "met": ratio["value"] <= 3}
