@@ -12,7 +12,9 @@ options per variant; ``shipped`` = the defaults) beside ``random``, driven throu
   scores often negative): fraction of the range, (best - worst) / (optimum - worst), after 5 / 10 / 20 / 40.
 
 Mean over (space, seed) with a 95 % bootstrap interval, and each variant minus the first, paired on
-(space, seed), with a bootstrap interval: a difference whose interval holds 0 is reported as none.
+(space, seed), with a bootstrap interval: a difference whose interval holds 0 is reported as none. ``before``
+pairs the first variant with an earlier run's (the code before issue 53's changes: run this benchmark with
+``PYTHONPATH`` pointing at that code's checkout), so "the lead is kept" is a measured difference.
 
     cpuslot --exclusive .venv/bin/python -m bench auto_heldout
 """
@@ -43,6 +45,7 @@ class Options:
     first_seed: int = 0
     variants: str = '{"shipped": {}}'  # name -> auto's options; the first is the reference of the differences
     families: list[str] = field(default_factory=lambda: ["pocl", "hub"])
+    before: str = ""  # an earlier auto_heldout result (path): the first variant paired with its first on (space, seed)
 
 
 def _problems(family: str) -> dict[str, Any]:
@@ -108,7 +111,24 @@ def run(ctx: Context, opts: Options) -> dict[str, Any]:
                 f"{v} {np.mean([r['at'][str(checkpoints[-1])] for r in runs if r['space'] == label and r['variant'] == v]):.3f}"
                 for v in variants))
         out["families"][family] = summarise(runs, list(variants), reference, checkpoints)
+        if opts.before:
+            earlier = json.loads(Path(opts.before).read_text())["results"]
+            out["families"][family]["minus_before"] = minus_before(runs, reference, earlier, family, checkpoints)
+            out["families"][family]["minus_before"]["file"] = opts.before
     return out
+
+
+def minus_before(runs: list[dict[str, Any]], reference: str, earlier: dict[str, Any], family: str,
+                 checkpoints: tuple[int, ...]) -> dict[str, Any]:
+    """This run's first variant minus an earlier run's first variant (e.g. the code before a change), paired on
+    (space, seed), per checkpoint, with a bootstrap interval (an interval holding 0: no difference)."""
+    then_name = next(iter(earlier["variants"]))
+    then = {(r["space"], r["seed"]): r["at"] for r in earlier["families"].get(family, {}).get("per_run", [])
+            if r["variant"] == then_name}
+    now = {(r["space"], r["seed"]): r["at"] for r in runs if r["variant"] == reference}
+    keys = sorted(set(now) & set(then))
+    return {"pairs": len(keys), **{str(n): interval([now[k][str(n)] - then[k][str(n)] for k in keys])
+                                   for n in checkpoints if keys}}
 
 
 def summarise(runs: list[dict[str, Any]], variants: list[str], reference: str, checkpoints: tuple[int, ...]
