@@ -4,6 +4,5 @@ A module defines ``BENCHMARK`` (a :class:`bench.harness.Benchmark`, or a list of
 its benchmark runs, so listing them is instant.
 """
 
-from bench.harness import register
 
 # register("name", "module")  -- one line per benchmark, grouped by what it measures
