@@ -111,11 +111,16 @@ def _num(value: float) -> float | None:
 # -- the measured DFT table -----------------------------------------------------------------------------------
 
 
-def dft_problem(n: int, context: str = "strided", scalar_codelets: bool = True) -> DftProblem:
-    """``problem=dft`` of size ``n`` under the search protocol, set up (C library built, plans checkable)."""
+def dft_problem(n: int, context: str = "strided", scalar_codelets: bool = True,
+                max_runs: int | None = None) -> DftProblem:
+    """``problem=dft`` of size ``n`` under the search protocol (``max_runs``: its cap changed), set up (C
+    library built, plans checkable)."""
+    from dataclasses import replace
+
     from searchlab.adapters.grammar import SEARCH_BATCH_S, SEARCH_PROTOCOL, DftProblem
 
-    problem = DftProblem(size=n, subproblem_context=context, measure=SEARCH_PROTOCOL, batch_s=SEARCH_BATCH_S,
+    protocol = SEARCH_PROTOCOL if max_runs is None else replace(SEARCH_PROTOCOL, max_runs=max_runs)
+    problem = DftProblem(size=n, subproblem_context=context, measure=protocol, batch_s=SEARCH_BATCH_S,
                          scalar_codelets=scalar_codelets)
     problem.setup(problem.device)
     return problem

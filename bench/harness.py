@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 import importlib
 import json
+import math
 import os
 import sys
 import time
@@ -168,7 +169,8 @@ def parser(bench: Benchmark) -> argparse.ArgumentParser:
 
 
 def _plain(value: Any) -> Any:
-    """JSON data from what a benchmark returned (numpy numbers and arrays, tuples, paths, dataclasses)."""
+    """JSON data from what a benchmark returned (numpy numbers and arrays, tuples, paths, dataclasses; a
+    non-finite float becomes null)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _plain(dataclasses.asdict(value))
     if isinstance(value, Mapping):
@@ -179,7 +181,7 @@ def _plain(value: Any) -> Any:
         return str(value)
     if hasattr(value, "tolist") and callable(value.tolist):
         return _plain(value.tolist())
-    if isinstance(value, float) and value != value:  # NaN: JSON has none
+    if isinstance(value, float) and not math.isfinite(value):  # JSON has no NaN or infinity: null
         return None
     return value
 

@@ -1,8 +1,20 @@
 """Every benchmark ``python -m bench`` knows: its name and the module (under bench/) that defines it.
 
 A module defines ``BENCHMARK`` (a :class:`bench.harness.Benchmark`, or a list of them); it is imported only when
-its benchmark runs, so listing them is instant.
+its benchmark runs, so listing them is instant. tests/bench/test_bench_rules.py checks that every module of
+bench/ but the harness is registered here.
 """
 
+from bench.harness import register
 
-# register("name", "module")  -- one line per benchmark, grouped by what it measures
+# DFT: searchers on the C library's grammar, and the library against FFTW (docs/grammar.md, docs/measurement.md)
+register("dag_search", "dag_search")
+register("dag_heldout", "dag_heldout")
+register("bluestein_lengths", "bluestein_lengths")
+register("dft_scalar_rules", "dft_scalar_rules")
+register("tag_study", "tag_study")
+register("dft_fftw", "dft_fftw")
+register("dft_paired", "dft_paired")
+register("dft_fixed", "dft_fixed")
+register("dft_ab", "dft_ab")
+register("dft_measure", "dft_measure")

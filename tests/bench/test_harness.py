@@ -90,3 +90,11 @@ def test_another_schema_is_refused(tmp_path: Path) -> None:
 def test_unknown_benchmark_is_one_line() -> None:
     with pytest.raises(SystemExit, match="unknown benchmark 'nope'"):
         harness.load("nope")
+
+
+def test_numpy_values_and_non_finite_floats_become_json(tmp_path: Path) -> None:
+    import numpy as np
+
+    path = tmp_path / "w.json"
+    harness.write(path, {"a": np.float64(1.5), "b": np.arange(3), "c": float("inf"), "d": (1, Path("/x"))})
+    assert json.loads(path.read_text()) == {"a": 1.5, "b": [0, 1, 2], "c": None, "d": [1, "/x"]}
