@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import Table, dft_problem, drive
+from bench.common.dft import Table, dft_problem, drive
 from bench.harness import Benchmark, Context
 
 CLASSES = {"13-smooth": (2, 3, 5, 7, 11, 13), "7-smooth": (2, 3, 5, 7), "5-smooth": (2, 3, 5), "power of two": (2,)}

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import Table, dft_problem, drive
+from bench.common.dft import Table, dft_problem, drive
 from bench.harness import Benchmark, Context
 from searchlab.core.measure import median_ci
 from searchlab.study.analysis.stats import holm

@@ -26,7 +26,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bench.common import Table, Trace, confirm_plans, dft_problem, drive, mann_whitney, summary
+from bench.common.dft import Table, Trace, confirm_plans, dft_problem, drive
+from bench.common.stats import mann_whitney, summary
 from bench.harness import Benchmark, Context
 from searchlab.core.records import Config
 from searchlab.study.analysis.stats import holm

@@ -18,7 +18,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import Table, dft_problem, drive, mann_whitney
+from bench.common.dft import Table, dft_problem, drive
+from bench.common.stats import mann_whitney
 from bench.harness import Benchmark, Context
 
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.common import Table, dft_problem, drive
+from bench.common.dft import Table, dft_problem, drive
 from bench.harness import Benchmark, Context
 
 COLORS = {"tag": "C0", "tag_scaled": "C1"}

@@ -23,15 +23,14 @@ BENCH = ROOT / "bench"
 HARNESS = {"__init__", "__main__", "harness", "provenance", "registry", "common"}
 SHARED = {"bench.common", "bench.harness", "bench.provenance"}  # what a benchmark module may import of bench/
 # Not yet on the harness: converted by the helpers that own them (issue 52 item 5: auto, issue 53; repro,
-# issue 51). Remove a name when its module registers; pyproject.toml's mypy overrides list the same modules.
-PENDING = {"auto_loto", "auto_loto_report", "integration_speed", "kt_harness", "peers", "peers_kt", "proposal_plot",
-           "proposal_space", "proposal_time", "reproduce", "reproduce_bootstrap"}
+# issue 51; demo, issue 54: the newcomer walk). Remove a name when its module registers; pyproject.toml's mypy
+# overrides list the same modules.
+PENDING = {"auto_loto", "auto_loto_report", "integration_speed", "kt_harness", "newcomer_walk", "peers", "peers_kt",
+           "proposal_plot", "proposal_space", "proposal_time", "reproduce", "reproduce_bootstrap"}
 # bench's own modules while they move onto the harness (this branch empties it)
-CONVERTING = {"issue38_run", "joblib_sweep", "baselines", "cluster", "confirm", "confirm_flips", "demo_repeat",
-              "front_door", "futhark", "futhark_check", "futhark_sizes", "kt_bridge", "newcomer_walk", "overhead",
-              "probabilistic", "probabilistic_stats", "protocol", "replay_throughput", "schedule_pairs",
-              "study_replay", "thresholds", "transfer", "transfer_select", "tuned_peers_table", "tuner_folds",
-              "tuner_throughput"}
+CONVERTING = {"issue38_run", "joblib_sweep", "baselines", "cluster", "kt_bridge", "overhead",
+              "probabilistic", "replay_throughput", "schedule_pairs", "study_replay", "transfer",
+              "transfer_select", "tuned_peers_table", "tuner_folds", "tuner_throughput"}
 MUTATORS = {"insert", "append", "extend", "remove", "pop", "clear"}
 
 
@@ -91,6 +90,21 @@ def test_the_rules_find_what_they_forbid(tmp_path: Path) -> None:
 def test_benchmarks_import_public_names_only_and_leave_sys_path_alone() -> None:
     modules = _modules()
     found = [v for name, path in modules.items() if name not in PENDING | CONVERTING for v in violations(path, set(modules))]
+    assert not found, "\n".join(found)
+
+
+def test_the_shared_helpers_import_no_benchmark() -> None:
+    """bench/common/ (the one helper package) and the harness keep to public names and import no benchmark
+    module, so nothing in bench/ can form an import cycle."""
+    benchmarks = set(_modules()) - HARNESS
+    found = []
+    for path in [*sorted((BENCH / "common").glob("*.py")), *(BENCH / f"{h}.py" for h in HARNESS - {"common"})]:
+        found += violations(path, set())
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+                  for a in n.names]
+        found += [f"{path.name}: imports {n}" for n in names if n.startswith("bench.") and n.split(".")[1] in benchmarks]
     assert not found, "\n".join(found)
 
 

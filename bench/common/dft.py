@@ -1,25 +1,18 @@
-"""What several benchmarks share: data paths, the measured DFT table and its ask/tell drive, small statistics,
-and running the product's own command lines. The one module a benchmark may import besides the harness.
+"""The measured DFT table the grammar benchmarks compare searchers on (paper 002 §5).
 
-The DFT table (:class:`Table`): paper 002 compares searchers on the *same* numbers, so every plan any run
-proposes is measured once, under the package's search protocol (``searchlab.adapters.grammar.SEARCH_PROTOCOL``,
-the one ``problem=searcher_settings``'s live ``dft:N`` problems use too), and replayed to every later run.
+Paper 002 compares searchers on the *same* numbers, so every plan any run proposes is measured once, under the
+package's search protocol (``searchlab.adapters.grammar.SEARCH_PROTOCOL``, the one ``problem=searcher_settings``'s
+live ``dft:N`` problems use too), and replayed to every later run; a search is driven ask/tell, one evaluation
+at a time, its time read on the table's clock.
 """
 
 from __future__ import annotations
 
-import math
-import os
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from searchlab.core.measure import median_ci
 from searchlab.core.records import Config, Measurement, Result
@@ -28,87 +21,7 @@ if TYPE_CHECKING:
     from searchlab.adapters.grammar import DftProblem
     from searchlab.searchers import Searcher
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "bench" / "results"
-SHARED_DATA = REPO.parent / "shared" / "data"
-KT_DATA = SHARED_DATA / "kernel_tuner"  # the four convolution tables (Kernel Tuner caches) every table bench uses
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
-
-
-def kt_tables() -> list[Path]:
-    """The shared Kernel Tuner caches, sorted (convolution on A100, A4000, MI250X, W6600)."""
-    return sorted(KT_DATA.glob("*.json.gz"))
-
-
-# -- the product's command lines ------------------------------------------------------------------------------
-
-
-def searchlab_cli(args: Sequence[str], *, module: str = "searchlab", cwd: Path = REPO, timeout: float | None = None,
-                  env: dict[str, str] | None = None, check: bool = True) -> tuple[subprocess.CompletedProcess[str], float]:
-    """``python -m searchlab ARGS`` (or another module) in a fresh interpreter, as a user runs it: the
-    completed process and its wall seconds. A failure is one line naming the command (``check``)."""
-    command = [sys.executable, "-m", module, *args]
-    started = time.perf_counter()
-    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
-    seconds = time.perf_counter() - started
-    if check and proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise SystemExit(f"{' '.join(command[1:])}: exit {proc.returncode}: {' / '.join(tail)}")
-    return proc, seconds
-
-
-def busy_core(core: int | None) -> subprocess.Popen[bytes]:
-    """``yes > /dev/null``, pinned to ``core`` (None: wherever the scheduler puts it): a one-core load."""
-    pin = ["taskset", "-c", str(core)] if core is not None else []
-    return subprocess.Popen([*pin, "yes"], stdout=subprocess.DEVNULL)
-
-
-def last_core() -> int:
-    return sorted(os.sched_getaffinity(0))[-1]
-
-
-# -- statistics -----------------------------------------------------------------------------------------------
-
-
-def bootstrap_mean(values: Sequence[float], seed: int = 0, resamples: int = 2000) -> list[float]:
-    """[mean, 2.5 %, 97.5 %]: the mean with its 95 % percentile-bootstrap interval (seeded)."""
-    data = np.asarray(values, dtype=float)
-    means = np.random.default_rng(seed).choice(data, size=(resamples, len(data)), replace=True).mean(axis=1)
-    return [float(np.mean(data)), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]
-
-
-def median_interval(values: Sequence[float]) -> dict[str, Any]:
-    """The median with its distribution-free 95 % interval (order statistics; few values: their range)."""
-    lo, hi = median_ci(list(values))
-    return {"median": statistics.median(values), "ci95": [lo, hi], "values": list(values)}
-
-
-def mann_whitney(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
-    """Two-sided Mann-Whitney U test of two searchers' per-seed values, with the difference of medians."""
-    from scipy.stats import mannwhitneyu
-
-    test = mannwhitneyu(a, b, alternative="two-sided")
-    return {"median_a": statistics.median(a), "median_b": statistics.median(b),
-            "median_difference": statistics.median(a) - statistics.median(b), "p_value": float(test.pvalue),
-            "seeds": [len(a), len(b)]}
-
-
-def summary(values: Sequence[float | None]) -> dict[str, Any]:
-    """Median and quartiles; runs that never got there count as +inf (a censored median is None)."""
-    data = [math.inf if v is None else float(v) for v in values]
-    finite = [v for v in data if math.isfinite(v)]
-    pct = np.percentile(data, [25, 75], method="nearest") if data else [math.nan] * 2
-    lo, hi = median_ci(data) if data else (math.nan, math.nan)
-    return {"median": _num(statistics.median(data)) if data else None, "p25": _num(pct[0]), "p75": _num(pct[1]),
-            "median_ci95": [_num(lo), _num(hi)], "reached": len(finite), "runs": len(data)}
-
-
-def _num(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
-
-
-# -- the measured DFT table -----------------------------------------------------------------------------------
 
 
 def dft_problem(n: int, context: str = "strided", scalar_codelets: bool = True,
