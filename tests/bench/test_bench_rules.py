@@ -27,10 +27,6 @@ SHARED = {"bench.common", "bench.harness", "bench.provenance"}  # what a benchma
 # overrides list the same modules.
 PENDING = {"auto_loto", "auto_loto_report", "integration_speed", "kt_harness", "newcomer_walk", "peers", "peers_kt",
            "proposal_plot", "proposal_space", "proposal_time", "reproduce", "reproduce_bootstrap"}
-# bench's own modules while they move onto the harness (this branch empties it)
-CONVERTING = {"issue38_run", "joblib_sweep", "baselines", "cluster", "kt_bridge", "overhead",
-              "probabilistic", "replay_throughput", "schedule_pairs", "study_replay", "transfer",
-              "transfer_select", "tuned_peers_table", "tuner_folds", "tuner_throughput"}
 MUTATORS = {"insert", "append", "extend", "remove", "pop", "clear"}
 
 
@@ -89,7 +85,7 @@ def test_the_rules_find_what_they_forbid(tmp_path: Path) -> None:
 
 def test_benchmarks_import_public_names_only_and_leave_sys_path_alone() -> None:
     modules = _modules()
-    found = [v for name, path in modules.items() if name not in PENDING | CONVERTING for v in violations(path, set(modules))]
+    found = [v for name, path in modules.items() if name not in PENDING for v in violations(path, set(modules))]
     assert not found, "\n".join(found)
 
 
@@ -112,19 +108,19 @@ def test_every_module_is_the_harness_or_a_registered_benchmark() -> None:
     registered = set(harness.REGISTRY.values())
     modules = set(_modules())
     assert not registered - modules, f"registered but missing: {sorted(registered - modules)}"
-    unregistered = modules - registered - HARNESS - PENDING - CONVERTING
+    unregistered = modules - registered - HARNESS - PENDING
     assert not unregistered, f"bench/ modules that are no registered benchmark: {sorted(unregistered)}"
     assert not registered & PENDING, f"registered now: remove from PENDING (and pyproject's mypy overrides): " \
                                      f"{sorted(registered & PENDING)}"
     assert not PENDING - modules, f"gone: remove from PENDING: {sorted(PENDING - modules)}"
-    scripts = {p.stem for p in BENCH.glob("*.sh")} - CONVERTING
+    scripts = {p.stem for p in BENCH.glob("*.sh")}
     assert not scripts, f"a shell script is no benchmark: make it a registered one: {sorted(scripts)}"
 
 
 def test_pending_modules_are_the_ones_mypy_skips() -> None:
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     block = text.split("[[tool.mypy.overrides]]", 1)[1].split("ignore_errors", 1)[0]
-    assert set(re.findall(r'"bench\.(\w+)"', block)) == PENDING | (CONVERTING & set(_modules()))
+    assert set(re.findall(r'"bench\.(\w+)"', block)) == PENDING
 
 
 @pytest.mark.parametrize("name", sorted(harness.REGISTRY))
