@@ -55,6 +55,7 @@ def imports(i: int) -> tuple[float, float, float]:
 
 def sweep(launcher: str, work: Path) -> dict[str, Any]:
     where = work / f"sw_{launcher}"
+    work.mkdir(parents=True, exist_ok=True)
     _, seconds = searchlab_cli([*SWEEP, *LAUNCHERS[launcher], f"hydra.sweep.dir={where}"], cwd=work,
                                env={"PYTHONPATH": str(REPO)})
     runs = [json.loads(p.read_text())["wall_time_s"] for p in sorted(where.glob("*/summary.json"))]

@@ -336,7 +336,7 @@ def report(ctx: Context, results: Mapping[str, Any]) -> None:
 BENCHMARK = [
     Benchmark("probabilistic", "paper 001 Fig. 11/12: probabilistic vs trivial vs random (and every knob searcher), "
               "OpenCL and Kernel Tuner tables apart, paired intervals and Wilcoxon p", Options, run, report,
-              cited_by=("docs/knobs.md", "docs/transfer.md")),
+              cited_by=("docs/knobs.md", "docs/baselines.md")),
     Benchmark("probabilistic_record", "measure every configuration of the four OpenCL knob problems once, uncapped, "
               "into bench/results/probabilistic_tables/", RecordOptions, record, cited_by=("docs/knobs.md",)),
 ]

@@ -25,6 +25,7 @@ FOLDS = ("train_A100_MI250X", "train_A4000_W6600")
 @dataclass(frozen=True)
 class Options:
     study_dir: str = str(REPO / "outputs" / "study" / "tuned_peers")
+    overrides: tuple[str, ...] = ()  # more study overrides (e.g. seeds=2; a smaller grid says so in the result)
     report_only: bool = False  # read a finished study, run nothing
 
 
@@ -86,10 +87,10 @@ def run(ctx: Context, o: Options) -> dict[str, Any]:
     study = Path(o.study_dir).resolve()
     if not o.report_only:
         ctx.log(f"study=tuned_peers into {study} (resumes what is there)")
-        searchlab_cli(["study=tuned_peers", "--out", str(study)], module="searchlab.study")
+        searchlab_cli(["study=tuned_peers", *o.overrides, "--out", str(study)], module="searchlab.study")
     with open(study / "tuned.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    return {"study": str(study), "study_yaml": (study / "study.yaml").read_text(), "tuned": rows,
+    return {"study": str(study), "overrides": list(o.overrides), "study_yaml": (study / "study.yaml").read_text(), "tuned": rows,
             "tuning": tuning(study)}
 
 

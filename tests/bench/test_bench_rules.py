@@ -132,3 +132,22 @@ def test_a_registered_benchmark_declares_its_options_as_data(name: str) -> None:
     harness.parser(bench).parse_args([])
     for doc in bench.cited_by:
         assert (ROOT / doc).is_file(), f"{name}: cited_by {doc} does not exist"
+
+
+def test_reference_lists_every_benchmark_and_each_cites_docs_that_name_it() -> None:
+    section = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8").split("## Benchmarks", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `(\w+)` \|", section, flags=re.M))
+    assert listed == set(harness.REGISTRY), f"docs/reference.md's table vs the registry: {listed ^ set(harness.REGISTRY)}"
+    for name in harness.REGISTRY:
+        for doc in harness.load(name).cited_by:
+            text = (ROOT / doc).read_text(encoding="utf-8")
+            assert f"bench {name}" in text or f"bench/{name}.py" in text, f"{doc} does not name {name}"
+
+
+def test_every_historical_result_is_listed_with_who_wrote_it() -> None:
+    historical = BENCH / "results" / "historical"
+    index = (historical / "INDEX.md").read_text(encoding="utf-8")
+    listed = {m.rstrip("/") for m in re.findall(r"^\| `([^`]+)` \|", index, flags=re.M)}
+    present = {p.name for p in historical.iterdir()} - {"INDEX.md"}
+    assert listed == present, f"INDEX.md vs the files: {sorted(listed ^ present)}"
