@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO, tuned_config
+from bench.common import REPO, futhark_on_path, tuned_config
 from bench.harness import Benchmark, Context
 
 TUNERS = (("simple", 1), ("binary", 1), ("instrumented", 1), ("futhark_autotune", 1), ("exhaustive", 1),
@@ -52,11 +52,6 @@ class SizesOptions:
     budget: int = 6
     validation_runs: int = 10
     rounds: int = 5
-
-
-def _futhark_on_path() -> None:
-    """The project's Futhark (``make setup``) before any other, as the problems find it."""
-    os.environ["PATH"] = f"{REPO / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
 def real_autotune(problem: Any) -> tuple[dict[str, int], float, str]:
@@ -148,7 +143,7 @@ def bench_problem(ctx: Context, name: str, o: Options) -> dict[str, Any]:
 
 
 def run(ctx: Context, o: Options) -> dict[str, Any]:
-    _futhark_on_path()
+    futhark_on_path()
     ctx.used_seeds(range(o.seeds))
     results: dict[str, Any] = {"problems": {}}
     for name in o.problems:
@@ -164,7 +159,7 @@ def run_sizes(ctx: Context, o: SizesOptions) -> dict[str, Any]:
     from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
 
-    _futhark_on_path()
+    futhark_on_path()
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
     ctx.used_seeds(range(o.seeds))
     opts: dict[str, Any] = {"program": o.program, "validation": list(o.validation), "validation_runs": o.validation_runs}

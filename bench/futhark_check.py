@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.common import futhark_on_path
 from bench.common.stats import median_interval
 from bench.harness import Benchmark, Context
 
@@ -126,6 +127,7 @@ def check_program(ctx: Context, name: str, o: Options, extra: dict[str, dict[str
 def run(ctx: Context, o: Options) -> dict[str, Any]:
     from searchlab.adapters.futhark.tools import read_tuning
 
+    futhark_on_path()
     os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
     extra: dict[str, dict[str, dict[str, int]]] = {}
     for item in o.tuning:

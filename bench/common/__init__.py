@@ -55,6 +55,12 @@ def last_core() -> int:
     return sorted(os.sched_getaffinity(0))[-1]
 
 
+def futhark_on_path() -> None:
+    """The project's Futhark compiler (``make setup`` installs it into .venv/bin) before any other on PATH, as
+    the problems find it; ``futhark bench`` and ``futhark autotune`` are run by that name."""
+    os.environ["PATH"] = f"{REPO / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
 def tuned_config(outcome: Any) -> dict[str, int]:
     """What a threshold tuner ends on: its final check's configuration, else the best found ({}: none)."""
     finals = [r for r in outcome.results if r.candidate.meta.get("final") and r.ok]
