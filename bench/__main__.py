@@ -11,10 +11,22 @@ from __future__ import annotations
 import sys
 
 import bench.registry  # noqa: F401  (fills the registry)
-from bench.harness import REGISTRY, load, report, run
+from bench.harness import REGISTRY, UsageError, load, report, run
 
 
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        print(f"python -m bench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # what a benchmark finished is in its checkpointed result (partial: true)
+        print("python -m bench: interrupted; a benchmark's finished parts are in its result file, marked partial",
+              file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print((__doc__ or "").strip())
         return 0 if argv else 2

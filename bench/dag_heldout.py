@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.common.dft import Table, dft_problem, drive
-from bench.harness import Benchmark, Context
+from bench.harness import Benchmark, Context, UsageError
 from searchlab.core.measure import median_ci
 from searchlab.study.analysis.stats import holm
 
@@ -99,7 +99,7 @@ def tests(sizes: list[dict[str, Any]], focus: str) -> dict[str, Any]:
 def run(ctx: Context, o: Options) -> dict[str, Any]:
     unknown = sorted(set(o.searchers + o.big_searchers + (o.focus,)) - set(NAMES))
     if unknown:
-        raise SystemExit(f"dag_heldout: unknown searchers {unknown} (known: {', '.join(NAMES)})")
+        raise UsageError(f"dag_heldout: unknown searchers {unknown} (known: {', '.join(NAMES)})")
     ctx.used_seeds(range(max(o.seeds, o.big_seeds)))
     sizes: list[dict[str, Any]] = []
     results: dict[str, Any] = {"what": (__doc__ or "").splitlines()[0], "focus": o.focus, "sizes": []}

@@ -28,7 +28,7 @@ import numpy as np
 
 from bench.common.dft import Table, Trace, confirm_plans, dft_problem, drive
 from bench.common.stats import mann_whitney, summary
-from bench.harness import Benchmark, Context
+from bench.harness import Benchmark, Context, UsageError
 from searchlab.core.records import Config
 from searchlab.study.analysis.stats import holm
 
@@ -146,7 +146,7 @@ def run(ctx: Context, o: Options) -> dict[str, Any]:
 
     unknown = sorted(set(o.searchers + o.big_searchers) - set(SEARCHERS))
     if unknown:
-        raise SystemExit(f"dag_search: unknown searchers {unknown} (known: {', '.join(SEARCHERS)})")
+        raise UsageError(f"dag_search: unknown searchers {unknown} (known: {', '.join(SEARCHERS)})")
     ctx.used_seeds(range(o.seeds))
     protocol = dataclasses.asdict(SEARCH_PROTOCOL) | {"max_runs": o.max_runs, "batch_s": SEARCH_BATCH_S}
     results: dict[str, Any] = {

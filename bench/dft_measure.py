@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REPO, searchlab_cli
-from bench.harness import Benchmark, Context
+from bench.harness import Benchmark, Context, UsageError
 from bench.provenance import git
 
 
@@ -63,7 +63,7 @@ def _range(values: list[float]) -> dict[str, float]:
 
 def run(ctx: Context, o: Options) -> dict[str, Any]:
     if not o.before:
-        raise SystemExit("dft_measure: give --before TREE (the code tree to compare this one with)")
+        raise UsageError("dft_measure: give --before TREE (the code tree to compare this one with)")
     trees = {"before": Path(o.before).resolve(), "after": Path(o.after).resolve()}
     ctx.used_seeds(range(o.rounds))
     results: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}

@@ -23,7 +23,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from bench.harness import Benchmark, Context
+from bench.harness import Benchmark, Context, UsageError
 
 NAMES = ("auto", "dp_tag", "tag_scaled", "tag", "mc")
 
@@ -117,7 +117,7 @@ def run(ctx: Context, o: Options) -> dict[str, Any]:
 
     unknown = sorted(set(o.searchers) - set(NAMES))
     if unknown:
-        raise SystemExit(f"dft_paired: unknown searchers {unknown} (known: {', '.join(NAMES)})")
+        raise UsageError(f"dft_paired: unknown searchers {unknown} (known: {', '.join(NAMES)})")
     ctx.used_seeds(o.seeds)
     results: dict[str, Any] = {"what": (__doc__ or "").splitlines()[0], "budget": o.budget, "rounds": o.rounds,
                                "protocol": dataclasses.asdict(SEARCH_PROTOCOL) | {"batch_s": o.batch_s},

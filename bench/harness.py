@@ -43,6 +43,11 @@ RESULTS = ROOT / "results"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+class UsageError(Exception):
+    """Bad input to a benchmark (an unknown name, an option out of range): one line, exit status 2, nothing
+    measured or written (``python -m bench`` prints it)."""
+
+
 @dataclass
 class Context:
     """What a running benchmark gets from the harness: where to write, how to say what it is doing."""
@@ -116,7 +121,7 @@ def load(name: str) -> Benchmark:
     """The benchmark ``name`` (its module imported now); one line if there is none."""
     if name not in REGISTRY:
         known = ", ".join(sorted(REGISTRY)) or "none"
-        raise SystemExit(f"python -m bench: unknown benchmark {name!r} (known: {known})")
+        raise UsageError(f"unknown benchmark {name!r} (known: {known})")
     if name not in _LOADED:
         module = importlib.import_module(f"bench.{REGISTRY[name]}")
         found = getattr(module, "BENCHMARK", None)
@@ -124,7 +129,7 @@ def load(name: str) -> Benchmark:
             if isinstance(bench, Benchmark):
                 _LOADED[bench.name] = bench
         if name not in _LOADED:
-            raise SystemExit(f"python -m bench: bench.{REGISTRY[name]} defines no BENCHMARK named {name!r}")
+            raise UsageError(f"bench.{REGISTRY[name]} defines no BENCHMARK named {name!r}")
     return _LOADED[name]
 
 
@@ -234,10 +239,10 @@ def report(name: str, path: str | None) -> Path:
     converted benchmarks kept the layout of what they write inside ``results``."""
     bench = load(name)
     if bench.report is None:
-        raise SystemExit(f"python -m bench report: {name} has no report (its result file is all there is)")
+        raise UsageError(f"{name} has no report (its result file is all there is)")
     out = Path(path) if path else RESULTS / f"{name}.json"
     if not out.is_file():
-        raise SystemExit(f"python -m bench report: no result file {out}")
+        raise UsageError(f"no result file {out}")
     data = json.loads(out.read_text(encoding="utf-8"))
     results = data["results"] if data.get("schema") == SCHEMA else data
     bench.report(Context(name, out.resolve()), results)

@@ -87,9 +87,13 @@ def test_another_schema_is_refused(tmp_path: Path) -> None:
         harness.read(path)
 
 
-def test_unknown_benchmark_is_one_line() -> None:
-    with pytest.raises(SystemExit, match="unknown benchmark 'nope'"):
+def test_unknown_benchmark_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.__main__ import main
+
+    with pytest.raises(harness.UsageError, match="unknown benchmark 'nope'"):
         harness.load("nope")
+    assert main(["nope"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
 
 
 def test_numpy_values_and_non_finite_floats_become_json(tmp_path: Path) -> None:

@@ -265,7 +265,7 @@ class FutharkServerProblem(Problem):
                 raise EvaluationError(exc.mode, f"with sizes {dict(sizes)}: {exc.message}") from None
             raise
 
-    def timed_runs(self, params: Mapping[str, int], name: str, runs: int, *, as_given: bool = False) -> list[float]:
+    def timed_runs(self, params: Mapping[str, int], name: str, runs: int, as_given: bool = False) -> list[float]:
         """Seconds of ``runs`` timed runs of dataset ``name`` after one warm-up, on the timing server of the
         default sizes, thresholds set live as an evaluation sets them (a 0 becomes the default, as a
         ``.tuning`` file gives it) or ``as_given`` (a 0 sent as 0). Checking our timing against
