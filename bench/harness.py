@@ -245,7 +245,11 @@ def report(name: str, path: str | None) -> Path:
         raise UsageError(f"no result file {out}")
     data = json.loads(out.read_text(encoding="utf-8"))
     results = data["results"] if data.get("schema") == SCHEMA else data
-    bench.report(Context(name, out.resolve()), results)
+    try:
+        bench.report(Context(name, out.resolve()), results)
+    except (KeyError, TypeError, IndexError) as exc:  # an older layout than the benchmark writes today
+        raise UsageError(f"{out}: not the layout {name} writes today ({type(exc).__name__}: {exc}); "
+                         "a historical file older than its benchmark's last change") from None
     return out
 
 
