@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import sqlite3
 import tempfile
 import time
 import warnings
@@ -68,10 +67,11 @@ def study(searcher: str, seeds: int, budget: int, workers: int, out: Path) -> di
             "'problem.sample_noise=true']", f"seeds={seeds}", f"budget.evaluations={budget}", f"workers={workers}",
             "--out", str(out)]
     _, wall = searchlab_cli(args, module="searchlab.study")
+    from searchlab.core.store import read_runs
+
     meta = json.loads((out / "study.json").read_text())["meta"]
-    with sqlite3.connect(out / "replays.db") as conn:
-        (lookups,) = conn.execute("SELECT COUNT(*) FROM evaluations WHERE status != 'infeasible'").fetchone()
-    return {"lookups": int(lookups), "wall_s": wall, "grid_s": float(meta["grid wall time (s)"]), "cores": workers}
+    lookups = sum(status != "infeasible" for run_ in read_runs(out) for status in run_.outcomes.status)
+    return {"lookups": lookups, "wall_s": wall, "grid_s": float(meta["grid wall time (s)"]), "cores": workers}
 
 
 def kernel_tuner(strategy: str, seeds: int, budget: int, path: Path, names: list[str]) -> dict[str, float]:
