@@ -46,6 +46,7 @@ def report(ctx: Context, results: Mapping[str, Any]) -> None:
     if "table" not in results:
         raise SystemExit("baselines: a historical result (fraction of the optimum, before the experiment file) has "
                          "no methodology table")
+    ctx.artefact("_table.md").write_text(results["table"], encoding="utf-8")
     print(results["table"])
 
 
