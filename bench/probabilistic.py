@@ -25,6 +25,7 @@ import time
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ LEVELS = (0.5, 0.7, 0.9)
 class RecordOptions:
     problems: tuple[str, ...] = OPENCL
     core: int = 0
+    tables_dir: str = str(TABLES)  # where the recordings go (the tests and `probabilistic` read them from TABLES)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,8 @@ def record(ctx: Context, o: RecordOptions) -> dict[str, Any]:
     os.environ["POCL_CPU_MAX_CU_COUNT"] = os.environ["POCL_MAX_PTHREAD_COUNT"] = "1"
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {o.core})
-    TABLES.mkdir(parents=True, exist_ok=True)
+    out = Path(o.tables_dir)
+    out.mkdir(parents=True, exist_ok=True)
     written = {}
     for name in o.problems:
         problem, start = SCHEMAS[name](arch="none"), time.time()
@@ -78,7 +81,7 @@ def record(ctx: Context, o: RecordOptions) -> dict[str, Any]:
                 ctx.log(f"{name} {i:4d} {time.time() - start:7.1f}s {dict(config)} {m.status.value}")
 
         table = record_table(problem, progress=progress)
-        path = save_table(table, TABLES / f"{name}.json.gz")
+        path = save_table(table, out / f"{name}.json.gz")
         written[name] = {"path": str(path), "rows": len(table.rows), "seconds": round(time.time() - start, 1)}
         ctx.log(f"wrote {path} ({len(table.rows)} rows)")
     return {"tables": written}
