@@ -14,14 +14,16 @@ and writes ``bench/results/<name>.json`` in one schema (:data:`SCHEMA`):
 ``python -m bench list`` names every benchmark; ``python -m bench NAME --help`` its options;
 ``python -m bench report NAME [FILE]`` redraws a result's figures and tables (its ``report`` function) without
 measuring again. Every benchmark runs with one BLAS/OpenMP thread (the machine is shared; a benchmark that wants
-more says so in its options). A benchmark uses public searchlab names only and imports no other benchmark module
-but :mod:`bench.common` (tests/bench/test_bench_rules.py; ``make lint`` checks bench/ with ruff and mypy).
+more says so in its options). A benchmark uses public searchlab names only and imports no other benchmark module,
+only the harness and helpers (:mod:`bench.common`, or a family's helper module that registers nothing; no import
+cycle: tests/bench/test_bench_rules.py; ``make lint`` checks bench/ with ruff and mypy).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import gzip
 import importlib
 import json
 import math
@@ -79,6 +81,22 @@ class Context:
         plt.close(figure)
         self.log(f"wrote {path}")
         return path
+
+    def save_data(self, suffix: str, data: Any) -> Path:
+        """Data beside the result that is not the result (raw runs a later ``--merge`` or report reads), as JSON
+        through the one writer (:func:`write`); gzip-compressed when ``suffix`` ends in ``.gz``."""
+        path = self.artefact(suffix)
+        write(path, data)
+        self.log(f"wrote {path}")
+        return path
+
+    def load_data(self, suffix: str) -> Any:
+        """What :meth:`save_data` wrote (None if there is no such file)."""
+        path = self.artefact(suffix)
+        if not path.is_file():
+            return None
+        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        return json.loads(raw)
 
     def used_seeds(self, seeds: Sequence[int]) -> list[int]:
         """Record ``seeds`` as used (provenance) and return them as a list."""
@@ -191,12 +209,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def write(path: Path, document: Mapping[str, Any]) -> None:
-    """Atomically: a killed benchmark never leaves half a result file."""
+def write(path: Path, document: Any) -> None:
+    """The one JSON writer of bench/, atomically: a killed benchmark never leaves half a file (gzip for ``.gz``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    text = json.dumps(_plain(document), indent=1, allow_nan=False, default=str)
-    tmp.write_text(text + "\n", encoding="utf-8")
+    text = json.dumps(_plain(document), indent=1, allow_nan=False, default=str) + "\n"
+    tmp.write_bytes(gzip.compress(text.encode()) if path.suffix == ".gz" else text.encode())
     os.replace(tmp, path)
 
 

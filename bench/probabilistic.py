@@ -18,8 +18,6 @@ Replays: no number here is a timing.
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import time
 from collections import defaultdict
@@ -35,6 +33,7 @@ from bench.common.stats import censored_quantiles, paired, tests_to_reach, uninf
 from bench.harness import Benchmark, Context
 
 TABLES = RESULTS / "probabilistic_tables"
+RAW = "_runs.json.gz"  # every run's curve beside the result (--merge, --report-only)
 OPENCL = ("fir", "matmul_blocked", "conv2d", "smith_waterman")
 ARCHS = ("small_few", "small_many", "large_few", "large_many")
 PAPER = ("probabilistic", "probabilistic_trivial", "random")
@@ -269,7 +268,6 @@ def analyse(results: list[dict[str, Any]], seeds: int) -> dict[str, Any]:
 def run(ctx: Context, o: Options) -> dict[str, Any]:
     import multiprocessing as mp
 
-    raw = ctx.artefact("_runs.json.gz")
     _init(o.problems)
     results: list[dict[str, Any]] = []
     if not o.report_only:
@@ -287,14 +285,13 @@ def run(ctx: Context, o: Options) -> dict[str, Any]:
         finally:
             if pool is not None:
                 pool.terminate()
-    if (o.merge or o.report_only) and raw.exists():  # keep runs recorded before (e.g. a slow searcher run apart)
+    earlier = ctx.load_data(RAW) if o.merge or o.report_only else None
+    if earlier:  # keep runs recorded before (e.g. a slow searcher run apart)
         fresh = {(r["problem"], r["searcher"], r["seed"]) for r in results}
-        with gzip.open(raw, "rt") as fh:
-            results += [r for r in json.load(fh) if (r["problem"], r["searcher"], r["seed"]) not in fresh]
+        results += [r for r in earlier if (r["problem"], r["searcher"], r["seed"]) not in fresh]
     if not results:
-        raise SystemExit(f"probabilistic: no runs (nothing run, none in {raw})")
-    with gzip.open(raw, "wt") as fh:
-        json.dump(results, fh)
+        raise SystemExit(f"probabilistic: no runs (nothing run, none in {ctx.artefact(RAW)})")
+    ctx.save_data(RAW, results)
     ctx.used_seeds(sorted({int(r["seed"]) for r in results}))
     return analyse(results, 1 + max(int(r["seed"]) for r in results))
 

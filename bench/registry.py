@@ -2,7 +2,7 @@
 
 A module defines ``BENCHMARK`` (a :class:`bench.harness.Benchmark`, or a list of them); it is imported only when
 its benchmark runs, so listing them is instant. tests/bench/test_bench_rules.py checks that every module of
-bench/ but the harness is registered here.
+bench/ but the harness is registered here or is a helper a registered one imports.
 """
 
 from bench.harness import register

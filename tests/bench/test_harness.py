@@ -102,3 +102,11 @@ def test_numpy_values_and_non_finite_floats_become_json(tmp_path: Path) -> None:
     path = tmp_path / "w.json"
     harness.write(path, {"a": np.float64(1.5), "b": np.arange(3), "c": float("inf"), "d": (1, Path("/x"))})
     assert json.loads(path.read_text()) == {"a": 1.5, "b": [0, 1, 2], "c": None, "d": [1, "/x"]}
+
+
+def test_data_beside_a_result_goes_through_the_one_writer(tmp_path: Path) -> None:
+    ctx = harness.Context("x", tmp_path / "x.json", quiet=True)
+    assert ctx.load_data("_runs.json.gz") is None
+    path = ctx.save_data("_runs.json.gz", [{"curve": [0.5, float("nan")]}])
+    assert path == tmp_path / "x_runs.json.gz" and path.read_bytes()[:2] == b"\x1f\x8b"  # gzip
+    assert ctx.load_data("_runs.json.gz") == [{"curve": [0.5, None]}]  # JSON has no NaN: null
