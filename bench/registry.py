@@ -48,3 +48,6 @@ register("cluster", "cluster")
 register("study_replay", "study_replay")
 register("replay_throughput", "replay_throughput")
 register("joblib_sweep", "joblib_sweep")
+
+# what a user sees: every printed command pasted, the longest silence of each (issues 46 and 54)
+register("walk", "walk")

@@ -28,18 +28,18 @@ from bench import harness
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 HARNESS = {"__init__", "__main__", "harness", "provenance", "registry", "common"}
-# Not yet on the harness: converted by the helpers that own them (issue 52 item 5: auto, issue 53; repro,
-# issue 51; demo, issue 54: the newcomer walk). A module here that is registered, imported by a registered
-# benchmark, or gone is checked like any other (so their conversions land without touching this file); drop it from
-# here and from pyproject.toml's mypy overrides (the same list) once none of these is still on the old footing.
-PENDING = {"auto_loto", "auto_loto_report", "integration_speed", "kt_harness", "newcomer_walk", "peers", "peers_kt",
+# Not yet on the harness: converted by the helpers that own them (issue 52 item 5: auto, issue 53; repro, issue 51).
+# A module here that is registered, imported by a registered benchmark, or gone is checked like any other (so their
+# conversions land without touching this file); drop it from here and from pyproject.toml's mypy overrides (the same
+# list) once none of these is still on the old footing.
+PENDING = {"auto_loto", "auto_loto_report", "integration_speed", "kt_harness", "peers", "peers_kt",
            "proposal_plot", "proposal_space", "proposal_time", "reproduce", "reproduce_bootstrap"}
 # Benchmark modules that others may import for their constants (they import no benchmark themselves, so no cycle):
 # auto's benches read the shared tables' location from bench/auto_kt.py (issue 53; a helper would do).
 LENDERS = {"auto_kt"}
 # Benchmark names other helpers' branches register (docs/reference.md's table lists them ahead of their landing).
 UPCOMING = {"auto_kt", "auto_spaces", "auto_heldout", "auto_loto", "peers", "proposal_time", "integration_speed",
-            "reproduce_field", "walk"}
+            "reproduce_field"}
 MUTATORS = {"insert", "append", "extend", "remove", "pop", "clear"}
 COMMAND_LINES = {"argparse", "optparse", "getopt", "click", "typer"}  # the harness parses every command line
 WRITERS = {"write", "write_text", "writelines", "dump"}  # a JSON text handed to one of these is a second writer
