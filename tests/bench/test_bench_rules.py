@@ -42,7 +42,7 @@ UPCOMING = {"auto_kt", "auto_spaces", "auto_heldout", "auto_loto", "peers", "pro
             "reproduce_field"}
 MUTATORS = {"insert", "append", "extend", "remove", "pop", "clear"}
 COMMAND_LINES = {"argparse", "optparse", "getopt", "click", "typer"}  # the harness parses every command line
-WRITERS = {"write", "write_text", "writelines", "dump"}  # a JSON text handed to one of these is a second writer
+LOGGERS = {"print", "log"}  # a JSON text in a progress line is no second writer
 
 
 @functools.cache
@@ -87,12 +87,13 @@ def violations(path: Path, siblings: set[str], benchmarks: set[str]) -> list[str
     (``benchmarks``: the registered ones; ``siblings``: every module of bench/, imported by a sys.path edit),
     and, but in the harness, a command line or a JSON writer of its own."""
     found: list[str] = []
+    logged = _logged(_tree(path))
     for node in ast.walk(_tree(path)):
         line = f"{path.name}:{getattr(node, 'lineno', 0)}"
         if _edits_sys_path(node):
             found.append(f"{line}: edits sys.path")
         if path.stem != "harness":
-            found += [f"{line}: {v}" for v in _own_harness(node)]
+            found += [f"{line}: {v}" for v in _own_harness(node, logged)]
         found += [f"{line}: {v}" for v in _import_violations(node, path.stem, siblings, benchmarks)]
     return found
 
@@ -103,20 +104,23 @@ def _edits_sys_path(node: ast.AST) -> bool:
     return isinstance(node, ast.Assign) and any(ast.unparse(t).startswith("sys.path") for t in node.targets)
 
 
-def _own_harness(node: ast.AST) -> list[str]:
+def _logged(tree: ast.AST) -> set[int]:
+    """The ``json.dumps`` calls inside a progress line (``print(...)``, ``ctx.log(...)``): text, not a file."""
+    lines = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func).split(".")[-1] in LOGGERS]
+    return {id(d) for n in lines for d in ast.walk(n) if d is not n}
+
+
+def _own_harness(node: ast.AST, logged: set[int]) -> list[str]:
     """A command line parsed or JSON written outside the harness (its options are the Benchmark's dataclass, its
-    results what ``run`` returns, extra data files ``Context.save_data``)."""
+    results what ``run`` returns, extra data files ``Context.save_data``); ``json.dumps`` only into a log line."""
     tops = {n.split(".")[0] for n in _imported_names(node)}
     if tops & COMMAND_LINES:
         return [f"imports {min(tops & COMMAND_LINES)} (the harness parses the command line: declare options)"]
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+    if not isinstance(node, ast.Call) or ast.unparse(node.func) not in {"json.dump", "json.dumps"}:
         return []
-    if ast.unparse(node.func) == "json.dump":
-        return ["writes JSON itself (json.dump: return results, or Context.save_data)"]
-    dumped = any(isinstance(a, ast.Call) and ast.unparse(a.func) == "json.dumps" for a in ast.walk(node) if a is not node)
-    if node.func.attr in WRITERS and dumped:
-        return [f"writes JSON itself (json.dumps into .{node.func.attr}: return results, or Context.save_data)"]
-    return []
+    if ast.unparse(node.func) == "json.dumps" and id(node) in logged:
+        return []
+    return [f"writes JSON itself ({ast.unparse(node.func)}: return results, or Context.save_data)"]
 
 
 def _import_violations(node: ast.AST, stem: str, siblings: set[str], benchmarks: set[str]) -> list[str]:
@@ -166,10 +170,10 @@ def test_the_rules_find_what_they_forbid(tmp_path: Path) -> None:
                    "from bench.dag_search import run\nfrom bench.common import Table\nfrom bench.common import _cache\n"
                    "def later() -> None:\n    from bench import protocol\n    from bench.auto_stats import interval\n"
                    "import argparse\nimport json\njson.dump({}, open('x', 'w'))\nPath('x').write_text(json.dumps({}))\n"
-                   "print(json.dumps({}))\n")  # a JSON line printed is no result file
+                   "text = json.dumps({})\nprint(json.dumps({}))\n")  # a JSON line printed is no result file
     found = violations(bad, {"peers", "dag_search"}, {"dag_search", "protocol"})
-    assert len(found) == 10, found
-    assert sum("JSON itself" in f for f in found) == 2 and sum("argparse" in f for f in found) == 1
+    assert len(found) == 11, found
+    assert sum("JSON itself" in f for f in found) == 3 and sum("argparse" in f for f in found) == 1
     assert sum("from bench.common" in f for f in found) == 1  # its private name; importing bench.common is allowed
     assert sum("bench.protocol" in f for f in found) == 1  # a function-level import counts; a helper is allowed
 
