@@ -23,9 +23,9 @@ samples the Ray workers' threads: "busy" threads are those that used >= 1 s of C
 
 Both modes update ``bench/results/proposal_time_data.json`` (their own key; the harness's own result file is
 ``bench/results/proposal_time.json``) and redraw ``proposal_time.png``. Each run of ``serial`` is a child process
-(``python -m bench.proposal_time _one ...``) pinned to one core. The parallel mode replays study cells through
-``searchlab.study.execution`` (``_compose_run``, ``_replay``: not public names; the study door is being reworked,
-issue 52).
+(``python -m bench.proposal_time _one ...``) pinned to one core. The parallel mode composes each cell's run
+configuration with Hydra's public API and replays the cells through ``searchlab.study.execution.replay.run_cells``
+(each cell its own run directory).
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ from typing import Any
 
 from bench.auto_kt import TABLE_DIR
 from bench.harness import RESULTS as OUT
-from bench.harness import Benchmark, Context
+from bench.harness import Benchmark, Context, write
 
 TABLE = TABLE_DIR / "convolution_A100.json.gz"
-DATA = OUT / "proposal_time_data.json"
+DATA = "_data.json"  # beside the result: every mode's runs, keyed (Context.save_data)
 WINDOW = (200, 220)  # evaluations told before the ask
 BOUND_S = 0.5
 
@@ -155,17 +155,35 @@ VARIANTS = {  # name -> environment of the driver (inherited by Ray's workers)
 }
 
 
+def _compose(overrides: list[str]) -> dict[str, Any]:
+    """One run's configuration composed the way a study composes a cell's (Hydra's public API, the package's
+    config directory), as plain containers with the table's path made absolute for the Ray workers."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from searchlab.cli.config import register_configs
+    from searchlab.core.groups import CONF_DIR
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=overrides)
+    out = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(out, dict)
+    return {str(k): v for k, v in out.items()}
+
+
 def _parallel_one(variant: str, runs: int, evals: int, tmp: str) -> dict[str, Any]:
     import threading
 
     import psutil
+    from omegaconf import OmegaConf
 
-    from searchlab.study.execution.grid import Cell, _compose_run  # type: ignore[attr-defined]
-    from searchlab.study.execution.replay import _replay
+    from searchlab.study.execution.cells import Cell
+    from searchlab.study.execution.replay import run_cells
 
     overrides = ["problem=kernel_tuner_cache", f"problem.path={TABLE}", "searcher=optuna_gp", "executor=serial",
                  f"budget.evaluations={evals}", "progress=off", "plot=false"]
-    base = _compose_run(overrides)
+    base = _compose(overrides)
     cells = [Cell("A100", "optuna_gp", s, Path(tmp) / variant / f"seed_{s}", {**base, "seed": s}) for s in range(runs)]
     me, peak = psutil.Process(), [0]
     cpu_by_thread: dict[tuple[int, int], float] = {}
@@ -194,13 +212,14 @@ def _parallel_one(variant: str, runs: int, evals: int, tmp: str) -> dict[str, An
                 except psutil.Error:
                     continue
             peak[0] = max(peak[0], total)
-            snapshot.write_text(json.dumps({**summary(), "elapsed_s": time.time() - start}))  # kept if we are killed
+            write(snapshot, {**summary(), "elapsed_s": time.time() - start})  # kept if we are killed
             stop.wait(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
     load, start = os.getloadavg(), time.time()
     sampler.start()
-    records = _replay(cells, None, None)
+    records = run_cells(cells, OmegaConf.create({"mode": "replay", "workers": None, "ray_address": None,
+                                                 "run_dirs": True}))
     stop.set()
     sampler.join()
     return {"variant": variant, "env": VARIANTS[variant], "runs": runs, "evals": evals, "table": TABLE.name,
@@ -295,22 +314,23 @@ def run(ctx: Context, a: Options) -> dict[str, Any]:
     from bench.proposal_plot import plot
 
     if a.mode == "resummarise":  # recompute every serial summary from its stored asks (after a change here)
-        data = json.loads(DATA.read_text())
+        data = ctx.load_data(DATA) or {}
         for result in data.values():
             if "runs" in result:
                 result["summary"] = summarise(result["runs"])
-        DATA.write_text(json.dumps(data, indent=1))
+        ctx.save_data(DATA, data)
         plot(data, ctx.artefact(".png"))
         return {"resummarised": sorted(data)}
     a = dataclasses.replace(a, evals=a.evals or (220 if a.mode == "serial" else 100),
                             core=a.core if a.core >= 0 else sorted(os.sched_getaffinity(0))[-1])
-    os.environ["PROPOSAL_TIME_OPTIONS"] = json.dumps(json.loads(a.options))
+    json.loads(a.options)  # refused here if it is not JSON; the pinned children read it
+    os.environ["PROPOSAL_TIME_OPTIONS"] = a.options
     ctx.used_seeds(range(a.first_seed, a.first_seed + a.seeds))
     result = serial(a) if a.mode == "serial" else parallel(a)
     result["meta"] = {"versions": _versions(), "cpus": os.cpu_count()}
-    data = json.loads(DATA.read_text()) if DATA.exists() else {}
+    data = ctx.load_data(DATA) or {}
     data[a.key or a.mode] = result
-    DATA.write_text(json.dumps(data, indent=1))
+    ctx.save_data(DATA, data)
     plot(data, ctx.artefact(".png"))
     return result
 
