@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar, Union
 import numpy as np
 
 from searchlab.core.provenance import Ref
-from searchlab.core.records import Candidate, Config, Direction, Result, loss
+from searchlab.core.records import Candidate, Config, Direction, Measurement, Result, loss
 from searchlab.core.spaces import Space, View, view_as
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
 
@@ -172,6 +172,13 @@ class Searcher(ABC):
         self._record(Result(candidate, result.measurement, result.worker, result.device,
                             result.t_submit, result.t_start, result.t_end, result.cache_hit))
 
+    def observe(self, config: Config, measurement: Measurement) -> Result:
+        """Tell the result of a configuration this searcher did not propose, measured by whoever drives it (a
+        host tool's resumed or enqueued trial): it becomes the searcher's next candidate, as a proposal would
+        (its proposal is the configuration seen through the searcher's view). Returns the result as told."""
+        self.replay(Result(Candidate(self._next_id, config, Config({})), measurement))
+        return self.history[-1]
+
     def _record(self, result: Result) -> None:
         self._told.add(result.id)
         self.history.append(result)
@@ -206,7 +213,24 @@ class Searcher(ABC):
     def n_seen(self) -> int:
         return len(self._seen)
 
-    # -- hooks ---------------------------------------------------------------------------
+    # -- optional hooks of the run (issue 52, item 3): declared here with a default, never looked up by name --
+    def attach_prior(self, prior: Any) -> bool:
+        """``prior=``: tables of earlier runs matched to this space (:class:`searchlab.run.priors.Prior`), handed
+        over once before the first proposal. Returns whether the searcher learns from it; the default ignores
+        it (False: the run notes that ``prior=`` was checked but unused, a cold run)."""
+        return False
+
+    def prior_report(self) -> Mapping[str, Any] | None:
+        """What the searcher made of its prior -- the tables used, their weights, a ``line`` for the run's
+        notes -- for ``summary.json["priors"]``; None (the default): nothing to report."""
+        return None
+
+    def shortfall(self) -> str | None:
+        """Why a searcher that is not anytime ended without a usable result (DP short of budget: paper 002
+        §4.2), said in the run's summary when it stopped on its budget; None (the default): nothing to explain."""
+        return None
+
+    # -- hooks of the algorithm ------------------------------------------------------------
     @abstractmethod
     def _ask(self, n: int) -> Sequence[ProposalLike]:
         """Propose up to ``n`` configurations of ``self.space`` (see ``self.pending``)."""
@@ -215,4 +239,5 @@ class Searcher(ABC):
         """Learn from one result (any order; also called for replayed results)."""
 
     def _done(self) -> bool:
+        """True once the searcher has nothing more to propose (exhausted or converged); False by default."""
         return False
