@@ -261,7 +261,7 @@ def test_no_getattr_finds_a_searcher_or_progress_hook() -> None:
     """Issue 52, item 3: every hook is declared on Searcher or Progress with a default; nothing probes for one
     (``close`` is checked by receiver: caches and Ray objects have their own)."""
     hooks = _hook_names()
-    assert {"attach_prior", "prior_report", "shortfall", "set_budget", "resumed", "phase", "observe"} <= hooks
+    assert {"attach_prior", "prior_report", "shortfall", "set_budget", "resumed", "phase", "next_id"} <= hooks
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for call in _calls(path):

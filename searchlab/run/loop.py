@@ -144,13 +144,16 @@ class SearchLoop:
         self._counted(result)
 
     def observe(self, config: Config, measurement: Measurement) -> Result:
-        """A result the host measured without asking (a resumed study's trial, an enqueued one): recorded, then
-        told to the searcher as its own next candidate (:meth:`Searcher.observe`)."""
-        result = self.searcher.observe(config, measurement)
+        """A result the host measured without asking (a resumed study's trial, an enqueued one): recorded under the
+        searcher's next candidate id, then replayed into it (its proposal: the configuration through the searcher's
+        view, :meth:`Searcher.replay`). Returns the result as the searcher holds it."""
+        result = Result(Candidate(self.searcher.next_id, config, Config({})), measurement)
         if self.store is not None:
             self.store.record(result)
-        self._counted(result)
-        return result
+        self.searcher.replay(result)
+        told = self.searcher.history[-1]
+        self._counted(told)
+        return told
 
     def abandon(self, candidate: Candidate, why: str) -> None:
         """A candidate the host will never evaluate (a pruned or dropped trial): told as a failure."""

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar, Union
 import numpy as np
 
 from searchlab.core.provenance import Ref
-from searchlab.core.records import Candidate, Config, Direction, Measurement, Result, loss
+from searchlab.core.records import Candidate, Config, Direction, Result, loss
 from searchlab.core.spaces import Space, View, view_as
 from searchlab.errors import DuplicateResultError, IncompatibleError, UnknownCandidateError
 
@@ -172,13 +172,6 @@ class Searcher(ABC):
         self._record(Result(candidate, result.measurement, result.worker, result.device,
                             result.t_submit, result.t_start, result.t_end, result.cache_hit))
 
-    def observe(self, config: Config, measurement: Measurement) -> Result:
-        """Tell the result of a configuration this searcher did not propose, measured by whoever drives it (a
-        host tool's resumed or enqueued trial): it becomes the searcher's next candidate, as a proposal would
-        (its proposal is the configuration seen through the searcher's view). Returns the result as told."""
-        self.replay(Result(Candidate(self._next_id, config, Config({})), measurement))
-        return self.history[-1]
-
     def _record(self, result: Result) -> None:
         self._told.add(result.id)
         self.history.append(result)
@@ -188,6 +181,12 @@ class Searcher(ABC):
         self._tell(result.candidate, result)
 
     # -- state ---------------------------------------------------------------------------
+    @property
+    def next_id(self) -> int:
+        """The id the next candidate gets: a result its driver measured without asking (a host tool's resumed or
+        enqueued trial) is recorded under it and then replayed (:meth:`searchlab.run.loop.SearchLoop.observe`)."""
+        return self._next_id
+
     @property
     def pending(self) -> Mapping[int, Candidate]:
         return MappingProxyType(self._pending)
