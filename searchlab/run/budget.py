@@ -15,6 +15,7 @@ from typing import Protocol
 
 from searchlab.core.records import Config, Direction, Measurement, Result, Status, loss
 from searchlab.errors import ConfigError
+from searchlab.run.broken import SAME_FAILURES
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class Budget:
     max_failure_rate: float | None = None  # stop when failures exceed this share ...
     failure_rate_after: int = 20  # ... once this many evaluations are done
     max_infeasible_proposals: int | None = 10_000  # known-infeasible proposals (not measured, not counted above)
+    max_same_failures: int | None = SAME_FAILURES  # the same failure this many times in a row, before any success
 
     def __post_init__(self) -> None:
         if self.evaluations is not None and (isinstance(self.evaluations, bool) or self.evaluations < 1):
@@ -42,6 +44,9 @@ class Budget:
                 isinstance(self.max_infeasible_proposals, bool) or self.max_infeasible_proposals < 1):
             raise ConfigError(f"budget.max_infeasible_proposals={self.max_infeasible_proposals}: "
                               "must be a positive integer or null")
+        if self.max_same_failures is not None and (isinstance(self.max_same_failures, bool)
+                                                   or self.max_same_failures < 1):
+            raise ConfigError(f"budget.max_same_failures={self.max_same_failures}: must be a positive integer or null")
         if self.failure_rate_after < 1:
             raise ConfigError(f"budget.failure_rate_after={self.failure_rate_after}: must be >= 1")
         if self.evaluations is None and self.wall_time_s is None and self.charged_time_s is None:
@@ -57,6 +62,7 @@ class StopReason(StrEnum):
     INFEASIBLE_PROPOSALS = "infeasible_proposals"  # budget.max_infeasible_proposals reached
     EXHAUSTED = "exhausted"  # the searcher has nothing more to propose
     STALLED = "stalled"  # the searcher proposed nothing with nothing in flight
+    SAME_FAILURES = "same_failures"  # the program failed the same way K times before anything worked (run.broken)
     INTERRUPTED = "interrupted"
     HOST = "host"  # the tool that drives the search (Kernel Tuner, tuning's live replays) said stop
 

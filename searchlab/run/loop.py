@@ -27,6 +27,7 @@ from typing import Protocol
 from searchlab.core.records import Candidate, Config, Direction, FailureMode, Measurement, Result, Status
 from searchlab.core.spaces import Space
 from searchlab.core.threads import limit_pools
+from searchlab.run.broken import SameFailures
 from searchlab.run.budget import (
     Budget,
     LoopState,
@@ -59,9 +60,11 @@ class SearchLoop:
     def __init__(self, searcher: Searcher, executor: Executor | None = None, budget: Budget | None = None, *,
                  space: Space | None = None, store: Recorder | None = None, cache: MeasurementCache | None = None,
                  progress: Progress | Callable[[LoopState, Budget], None] | None = None, prior: Sequence[Result] = (),
-                 resumed: Sequence[Result] = (),
+                 resumed: Sequence[Result] = (), same_failures: bool = False,
                  horizon: int | None = None, until: Callable[[], bool] | None = None) -> None:
         self.searcher, self.executor, self.budget = searcher, executor, budget
+        # a program's own failures stop early (run.broken), never a replay's recorded ones
+        self.same = SameFailures(budget.max_same_failures if same_failures and budget is not None else None)
         for result in resumed:  # a resumed run's records: the searcher hears them again, in recorded order
             searcher.replay(result)
         # budget-dependent schedules span the run (Searcher.set_budget)
@@ -71,15 +74,19 @@ class SearchLoop:
         self.state = LoopState(searcher.direction)
         for result in (*resumed, *prior):
             self.state.add(result)
+            self.same.observe(result)
         self.in_flight: dict[int, Candidate] = {}
         self.interrupt: KeyboardInterrupt | None = None  # what stopped the run (Ctrl-C, a signal)
         self._beat = time.time()  # the last progress call made while waiting (SearchLoop._heartbeat)
         self._closed = False
         self.reason: StopReason | None = None  # why :meth:`run` ended
+        self.longest_s = 0.0  # this session's longest evaluation: what the next one is predicted to take
 
     # -- the steps: what every door does, in this order ------------------------------------------
     def stop_reason(self) -> StopReason | None:
-        """Why the search should stop now (None: go on)."""
+        """Why the search should stop now (None: go on). Progress is shown here too, while the last evaluations
+        run after a stop (issue 54: 15 s of silence)."""
+        self._heartbeat()
         if self.until is not None and self.until():
             return StopReason.HOST
         b, s = self.budget, self.state
@@ -87,8 +94,8 @@ class SearchLoop:
             return None
         if b.evaluations is not None and s.done >= b.evaluations:
             return StopReason.EVALUATIONS
-        if b.wall_time_s is not None and s.elapsed >= b.wall_time_s:
-            return StopReason.WALL_TIME
+        if b.wall_time_s is not None and s.elapsed + self.longest_s >= b.wall_time_s:
+            return StopReason.WALL_TIME  # no evaluation is started that would end past the cap (issue 54)
         if b.charged_time_s is not None and s.charged_s >= b.charged_time_s:
             return StopReason.CHARGED_TIME
         if b.target is not None and s.best is not None and s.best.objective is not None:
@@ -99,6 +106,8 @@ class SearchLoop:
             return StopReason.FAILURE_RATE
         if b.max_infeasible_proposals is not None and s.infeasible >= b.max_infeasible_proposals:
             return StopReason.INFEASIBLE_PROPOSALS
+        if self.same.tripped:
+            return StopReason.SAME_FAILURES
         return None
 
     def propose(self, room: int = 1) -> list[Candidate]:
@@ -140,6 +149,8 @@ class SearchLoop:
         if self.cache is not None and not result.cache_hit and result.status in (Status.OK, Status.FAILED):
             self.cache.put(result.config, result.measurement)
         self.in_flight.pop(result.id, None)
+        if result.t_submit >= self.state.started:
+            self.longest_s = max(self.longest_s, result.t_end - result.t_submit)
         self.searcher.tell(result)
         self._counted(result)
 
@@ -162,6 +173,7 @@ class SearchLoop:
 
     def _counted(self, result: Result) -> None:
         self.state.add(result)
+        self.same.observe(result)
         if self.progress is not None and self.budget is not None:
             self.progress(self.state, self.budget)
 
