@@ -7,7 +7,8 @@ A run's ``best_so_far.png`` (:mod:`searchlab.run.plot`), a study's report figure
   backend is chosen and no global figure is left in the user's process (a notebook, Kernel Tuner's, a Ray
   worker), and nothing needs a display;
 - :func:`paper_style`: sized for a paper's text width, 8-point text, text kept as text in SVG, a fixed SVG hash
-  salt (issue 45); titles wrapped, and shrunk if a line still runs past the figure's edge (:func:`render`);
+  salt (issue 45); titles wrapped, and shrunk if a line still runs past the figure's edge (:func:`fit_title`,
+  which :func:`render` calls);
 - :func:`render`: the laid-out figure as PNG bytes and SVG text (vector, what a paper takes; no date in it, so
   a report is reproducible); :func:`write`: either written atomically (a full disk leaves no half-made file).
 
@@ -60,7 +61,7 @@ def axes(title: str, xlabel: str, ylabel: str, size: tuple[float, float] = (WIDT
     return fig, ax
 
 
-def _fit_title(fig: Figure) -> None:
+def fit_title(fig: Figure) -> None:
     """Shrink a title whose line still runs past the figure's edge after wrapping (one draw per step)."""
     renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
     width = fig.bbox.width
@@ -76,7 +77,7 @@ def _fit_title(fig: Figure) -> None:
 def render(fig: Figure, dpi: int = DPI) -> tuple[bytes, str]:
     """(PNG bytes, SVG text) of a laid-out figure; the SVG without a date, so a report is reproducible."""
     fig.draw_without_rendering()  # constrained layout, so the title's extent is known
-    _fit_title(fig)
+    fit_title(fig)
     png, svg = io.BytesIO(), io.StringIO()
     fig.savefig(png, format="png", dpi=dpi)
     fig.savefig(svg, format="svg", metadata={"Date": None})

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import searchlab.adapters.futhark._versus as versus
-import searchlab.run.confirm as confirm
 import searchlab.run.budget as budget
+import searchlab.run.confirm as confirm
 import searchlab.run.loop as loop
 from searchlab.core.records import Candidate, Config, Direction, Measurement, Result
 from searchlab.core.spaces import IntKnob, KnobSpace
