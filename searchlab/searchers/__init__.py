@@ -19,7 +19,7 @@ searcher added here is found by :mod:`searchlab.registry` with no other change; 
 from searchlab.searchers._auto.searcher import AutoConfig, AutoSearcher
 from searchlab.searchers._bandit.mc import McConfig, McSearcher
 from searchlab.searchers._bandit.tag import TagConfig, TagSearcher
-from searchlab.searchers._bandit.tag_scaled import TagScaledConfig, TagScaledSearcher
+from searchlab.searchers._bandit.tag_scaled import ArmTerms, TagScaledConfig, TagScaledSearcher, ascent_terms
 from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._build import SearcherSpec, build_searcher, searcher_class, searcher_name
@@ -117,6 +117,7 @@ SCHEMAS: dict[str, type] = {
 __all__ = [
     "SCHEMAS",
     "ActiveSearcher",
+    "ArmTerms",
     "AutoSearcher",
     "BinarySearcher",
     "CmaIndexSearcher",
@@ -165,6 +166,7 @@ __all__ = [
     "TransferWarmSearcher",
     "Tunable",
     "UctSearcher",
+    "ascent_terms",
     "build_searcher",
     "searcher_class",
     "searcher_config",

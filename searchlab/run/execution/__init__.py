@@ -5,7 +5,7 @@ from searchlab.run.execution._auto import AutoExecutor, needs_ray
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.run.execution._inline import InlineExecutor
 from searchlab.run.execution._serial import SerialExecutor
-from searchlab.run.execution._worker import WorkerRuntime
+from searchlab.run.execution._worker import WorkerRuntime, limit_threads
 
 __all__ = [
     "AutoExecutor",
@@ -17,6 +17,7 @@ __all__ = [
     "WorkerInfo",
     "WorkerRuntime",
     "build_problem",
+    "limit_threads",
     "needs_ray",
 ]
 
