@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.core.records import Candidate, Config, Direction, FailureMode, Measurement, Result
+from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result
 from searchlab.core.spaces import IntKnob, Knob, KnobSpace
 from searchlab.searchers import Searcher
 
@@ -51,14 +51,6 @@ def nearest(knob: Knob, value: Any) -> Any:
     at = int(np.searchsorted(np.asarray(values, dtype=float), float(value)))
     near = [values[i] for i in (at - 1, at) if 0 <= i < len(values)]
     return min(near, key=lambda v: abs(float(v) - float(value)))
-
-
-def build_searcher(searcher: str | type[Searcher], space: KnobSpace, *, seed: int, direction: Direction,
-                   options: Mapping[str, Any]) -> Searcher:
-    """A registered searcher (by name) or a Searcher class over ``space``, through the one builder."""
-    from searchlab.searchers import build_searcher as build
-
-    return build(searcher, space, direction=direction, seed=seed, options=options)
 
 
 class Driver:

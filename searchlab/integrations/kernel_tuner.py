@@ -34,8 +34,8 @@ from typing import Any
 from searchlab.core.records import Candidate, Config, Direction, FailureMode, Measurement
 from searchlab.core.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.integrations._driver import Outcome, build_searcher
-from searchlab.searchers import Searcher
+from searchlab.integrations._driver import Outcome
+from searchlab.searchers import Searcher, build_searcher
 
 __all__ = ["SearcherFailed", "SearchlabOptAlg", "Strategy", "knob_space"]
 

@@ -43,7 +43,8 @@ import numpy as np
 from searchlab.core.records import Candidate, Config, Direction, FailureMode
 from searchlab.core.spaces import MAX_VALUES, CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.integrations._driver import Driver, Outcome, build_searcher, nearest
+from searchlab.integrations._driver import Driver, Outcome, nearest
+from searchlab.searchers import build_searcher
 
 __all__ = ["knob_of"]  # and Sampler, made on first access (module __getattr__)
 

@@ -34,8 +34,9 @@ from searchlab.core.records import Candidate, Config, Direction, FailureMode
 from searchlab.core.spaces import CategoricalKnob, Knob, KnobSpace
 from searchlab.errors import ConfigError
 from searchlab.integrations import _tune_checkpoint as checkpoint
-from searchlab.integrations._driver import Driver, Outcome, build_searcher, nearest
+from searchlab.integrations._driver import Driver, Outcome, nearest
 from searchlab.integrations._tune_space import check_space, describe, knob_of
+from searchlab.searchers import build_searcher
 
 __all__ = ["knob_of"]  # and Searcher, made on first access (module __getattr__)
 
