@@ -1,106 +1,87 @@
-"""``searcher=auto``'s chosen defaults re-chosen leave-one-table-out (issue 22, item 6).
+"""Choosing ``auto``'s settings on the shared tables, and leave-one-table-out: what the choice is worth elsewhere.
 
-``auto``'s ``prior``, ``alignment`` (chosen on seeds 100-109 of the four shared Kernel Tuner
-tables) and ``min_feasibility`` (chosen on the pocl tables) were then ranked on the same four
-tables. Here every candidate setting (a grid over the three options) runs once on every table
-(``grid``: seeds 200.., budget 100, one JSON line per run, appended as it finishes so an
-interrupted grid resumes); ``report`` then, for each fold, picks the setting with the highest
-mean fraction of the optimum (mean over the checkpoints <= the grid budget) on the *other
-three* tables and reports the held-out table with the chosen setting against the current
-defaults, paired on seeds 0-19 (``heldout`` runs what the stored peers rows lack), with a
-paired-bootstrap interval and the Wilcoxon signed-rank p-value.
+The four shared convolution tables are the only Kernel Tuner tables here, so whatever is chosen for ``auto`` is
+chosen on them (issue 22 item 6, issue 53). Every variant (a JSON object of ``auto``'s options; the first is the
+reference, normally the shipped defaults) runs on every table with the *choosing* seeds; then
 
-    .venv/bin/python bench/auto_loto.py grid [--seeds 5] [--budget 100]
-    .venv/bin/python bench/auto_loto.py heldout [--seeds 20] [--budget 220]
-    .venv/bin/python bench/auto_loto.py report
+- **the choice** on all four tables: the variant with the highest score, the mean over (table, seed) of the mean
+  fraction of the optimum at ``checkpoints`` (a tie keeps the earlier variant), and
+- **each fold** chooses the same way on three tables and reports the fourth: the fold's choice and the reference on
+  the *reporting* seeds of the held-out table, paired on seed, with a bootstrap interval of the difference.
+
+Every run is :func:`bench.auto_tables.drive` (the space Kernel Tuner's harness gives, without Kernel Tuner around
+it). The old version of this file (issue 22: ``prior``, ``alignment``, ``min_feasibility``; its results are
+``bench/results/auto_loto_grid.jsonl`` and ``peers22_auto_loto.json``) is in the history before issue 53.
+
+    cpuslot --exclusive .venv/bin/python -m bench auto_loto --variants '{"shipped": {}, "x": {"local_every": 2}}'
 """
 
 from __future__ import annotations
 
-import argparse
-import itertools
 import json
-import sys
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-from peers_kt import ours_run  # noqa: E402
-
-TABLES = sorted((ROOT.parent / "shared" / "data" / "kernel_tuner").glob("*.json.gz"))
-OUT = ROOT / "bench" / "results"
-GRID = {"prior": (0.5, 1.0, 2.0), "alignment": (True, False), "min_feasibility": (0.0, 0.5)}
-DEFAULTS = {"prior": 1.0, "alignment": True, "min_feasibility": 0.5}  # searchers/_auto/searcher.py today
-CHECKPOINTS = (20, 40, 55, 100, 220)
+from bench.auto_stats import interval
+from bench.auto_tables import DEVICES, drive, shared_table
+from bench.harness import Benchmark, Context
 
 
-def settings() -> list[dict[str, Any]]:
-    return [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
+@dataclass(frozen=True)
+class Options:
+    variants: str = '{"shipped": {}}'
+    choose_seeds: list[int] = field(default_factory=lambda: list(range(100, 120)))
+    report_seeds: list[int] = field(default_factory=lambda: list(range(0, 20)))
+    budget: int = 100
+    checkpoints: list[int] = field(default_factory=lambda: [20, 40, 60, 100])
 
 
-def label(setting: dict[str, Any]) -> str:
-    return ",".join(f"{k}={setting[k]}" for k in GRID)
+def choose(scores: dict[str, dict[str, float]], tables: list[str]) -> tuple[str, dict[str, float]]:
+    """The variant with the best mean score over ``tables`` (insertion order breaks ties: the reference first)."""
+    train = {v: float(np.mean([per[t] for t in tables])) for v, per in scores.items()}
+    best = max(train.values())
+    return next(v for v in train if train[v] == best), train
 
 
-def _optimum(table: Path) -> float:
-    import gzip
-
-    with gzip.open(table, "rt") as fh:
-        times = [e.get("time") for e in json.load(fh)["cache"].values()]
-    return min(float(t) for t in times if isinstance(t, (int, float)))
-
-
-def _fractions(table: Path, curve: list[float], budget: int) -> list[float]:
-    best = np.full(budget, np.inf)
-    best[:len(curve)] = curve
-    if curve:
-        best[len(curve):] = curve[-1]
-    return [round(_optimum(table) / float(best[c - 1]), 6) for c in CHECKPOINTS if c <= budget]
+def _runs(ctx: Context, variants: dict[str, dict[str, Any]], seeds: list[int], opts: Options,
+          done: dict[tuple[str, str, int], list[float]]) -> dict[tuple[str, str, int], list[float]]:
+    for name, options in variants.items():
+        for device in DEVICES:
+            for seed in ctx.used_seeds(seeds):
+                if (name, device, seed) not in done:
+                    curve, _ = drive(shared_table(device), seed, opts.budget, options)
+                    done[(name, device, seed)] = [curve[min(n, len(curve)) - 1] for n in opts.checkpoints]
+        ctx.log(f"{name}: " + ", ".join(f"{d} {np.mean([done[(name, d, s)][-1] for s in seeds]):.3f}" for d in DEVICES))
+    return done
 
 
-def _done(path: Path) -> set[tuple[str, str, int]]:
-    if not path.exists():
-        return set()
-    return {(r["setting"], r["table"], r["seed"]) for r in map(json.loads, path.read_text().splitlines())}
+def run(ctx: Context, opts: Options) -> dict[str, Any]:
+    variants: dict[str, dict[str, Any]] = json.loads(opts.variants)
+    reference = next(iter(variants))
+    runs = _runs(ctx, variants, opts.choose_seeds, opts, {})
+    scores = {v: {d: float(np.mean([np.mean(runs[(v, d, s)]) for s in opts.choose_seeds])) for d in DEVICES}
+              for v in variants}
+    chosen, train = choose(scores, list(DEVICES))
+    folds: dict[str, Any] = {}
+    for held in DEVICES:
+        pick, fold_train = choose(scores, [d for d in DEVICES if d != held])
+        folds[held] = {"chosen": pick, "training_scores": fold_train}
+    wanted = {v: variants[v] for v in {reference, *(f["chosen"] for f in folds.values())}}
+    report = _runs(ctx, wanted, opts.report_seeds, opts, {})
+    for held, fold in folds.items():
+        mine = [report[(fold["chosen"], held, s)] for s in opts.report_seeds]
+        ref = [report[(reference, held, s)] for s in opts.report_seeds]
+        fold["heldout"] = {str(n): {"chosen": interval([r[i] for r in mine]), "reference": interval([r[i] for r in ref]),
+                                    "difference": interval([a[i] - b[i] for a, b in zip(mine, ref)])}
+                           for i, n in enumerate(opts.checkpoints)}
+    return {"variants": variants, "reference": reference, "scores": scores, "chosen_on_all_four": chosen,
+            "training_scores": train, "folds": folds,
+            "choose_runs": {f"{v}|{d}|{s}": r for (v, d, s), r in runs.items()},
+            "report_runs": {f"{v}|{d}|{s}": r for (v, d, s), r in report.items()}}
 
 
-def run_lines(path: Path, jobs: list[tuple[dict[str, Any], Path, int]], budget: int) -> None:
-    """Run what ``path`` lacks, one JSON line per finished run."""
-    done = _done(path)
-    for setting, table, seed in jobs:
-        if (label(setting), table.name, seed) in done:
-            continue
-        curve = ours_run((str(table), "auto", seed, budget, "hidden"), options=setting)
-        line = {"setting": label(setting), "table": table.name, "seed": seed, "budget": budget,
-                "fractions": _fractions(table, curve, budget)}
-        with path.open("a") as fh:
-            fh.write(json.dumps(line) + "\n")
-        print(line, flush=True)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("phase", choices=("grid", "heldout", "report"))
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--first-seed", type=int, default=200)
-    parser.add_argument("--budget", type=int, default=100)
-    args = parser.parse_args()
-    if args.phase == "grid":
-        jobs = [(s, t, args.first_seed + i) for i in range(args.seeds) for t in TABLES for s in settings()]
-        run_lines(OUT / "auto_loto_grid.jsonl", jobs, args.budget)
-    elif args.phase == "heldout":
-        from auto_loto_report import heldout_jobs
-
-        run_lines(OUT / "auto_loto_heldout.jsonl", heldout_jobs(args.seeds), args.budget)
-    else:
-        from auto_loto_report import report
-
-        report()
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Benchmark("auto_loto", "auto's settings chosen on the four shared tables, and chosen leave-one-table-out: "
+                      "the held-out table with the fold's choice against the reference (issues 22, 53)", Options, run,
+                      cited_by=("docs/baselines.md",))

@@ -11,24 +11,22 @@ Peers: Optuna's ``TPESampler``; for Tune its default ``BasicVariantGenerator`` (
 Per (tool, space, sampler): median and p90 of the per-trial times over ``--trials`` trials x ``--seeds`` seeds, and
 for ``auto`` the fallbacks it recorded (``AutoSearcher.notes``).
 
-    cpuslot --exclusive .venv/bin/python bench/integration_speed.py [--trials 30] [--seeds 3]
+    cpuslot --exclusive .venv/bin/python -m bench integration_speed [--trials 30] [--seeds 3]
 
-Writes ``bench/results/integration_speed.json``.
+Writes ``bench/results/integration_speed.json`` (the harness's schema, bench/harness.py).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
 import time
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-OUT = Path(__file__).parent / "results" / "integration_speed.json"
+from bench.harness import Benchmark, Context
+
 LIMIT_S = 0.5
 SPACES = {"10 floats": ("float", 10), "30 floats": ("float", 30), "int 0..1e5": ("int", 10**5),
           "int 0..1e6": ("int", 10**6)}
@@ -44,7 +42,7 @@ def optuna_times(space: str, sampler: str, seed: int, trials: int) -> tuple[list
     from searchlab.integrations.optuna import Sampler
 
     kind, size = SPACES[space]
-    made = Sampler("auto", seed=seed) if sampler == "auto" else optuna.samplers.TPESampler(seed=seed)
+    made: Any = Sampler("auto", seed=seed) if sampler == "auto" else optuna.samplers.TPESampler(seed=seed)
     study = optuna.create_study(sampler=made)
 
     def objective(trial: Any) -> float:
@@ -114,36 +112,35 @@ def _summary(times: list[float], notes: set[str]) -> dict[str, Any]:
             "trials": len(times), "verdict": verdict, "fallbacks": sorted(notes)}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=30)
-    parser.add_argument("--seeds", type=int, default=3)
-    args = parser.parse_args()
+@dataclass(frozen=True)
+class Options:
+    trials: int = 30
+    seeds: int = 3
+
+
+def run(ctx: Context, opts: Options) -> dict[str, Any]:
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     runs: dict[str, Callable[..., tuple[list[float], list[str]]]] = {"optuna": optuna_times, "tune": tune_times}
     peers = {"optuna": ["auto", "TPESampler"], "tune": ["auto", "BasicVariantGenerator", "OptunaSearch"]}
     rows: list[dict[str, Any]] = []
-    for tool, run in runs.items():
+    seeds = ctx.used_seeds(range(opts.seeds))
+    for tool, timed in runs.items():
         for space in SPACES:
             for sampler in peers[tool]:
                 times: list[float] = []
                 notes: set[str] = set()
-                for seed in range(args.seeds):
-                    t, n = run(space, sampler, seed, args.trials)
+                for seed in seeds:
+                    t, n = timed(space, sampler, seed, opts.trials)
                     times += t
                     notes |= set(n)
-                row = {"tool": tool, "space": space, "sampler": sampler, "seeds": list(range(args.seeds)),
-                       **_summary(times, notes)}
+                row = {"tool": tool, "space": space, "sampler": sampler, "seeds": seeds, **_summary(times, notes)}
                 rows.append(row)
-                print(f"{tool:6} {space:11} {sampler:22} median {row['median_s']:.4f} s  p90 {row['p90_s']:.4f} s  "
-                      f"max {row['max_s']:.3f} s  {row['verdict']}", flush=True)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"bench": "integration_speed", "limit_s": LIMIT_S, "machine": platform.node(),
-                               "python": platform.python_version(), "trials": args.trials, "rows": rows}, indent=1))
-    print(f"wrote {OUT}")
+                ctx.log(f"{tool:6} {space:11} {sampler:22} median {row['median_s']:.4f} s  p90 {row['p90_s']:.4f} s  "
+                        f"max {row['max_s']:.3f} s  {row['verdict']}")
+    return {"limit_s": LIMIT_S, "trials": opts.trials, "rows": rows}
 
 
-if __name__ == "__main__":
-    main()
+BENCHMARK = Benchmark("integration_speed", "auto's time per trial inside Optuna and Ray Tune beside the tools' own "
+                      "samplers (issue 47)", Options, run, cited_by=("docs/integrations.md",))

@@ -37,33 +37,33 @@ row at each checkpoint on the (table, seed) pairs both have: mean difference wit
 paired-bootstrap 95 % interval, the Wilcoxon signed-rank p-value with Holm's correction over
 the peers (``searchlab.study.analysis.stats``), and whether NAME's mean is the highest.
 
-    .venv/bin/python bench/peers.py [--seeds 10] [--first-seed 0] [--budget 220] [--only kt|ours] [--searchers a,b] [--kt a,b]
-                                    [--counting hidden|known] [--tables A100,A4000]
-                                    [--out STEM] [--merge STEM] [--only merge] [--reference NAME]
+    .venv/bin/python -m bench peers [--seeds 10] [--first-seed 0] [--budget 220] [--only kt|ours] [--searchers a,b]
+                                    [--kt a,b] [--counting hidden|known] [--tables A100,A4000]
+                                    [--out bench/results/STEM.json] [--merge STEM] [--only merge] [--reference NAME]
+
+A merged STEM is ``bench/results/STEM.json``, in the harness's schema or as stored before it (rows at the top).
 """
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
-import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-from peers_kt import COUNTINGS, complete, counting_of, failed_tables, kt_run, ours_run  # noqa: E402
+from bench.auto_kt import TABLE_DIR
+from bench.harness import RESULTS as OUT
+from bench.harness import SCHEMA, Benchmark, Context
+from bench.peers_kt import complete, counting_of, failed_tables, kt_run, ours_run
 
-TABLES = sorted((ROOT.parent / "shared" / "data" / "kernel_tuner").glob("*.json.gz"))
-OUT = ROOT / "bench" / "results"
+TABLES = sorted(TABLE_DIR.glob("*.json.gz"))
 CHECKPOINTS = (20, 40, 55, 100, 220)
 FAILED_TABLES = failed_tables(TABLES)  # where the two countings differ (A100, A4000)
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "pso", "simulated_annealing", "dual_annealing", "diff_evo",
@@ -99,7 +99,22 @@ def _tables(spec: str) -> list[Path]:
     return [t for t in TABLES if not wanted or any(w in t.name for w in wanted)]
 
 
-def _run_all(side: str, names: tuple[str, ...], seeds: range, args: argparse.Namespace) -> dict[str, dict[str, np.ndarray]]:
+@dataclass(frozen=True)
+class Options:
+    seeds: int = 10
+    first_seed: int = 0  # seeds first_seed .. first_seed + seeds - 1
+    budget: int = 220
+    workers: int = 2
+    only: str = ""  # "kt" or "ours": one side only; "merge": run nothing, report the --merge rows
+    searchers: str = ""  # comma-separated searchlab searchers (default: all of OURS)
+    kt: str = ""  # comma-separated Kernel Tuner strategies (default: all of KT_STRATEGIES)
+    merge: str = ""  # comma-separated stems under bench/results/ whose rows to add
+    reference: str = ""  # row to compare with every other (e.g. ours:auto)
+    counting: str = "hidden"  # recorded failures: hidden (met and counted, as live) or known (excluded, as KT's)
+    tables: str = ""  # comma-separated parts of table names to run on (default: all four)
+
+
+def _run_all(side: str, names: tuple[str, ...], seeds: range, args: Options) -> dict[str, dict[str, np.ndarray]]:
     fn: Callable[[tuple[str, str, int, int, str]], list[float]] = kt_run if side == "kt" else ours_run
     budget = args.budget
     jobs = [(str(t), n, s, budget, args.counting) for t in _tables(args.tables) for n in names for s in seeds]
@@ -111,37 +126,26 @@ def _run_all(side: str, names: tuple[str, ...], seeds: range, args: argparse.Nam
     return {k: {t: np.array(v) for t, v in d.items()} for k, d in out.items()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
-    parser.add_argument("--budget", type=int, default=220)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", choices=("kt", "ours", "merge"), default=None,
-                        help="run one side only; 'merge': run nothing, report the --merge rows")
-    parser.add_argument("--searchers", default="", help="comma-separated searchlab searchers (default: all of OURS)")
-    parser.add_argument("--out", default="peers", help="file stem under bench/results/")
-    parser.add_argument("--kt", default="", help="comma-separated Kernel Tuner strategies (default: all of KT_STRATEGIES)")
-    parser.add_argument("--merge", default="", help="comma-separated stems under bench/results/ whose rows to add")
-    parser.add_argument("--reference", default="", help="row to compare with every other (e.g. ours:auto)")
-    parser.add_argument("--counting", choices=COUNTINGS, default="hidden",
-                        help="recorded failures: hidden (met and counted, as live) or known (excluded, as KT's simulation mode)")
-    parser.add_argument("--tables", default="", help="comma-separated parts of table names to run on (default: all four)")
-    args = parser.parse_args()
+def run(ctx: Context, args: Options) -> dict[str, Any]:
+    if args.only not in ("", "kt", "ours", "merge") or args.counting not in ("hidden", "known"):
+        raise SystemExit("python -m bench peers: --only must be kt, ours or merge; --counting hidden or known")
     if not TABLES:
-        sys.exit("bench/peers.py: no Kernel Tuner tables in ../shared/data/kernel_tuner")
+        raise SystemExit(f"python -m bench peers: no Kernel Tuner tables in {TABLE_DIR}")
     start = time.time()
     curves: dict[str, dict[str, np.ndarray]] = {}
-    if args.only in (None, "kt"):
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    if args.only in ("", "kt"):
         kt = tuple(n for n in args.kt.split(",") if n) or KT_STRATEGIES
-        curves.update(_run_all("kt", kt, range(args.first_seed, args.first_seed + args.seeds), args))
-    if args.only in (None, "ours"):
+        curves.update(_run_all("kt", kt, seeds, args))
+    if args.only in ("", "ours"):
         ours = tuple(n for n in args.searchers.split(",") if n) or OURS
-        curves.update(_run_all("ours", ours, range(args.first_seed, args.first_seed + args.seeds), args))
-    report(curves, args, time.time() - start)
+        curves.update(_run_all("ours", ours, seeds, args))
+    if args.only != "merge":
+        ctx.used_seeds(seeds)
+    return report(ctx, curves, args, time.time() - start)
 
 
-def _rows(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace) -> dict[str, dict[str, object]]:
+def _rows(curves: dict[str, dict[str, np.ndarray]], args: Options) -> dict[str, dict[str, object]]:
     from searchlab.study.analysis.methodology import methodology_score
 
     rng = np.random.default_rng(0)
@@ -149,7 +153,7 @@ def _rows(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace) ->
     for name, per_table in sorted(curves.items()):
         fractions, scores, runs = [], {}, {}
         for table, tries in per_table.items():
-            values, optimum = _table_values(ROOT.parent / "shared" / "data" / "kernel_tuner" / table)
+            values, optimum = _table_values(TABLE_DIR / table)
             fractions.append(optimum / tries)
             best = np.where(np.isfinite(tries), tries, np.nan)
             scores[table] = methodology_score(values, True, best)[0]
@@ -268,10 +272,16 @@ def _merge(sources: list[dict[str, Any]], counting: str) -> dict[str, Any]:
             for (name, c), row in sorted(by.items()) if c == counting}
 
 
-def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, wall: float) -> None:
+def _stored(stem: str) -> dict[str, Any]:
+    """The rows of a stored result: the harness's schema, or the layout before it (rows under "results")."""
+    doc = json.loads((OUT / f"{stem}.json").read_text())
+    rows: dict[str, Any] = doc["results"]["results"] if doc.get("schema") == SCHEMA else doc["results"]
+    return rows
+
+
+def report(ctx: Context, curves: dict[str, dict[str, np.ndarray]], args: Options, wall: float) -> dict[str, Any]:
     merged = [s for s in args.merge.split(",") if s]
-    rows = _merge([_rows(curves, args)] + [json.loads((OUT / f"{stem}.json").read_text())["results"] for stem in merged],
-                  args.counting)
+    rows = _merge([_rows(curves, args)] + [_stored(stem) for stem in merged], args.counting)
     meta = {"seeds": args.seeds, "first_seed": args.first_seed, "budget": args.budget,
             "tables": [t.name for t in _tables(args.tables)], "wall_s": round(wall, 1),
             "load_average": os.getloadavg(), "counting": args.counting,
@@ -280,20 +290,19 @@ def report(curves: dict[str, dict[str, np.ndarray]], args: argparse.Namespace, w
     result: dict[str, Any] = {"meta": meta, "results": rows}
     if args.reference:
         if args.reference not in rows:
-            sys.exit(f"bench/peers.py: --reference {args.reference!r} is not among the rows {sorted(rows)}")
+            raise SystemExit(f"python -m bench peers: --reference {args.reference!r} is not among the rows {sorted(rows)}")
         result["comparison"] = {"reference": args.reference, **compare(rows, args.reference, args.budget)}
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{args.out}.json").write_text(json.dumps(result, indent=1))
-    _plot(rows, OUT / f"{args.out}.png")
-    for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["@40"]["mean"]):  # type: ignore[index]
-        cells = "  ".join(f"{k} {v['mean']:.3f} [{v['ci95'][0]:.3f},{v['ci95'][1]:.3f}]"  # type: ignore[index]
+    _plot(rows, ctx.artefact(".png"))
+    for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["@40"]["mean"]):
+        cells = "  ".join(f"{k} {v['mean']:.3f} [{v['ci95'][0]:.3f},{v['ci95'][1]:.3f}]"
                           for k, v in row.items() if k.startswith("@"))
-        print(f"{name:28s} {cells}")
+        ctx.log(f"{name:28s} {cells}")
     for at, cmp in result.get("comparison", {}).items():
         if at.startswith("@"):
             best = cmp["against_best_peer"]
-            print(f"{args.reference} {at}: vs best peer {cmp['best_peer']}: {best['mean_difference']:+.3f} "
-                  f"[{best['ci95'][0]:+.3f}, {best['ci95'][1]:+.3f}], Holm p={best['p_holm']:.3g} ({best['verdict']})")
+            ctx.log(f"{args.reference} {at}: vs best peer {cmp['best_peer']}: {best['mean_difference']:+.3f} "
+                    f"[{best['ci95'][0]:+.3f}, {best['ci95'][1]:+.3f}], Holm p={best['p_holm']:.3g} ({best['verdict']})")
+    return result
 
 
 def _plot(rows: dict[str, dict[str, object]], path: Path) -> None:
@@ -317,5 +326,6 @@ def _plot(rows: dict[str, dict[str, object]], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-if __name__ == "__main__":
-    main()
+
+BENCHMARK = Benchmark("peers", "Kernel Tuner's strategies beside searchlab's searchers on the shared tables, both "
+                      "counted alike (issues 16, 22)", Options, run, cited_by=("docs/baselines.md",))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 
+from searchlab.core.expr import Expression
 from searchlab.core.records import Config
 from searchlab.core.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 
@@ -54,7 +55,7 @@ def space() -> KnobSpace:
         OrdinalKnob("read_only", (0, 1)),
         CategoricalKnob("loop_order", ("xy", "yx")),
         OrdinalKnob("padding", (0, 1)),
-    ), CONSTRAINTS)
+    ), tuple(Expression(c) for c in CONSTRAINTS))
 
 
 def _rugged(config: Config) -> float:
@@ -62,13 +63,20 @@ def _rugged(config: Config) -> float:
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") / 2**63 - 1.0
 
 
+def num(c: Config, name: str) -> int:
+    """An integer knob's value (Config values are typed as any knob value)."""
+    value = c[name]
+    assert isinstance(value, int)
+    return value
+
+
 def hidden_failure(c: Config) -> bool:
-    return int(c["tile_x"]) * int(c["tile_y"]) * int(c["vector"]) * int(c["unroll"]) > 64  # type: ignore[call-overload]
+    return num(c, "tile_x") * num(c, "tile_y") * num(c, "vector") * num(c, "unroll") > 64
 
 
 def time_ms(c: Config) -> float:
     """Run time of a valid configuration that does not fail (see the module docstring)."""
-    bx, by, tx, ty, vec, unroll, shmem, ro, pad = (int(c[k]) for k in (  # type: ignore[call-overload]
+    bx, by, tx, ty, vec, unroll, shmem, ro, pad = (num(c, k) for k in (
         "block_x", "block_y", "tile_x", "tile_y", "vector", "unroll", "use_shmem", "read_only", "padding"))
     xy = c["loop_order"] == "xy"
     smooth = (0.6 * (math.log2(bx * by) - 8) ** 2 / 9 + 0.25 * (math.log2(tx * ty) - 2.5) ** 2 / 4

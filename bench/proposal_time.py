@@ -18,26 +18,33 @@ in four set-ups -- policy on/off (``SEARCHLAB_THREADS=0``), the driver's environ
 without ``OMP_NUM_THREADS`` exported (Ray only sets it for workers when it is unset). psutil
 samples the Ray workers' threads: "busy" threads are those that used >= 1 s of CPU.
 
-    .venv/bin/python bench/proposal_time.py serial [--seeds 3] [--evals 220] [--searchers auto,optuna_gp]
-    .venv/bin/python bench/proposal_time.py parallel [--runs 2] [--evals 100]
+    .venv/bin/python -m bench proposal_time --mode serial [--seeds 3] [--evals 220] [--searchers auto,optuna_gp]
+    .venv/bin/python -m bench proposal_time --mode parallel [--runs 2] [--evals 100]
 
-Both modes update ``bench/results/proposal_time.json`` (their own key) and redraw the PNG.
+Both modes update ``bench/results/proposal_time_data.json`` (their own key; the harness's own result file is
+``bench/results/proposal_time.json``) and redraw ``proposal_time.png``. Each run of ``serial`` is a child process
+(``python -m bench.proposal_time _one ...``) pinned to one core. The parallel mode composes each cell's run
+configuration with Hydra's public API and replays the cells through ``searchlab.study.execution.replay.run_cells``
+(each cell its own run directory).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "results"
-TABLE = ROOT.parent / "shared" / "data" / "kernel_tuner" / "convolution_A100.json.gz"
+from bench.auto_kt import TABLE_DIR
+from bench.harness import RESULTS as OUT
+from bench.harness import Benchmark, Context, write
+
+TABLE = TABLE_DIR / "convolution_A100.json.gz"
+DATA = "_data.json"  # beside the result: every mode's runs, keyed (Context.save_data)
 WINDOW = (200, 220)  # evaluations told before the ask
 BOUND_S = 0.5
 
@@ -45,13 +52,11 @@ BOUND_S = 0.5
 def _one(name: str, seed: int, evals: int, limits: bool, core: int) -> dict[str, Any]:
     """One searcher, one seed, pinned to one core; every ask timed."""
     os.sched_setaffinity(0, {core})
-    sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
     from searchlab.core import threads
 
     if limits:
         threads.limit_pools(1)
-    import proposal_space
-
+    from bench import proposal_space
     from searchlab import registry
     from searchlab.core.records import FailureMode, Measurement, Result
 
@@ -86,7 +91,7 @@ def _one(name: str, seed: int, evals: int, limits: bool, core: int) -> dict[str,
             "os_threads": psutil.Process().num_threads()}
 
 
-def _quantiles(values: list[float]) -> dict[str, float]:
+def _quantiles(values: list[float]) -> dict[str, Any]:
     import numpy as np
 
     a = np.asarray(values)
@@ -97,10 +102,12 @@ def _quantiles(values: list[float]) -> dict[str, float]:
 
 
 def _child(args: list[str]) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
+    out = subprocess.run([sys.executable, "-m", "bench.proposal_time", *args], capture_output=True, text=True,
+                         check=False, cwd=OUT.parents[1])
     if out.returncode != 0:
         raise SystemExit(f"bench/proposal_time.py {' '.join(args)} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    found: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return found
 
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -122,7 +129,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-def serial(a: argparse.Namespace) -> dict[str, Any]:
+def serial(a: Options) -> dict[str, Any]:
     runs: list[dict[str, Any]] = []
     for name in a.searchers.split(","):
         for seed in range(a.first_seed, a.first_seed + a.seeds):
@@ -148,20 +155,38 @@ VARIANTS = {  # name -> environment of the driver (inherited by Ray's workers)
 }
 
 
+def _compose(overrides: list[str]) -> dict[str, Any]:
+    """One run's configuration composed the way a study composes a cell's (Hydra's public API, the package's
+    config directory), as plain containers with the table's path made absolute for the Ray workers."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from searchlab.cli.config import register_configs
+    from searchlab.core.groups import CONF_DIR
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=overrides)
+    out = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(out, dict)
+    return {str(k): v for k, v in out.items()}
+
+
 def _parallel_one(variant: str, runs: int, evals: int, tmp: str) -> dict[str, Any]:
     import threading
 
     import psutil
+    from omegaconf import OmegaConf
 
-    sys.path.insert(0, str(ROOT))
-    from searchlab.study.execution.grid import Cell, _compose_run
-    from searchlab.study.execution.replay import _replay
+    from searchlab.study.execution.cells import Cell
+    from searchlab.study.execution.replay import run_cells
 
     overrides = ["problem=kernel_tuner_cache", f"problem.path={TABLE}", "searcher=optuna_gp", "executor=serial",
                  f"budget.evaluations={evals}", "progress=off", "plot=false"]
-    base = _compose_run(overrides)
+    base = _compose(overrides)
     cells = [Cell("A100", "optuna_gp", s, Path(tmp) / variant / f"seed_{s}", {**base, "seed": s}) for s in range(runs)]
-    me, cpu_by_thread, peak = psutil.Process(), {}, [0]
+    me, peak = psutil.Process(), [0]
+    cpu_by_thread: dict[tuple[int, int], float] = {}
     stop = threading.Event()
 
     snapshot = Path(tmp) / variant / "threads.json"
@@ -187,13 +212,14 @@ def _parallel_one(variant: str, runs: int, evals: int, tmp: str) -> dict[str, An
                 except psutil.Error:
                     continue
             peak[0] = max(peak[0], total)
-            snapshot.write_text(json.dumps({**summary(), "elapsed_s": time.time() - start}))  # kept if we are killed
+            write(snapshot, {**summary(), "elapsed_s": time.time() - start})  # kept if we are killed
             stop.wait(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
     load, start = os.getloadavg(), time.time()
     sampler.start()
-    records = _replay(cells, None, None)
+    records = run_cells(cells, OmegaConf.create({"mode": "replay", "workers": None, "ray_address": None,
+                                                 "run_dirs": True}))
     stop.set()
     sampler.join()
     return {"variant": variant, "env": VARIANTS[variant], "runs": runs, "evals": evals, "table": TABLE.name,
@@ -211,14 +237,15 @@ def _evaluations(run_dir: Path) -> int:
         return int(con.execute("select count(*) from evaluations").fetchone()[0])
 
 
-def _bounded(variant: str, a: argparse.Namespace, tmp: str) -> dict[str, Any]:
+def _bounded(variant: str, a: Options, tmp: str) -> dict[str, Any]:
     """One variant in its own session, stopped (with its Ray processes) after ``--limit-s``:
     an oversubscribed variant may take far longer than the bench can wait."""
     import signal
 
     load, start = os.getloadavg(), time.time()
-    proc = subprocess.Popen([sys.executable, __file__, "_parallel_one", variant, str(a.runs), str(a.evals), tmp],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "bench.proposal_time", "_parallel_one", variant, str(a.runs),
+                             str(a.evals), tmp], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=OUT.parents[1])
     try:
         out, err = proc.communicate(timeout=a.limit_s)
     except subprocess.TimeoutExpired:
@@ -235,7 +262,7 @@ def _bounded(variant: str, a: argparse.Namespace, tmp: str) -> dict[str, Any]:
     return {**json.loads(out.strip().splitlines()[-1]), "timed_out": False}
 
 
-def parallel(a: argparse.Namespace) -> dict[str, Any]:
+def parallel(a: Options) -> dict[str, Any]:
     import tempfile
 
     out = {}
@@ -263,68 +290,66 @@ def _versions() -> dict[str, str]:
     return {p: version(p) for p in ("numpy", "torch", "optuna", "ray", "threadpoolctl")}
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "_one":
-        name, seed, evals, limits, *core = sys.argv[2:]
-        text = json.dumps(_one(name, int(seed), int(evals), limits == "1",
-                               int(core[0]) if core else sorted(os.sched_getaffinity(0))[-1]))
-        import tempfile  # a copy per run: a long serial mode stopped part-way keeps the runs it finished
+@dataclass(frozen=True)
+class Options:
+    mode: str = "serial"  # serial, parallel, or resummarise (recompute the stored serial summaries)
+    seeds: int = 3
+    evals: int = 0  # 0: serial 220, parallel 100
+    searchers: str = "auto,optuna_gp"
+    no_limits: bool = False  # serial: leave the libraries' thread defaults
+    first_seed: int = 0
+    options: str = "{}"  # serial: searcher options as JSON
+    core: int = -1  # serial: the core (-1: the last one this process may use)
+    runs: int = 2
+    variants: str = ",".join(VARIANTS)
+    limit_s: float = 600.0  # parallel: stop a variant after this long
+    key: str = ""  # JSON key for this result (default: the mode)
 
-        spare = Path(tempfile.gettempdir()) / "searchlab_proposal_time"
-        spare.mkdir(exist_ok=True)
-        (spare / f"{name}_{seed}_{os.getpid()}.json").write_text(text)
-        print(text)
-        return
-    if len(sys.argv) > 1 and sys.argv[1] == "_parallel_one":
-        variant, runs, evals, tmp = sys.argv[2:]
-        print(json.dumps(_parallel_one(variant, int(runs), int(evals), tmp)))
-        return
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("serial", "parallel", "resummarise"))
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--evals", type=int, default=None, help="serial: 220, parallel: 100")
-    parser.add_argument("--searchers", default="auto,optuna_gp")
-    parser.add_argument("--no-limits", action="store_true", help="serial: leave the libraries' thread defaults")
-    parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--options", default="{}", help="serial: searcher options as JSON")
-    parser.add_argument("--core", type=int, default=sorted(os.sched_getaffinity(0))[-1], help="serial: the core")
-    parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--variants", default=",".join(VARIANTS))
-    parser.add_argument("--limit-s", type=float, default=600.0, help="parallel: stop a variant after this long")
-    parser.add_argument("--key", default=None, help="JSON key for this result (default: the mode)")
-    a = parser.parse_args()
-    path = OUT / "proposal_time.json"
+
+def run(ctx: Context, a: Options) -> dict[str, Any]:
+    import dataclasses
+
+    if a.mode not in ("serial", "parallel", "resummarise"):
+        raise SystemExit(f"python -m bench proposal_time: --mode {a.mode!r} must be serial, parallel or resummarise")
+    from bench.proposal_plot import plot
+
     if a.mode == "resummarise":  # recompute every serial summary from its stored asks (after a change here)
-        data = json.loads(path.read_text())
-        for key in sorted(k for k in data if "_seed" in k):  # single-seed runs made side by side: one entry
-            part = data.pop(key)
-            whole = data.setdefault(key.rsplit("_seed", 1)[0], {**part, "runs": [], "meta": {"parts": []}})
-            whole["runs"] += part["runs"]
-            whole["meta"]["parts"].append(part["meta"])
-            whole["seeds"] = len(whole["runs"])
+        data = ctx.load_data(DATA) or {}
         for result in data.values():
             if "runs" in result:
                 result["summary"] = summarise(result["runs"])
-        path.write_text(json.dumps(data, indent=1))
-        from proposal_plot import plot
-
-        plot(data, OUT / "proposal_time.png")
-        return
-    a.evals = a.evals or (220 if a.mode == "serial" else 100)
-    os.environ["PROPOSAL_TIME_OPTIONS"] = json.dumps(json.loads(a.options))
+        ctx.save_data(DATA, data)
+        plot(data, ctx.artefact(".png"))
+        return {"resummarised": sorted(data)}
+    a = dataclasses.replace(a, evals=a.evals or (220 if a.mode == "serial" else 100),
+                            core=a.core if a.core >= 0 else sorted(os.sched_getaffinity(0))[-1])
+    json.loads(a.options)  # refused here if it is not JSON; the pinned children read it
+    os.environ["PROPOSAL_TIME_OPTIONS"] = a.options
+    ctx.used_seeds(range(a.first_seed, a.first_seed + a.seeds))
     result = serial(a) if a.mode == "serial" else parallel(a)
-    result["meta"] = {"versions": _versions(), "load_average_end": os.getloadavg(), "cpus": os.cpu_count(),
-                      "date": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": sys.argv[1:],
-                      "note": "2-core machine shared with two other sessions' work while this ran"}
-    data = json.loads(path.read_text()) if path.exists() else {}
+    result["meta"] = {"versions": _versions(), "cpus": os.cpu_count()}
+    data = ctx.load_data(DATA) or {}
     data[a.key or a.mode] = result
-    OUT.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1))
-    from proposal_plot import plot
+    ctx.save_data(DATA, data)
+    plot(data, ctx.artefact(".png"))
+    return result
 
-    plot(data, OUT / "proposal_time.png")
+
+BENCHMARK = Benchmark("proposal_time", "proposal time of auto and optuna_gp on one core (10-knob space, 9,680 valid "
+                      "configurations) and in parallel replays (issue 16, item 3)", Options, run,
+                      cited_by=("docs/threads.md", "docs/baselines.md"))
+
+
+def _child_main() -> None:
+    """The child processes' entry (``python -m bench.proposal_time _one|_parallel_one ...``)."""
+    if sys.argv[1] == "_one":
+        name, seed, evals, limits, *core = sys.argv[2:]
+        print(json.dumps(_one(name, int(seed), int(evals), limits == "1",
+                              int(core[0]) if core else sorted(os.sched_getaffinity(0))[-1])))
+    elif sys.argv[1] == "_parallel_one":
+        variant, runs, evals, tmp = sys.argv[2:]
+        print(json.dumps(_parallel_one(variant, int(runs), int(evals), tmp)))
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    main()
+    _child_main()

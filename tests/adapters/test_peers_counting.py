@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 A100 = ROOT.parent / "shared" / "data" / "kernel_tuner" / "convolution_A100.json.gz"
-sys.path.insert(0, str(ROOT / "bench"))
 pytestmark = pytest.mark.skipif(not A100.exists(), reason="../shared/data/kernel_tuner is not present")
 
 
@@ -28,7 +26,8 @@ def test_hidden_restriction_admits_every_recorded_configuration(tmp_path: Path) 
     from constraint import FunctionConstraint
     from kernel_tuner import util
     from kernel_tuner.searchspace import Searchspace
-    from peers_kt import restriction
+
+    from bench.peers_kt import restriction
 
     cache = _cache(tmp_path)
     size = {c: Searchspace(cache["tune_params"], [FunctionConstraint(restriction(cache, c))], 10**9).size
@@ -39,7 +38,7 @@ def test_hidden_restriction_admits_every_recorded_configuration(tmp_path: Path) 
 
 def test_kernel_tuner_meets_failures_only_when_hidden() -> None:
     pytest.importorskip("kernel_tuner")
-    from peers_kt import kt_results
+    from bench.peers_kt import kt_results
 
     for counting, expect_failures in (("hidden", True), ("known", False)):
         results, _ = kt_results(str(A100), "random_sample", 0, 400, counting)
@@ -57,7 +56,7 @@ def _row(tables: dict[str, list[float]], first: int, counting: str | None) -> di
 
 
 def test_a_row_is_completed_only_where_the_countings_coincide() -> None:
-    from peers_kt import complete, counting_of
+    from bench.peers_kt import complete, counting_of
 
     new = _row({"A100": [0.1, 0.2]}, 0, "known")
     stored = _row({"A100": [0.9, 0.9, 0.9], "MI250X": [0.5, 0.6, 0.7]}, 0, None)  # ours, before issue 22: hidden

@@ -25,17 +25,14 @@ a seeded random subset of that size is the candidate set.
 
 from __future__ import annotations
 
-import functools
-import logging
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from searchlab.core.records import Config, Direction, Result, Status
+from searchlab.core.records import Config
 from searchlab.core.spaces import DerivationGraph, IntKnob, Knob, KnobSpace, view_as
-from searchlab.searchers._support.gp import GaussianProcess, expected_improvement
 
 
 def valid_pool(space: KnobSpace, limit: int, rng: np.random.Generator) -> list[Config]:
@@ -159,160 +156,35 @@ def encode(space: KnobSpace, configs: Sequence[Config], alignment: bool = True) 
     return np.hstack(columns).astype(float), index
 
 
-FIT_ROWS = 256
-"""Above this many observations the GP's hyperparameters are fitted on a subset of this size (issue 47, the speed
-item): each likelihood evaluation builds n x n x dims arrays (240 MB at 1000 trials on 30 parameters). The shared
-tables' budgets (220 in bench/peers.py) stay below it, so ``auto`` there is unchanged."""
+@dataclass(frozen=True)
+class Candidates:
+    """What the model proposes from: the configurations, their rows, model inputs and value indices (read only)."""
+
+    pool: Sequence[Config]
+    row: Mapping[Config, int]
+    x: np.ndarray  # model inputs, constant columns dropped (a knob with one value tells the model nothing)
+    index: np.ndarray  # value index per knob
 
 
-@functools.cache
-def _blas_controller() -> Any:
-    """One ``threadpoolctl`` controller per process: building one scans the loaded libraries (2.5 ms, a
-    third of a second per 130-proposal run when built per proposal); NumPy's BLAS is loaded before the
-    first proposal, so the first controller already sees it."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
+_CANDIDATES: dict[tuple[int, int, bool], tuple[KnobSpace, Candidates]] = {}
 
 
-class KnobModel:
-    """The surrogate state of one run: pool, encodings, observations; picks the next row."""
-
-    def __init__(self, space: KnobSpace, direction: Direction, rng: np.random.Generator, *, initial: int,
-                 candidates: int, local_every: int, refit_every: int, alignment: bool, prior: float,
-                 min_feasibility: float = 0.5) -> None:
-        self.direction, self.rng = direction, rng
-        self.min_feasibility = min_feasibility
-        self.initial, self.local_every, self.refit_every = initial, local_every, refit_every
-        self.pool = valid_pool(space, candidates, rng)
-        self.notes: list[str] = []  # what stood in for the full model, and why (AutoSearcher.notes, logged)
-        if len(self.pool) < space.size() and plain_product(space):
-            self._note(f"candidates: {len(self.pool)} uniform draws from a product of {space.size():.3g} "
-                       "configurations (no known constraint), not the whole space")
-        self.row = {c: i for i, c in enumerate(self.pool)}
-        self.x, self.index = encode(space, self.pool, alignment)
-        self.used = np.zeros(len(self.pool), dtype=bool)  # proposed (pending or told)
-        self.told: dict[int, float | None] = {}  # row -> transformed objective, None when it failed
-        self.gp = GaussianProcess(prior=(math.log(prior), 1.0) if prior > 0 else None)
-        self.feasible_gp = GaussianProcess(prior=self.gp.prior, signal=0.25, noise=0.05)
-        self._fits = 0
-        self._model_steps = 0
-
-    def _note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
-            logging.getLogger("searchlab.auto").info("auto: %s", text)
-
-    # -- observations -------------------------------------------------------------------
-    def _target(self, result: Result) -> float | None:
-        m = result.measurement
-        if m.status is not Status.OK or m.objective is None or m.is_subproblem or not math.isfinite(m.objective):
-            return None
-        value = float(m.objective)
-        sign = 1.0 if self.direction is Direction.MINIMIZE else -1.0
-        return sign * math.log(value) if value > 0 else sign * value
-
-    def observe(self, config: Config, result: Result) -> None:
-        row = self.row.get(config)
-        if row is None:  # a replayed configuration outside a sampled pool: add it
-            return
-        self.used[row] = True
-        self.told[row] = self._target(result)
-
-    def mark(self, config: Config) -> None:
-        row = self.row.get(config)
-        if row is not None:
-            self.used[row] = True
-
-    @property
-    def exhausted(self) -> bool:
-        return bool(self.used.all())
-
-    # -- proposals ----------------------------------------------------------------------
-    def next_row(self, pending: Sequence[int]) -> int | None:
-        """The next pool row to propose, or None when every row is used.
-
-        BLAS runs on one thread here: the matrices are at most a few hundred rows, where
-        threads only add synchronisation, and OpenBLAS's spinning threads slowed a 220 x 220
-        Cholesky factorisation from 0.4 ms to 260 ms when other processes shared the cores
-        (measured on the 2-core CI machine type; docs/searchers.md, "auto")."""
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            return self._next_row(pending)
-
-    def _next_row(self, pending: Sequence[int]) -> int | None:
-        free = np.flatnonzero(~self.used)
-        if len(free) == 0:
-            return None
-        good = [(r, y) for r, y in self.told.items() if y is not None]
-        if len(self.told) + len(pending) < self.initial or len(good) < 2:
-            return self._space_filling(free)
-        return self._model_step(free, good, pending)
-
-    def _space_filling(self, free: np.ndarray) -> int:
-        chosen = np.flatnonzero(self.used)
-        sample = free if len(free) <= 2000 else self.rng.choice(free, 2000, replace=False)
-        if len(chosen) == 0:
-            return int(self.rng.choice(sample))
-        d = ((self.x[sample][:, None, :] - self.x[chosen][None, :, :]) ** 2).sum(-1).min(1)
-        if any(y is None for y in self.told.values()):  # after a failure: far from the chosen *and* likely to run
-            d = d * self._feasibility(sample)
-        return int(sample[int(np.argmax(d + 1e-9 * self.rng.random(len(d))))])
-
-    def _model_step(self, free: np.ndarray, good: list[tuple[int, float]], pending: Sequence[int]) -> int:
-        rows = np.array([r for r, _ in good])
-        y = np.array([v for _, v in good])
-        ys = (y - y.mean()) / (y.std() or 1.0)
-        # Hyperparameters move a lot while data is scarce, little later: refit every step early on.
-        optimise = len(good) < 40 or self._fits % self.refit_every == 0 or self.gp.lengths is None
-        self._fits += 1
-        if optimise and len(rows) > FIT_ROWS:  # bounded cost: the likelihood's gradient is n x n x dims
-            self._note(f"GP hyperparameters fitted on {FIT_ROWS} of the observations (the best quarter and a random "
-                       f"rest) once there are more than {FIT_ROWS}; conditioned on all")
-            order = np.argsort(ys)
-            keep = np.concatenate([order[:FIT_ROWS // 4],
-                                   self.rng.choice(order[FIT_ROWS // 4:], FIT_ROWS - FIT_ROWS // 4, replace=False)])
-            self.gp.fit(self.x[rows[keep]], ys[keep], optimise=True)
-            optimise = False
-        self.gp.fit(self.x[rows], ys, optimise=optimise)
-        best = float(ys.min())
-        if pending:  # kriging believer: pending rows at their posterior mean
-            prow = np.array(list(pending))
-            believed, _ = self.gp.predict(self.x[prow])
-            self.gp.fit(self.x[np.concatenate([rows, prow])], np.concatenate([ys, believed]), optimise=False)
-        self._model_steps += 1
-        candidates = free
-        if self.local_every and self._model_steps % self.local_every == 0:
-            incumbent = rows[int(np.argmin(ys))]
-            near = free[(self.index[free] != self.index[incumbent]).sum(1) == 1]
-            if len(near):
-                candidates = near
-        candidates, p = self._likely(candidates)
-        mean, std = self.gp.predict(self.x[candidates])
-        score = expected_improvement(mean, std, best) * p
-        top = np.flatnonzero(score >= score.max() - 1e-12)
-        return int(candidates[int(self.rng.choice(top))])
-
-    def _likely(self, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray | float]:
-        """The candidates predicted to run with probability >= ``min_feasibility`` (all of them when
-        none is), and that probability. Weighting EI by it alone was not enough where hidden
-        constraints dominate: on the held-out kernels 63 % of model steps failed (docs/baselines.md)."""
-        p = self._feasibility(candidates)
-        if isinstance(p, np.ndarray) and self.min_feasibility > 0:
-            keep = p >= self.min_feasibility
-            if keep.any():
-                return candidates[keep], p[keep]
-        return candidates, p
-
-    def _feasibility(self, candidates: np.ndarray) -> np.ndarray | float:
-        """P(no hidden-constraint failure): GP regression on 0/1 outcomes (BaCO §4.3's role) with its
-        own length scales (failures follow resource limits, not run time), fitted under the same prior."""
-        labels = {r: (0.0 if y is None else 1.0) for r, y in self.told.items()}
-        if all(v == 1.0 for v in labels.values()):
-            return 1.0
-        rows = np.array(list(labels))
-        z = np.array(list(labels.values()))
-        if self.feasible_gp.lengths is None:
-            self.feasible_gp.lengths = self.gp.lengths
-        self.feasible_gp.fit(self.x[rows], z - z.mean(), optimise=len(z) >= 5)
-        p, _ = self.feasible_gp.predict(self.x[candidates])
-        return np.asarray(np.clip(p + z.mean(), 0.02, 1.0))
+def candidate_set(space: KnobSpace, limit: int, alignment: bool, rng: np.random.Generator) -> Candidates:
+    """:func:`valid_pool` and its encoding; an enumerated valid set is kept per space object with its encoding
+    (issue 53: encoding the 4362 rows of a shared table cost 10 ms, a twentieth of Kernel Tuner's own strategies'
+    whole run, for every repeat on the same space). A sampled pool draws from ``rng`` and is not kept."""
+    key = (id(space), limit, alignment)
+    hit = _CANDIDATES.get(key)
+    if hit is not None and hit[0] is space:
+        return hit[1]
+    pool = valid_pool(space, limit, rng)
+    x, index = encode(space, pool, alignment)
+    varying = np.ptp(x, axis=0) > 0 if len(x) > 1 else np.ones(x.shape[1], dtype=bool)
+    found = Candidates(tuple(pool), {c: i for i, c in enumerate(pool)}, x[:, varying] if varying.any() else x, index)
+    found.x.setflags(write=False)
+    found.index.setflags(write=False)
+    if not (plain_product(space) and space.size() > limit) and _enumerated(space, limit)[1] is not None:
+        _CANDIDATES[key] = (space, found)
+        while len(_CANDIDATES) > _ENUMERATED_KEPT:
+            del _CANDIDATES[next(iter(_CANDIDATES))]
+    return found

@@ -30,7 +30,7 @@ from searchlab.core.provenance import DFT_TRAINING_SIZES, SHARED_CONVOLUTION
 from searchlab.core.records import Candidate, Config, Result
 from searchlab.core.spaces import KnobSpace, Space, ThresholdTree
 from searchlab.errors import ConfigError
-from searchlab.searchers._auto.knobs import KnobModel
+from searchlab.searchers._auto.model import KnobModel
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._schema import searcher_config
 from searchlab.searchers._tunable import Annotated, Tunable
@@ -54,21 +54,24 @@ class AutoSearcher(Searcher):
 
     # initial: space-filling proposals before the model takes over; candidates: valid configurations
     # considered (all when fewer); local_every: every k-th model step searches the incumbent's one-knob
-    # neighbours (0: never); refit_every: after 40 observations, refit the GP every k steps;
+    # neighbours (0: never); refit_growth: refit the GP's hyperparameters when the observations have grown by this
+    # factor since the last fit (between fits the posterior is updated exactly, _auto/model.py);
     # alignment: the 2-adic alignment of integer sizes as a model input; prior: median of the log-normal
     # prior on the GP's length scales (0: none, plain maximum likelihood); min_feasibility: model steps
     # skip candidates predicted to fail with probability above 1 - this while any other is left (0: EI x p only);
     # thresholds / dag: the delegate on threshold trees / derivation DAGs.
     def __init__(self, space: Space, *, initial: Annotated[int, Tunable(3, 40, log=True)] = 10, candidates: int = 20000,
-                 local_every: Annotated[int, Tunable(0, 8)] = 3, refit_every: Annotated[int, Tunable(1, 10)] = 5,
+                 local_every: Annotated[int, Tunable(0, 8)] = 3,
+                 refit_growth: Annotated[float, Tunable(1.05, 2.0)] = 1.25,
                  alignment: Annotated[bool, Tunable(choices=(True, False))] = True,
                  prior: Annotated[float, Tunable(choices=(0.0, 0.25, 0.5, 1.0, 2.0, 4.0))] = 1.0,
                  min_feasibility: Annotated[float, Tunable(0.0, 0.9)] = 0.5,
                  thresholds: str = "binary", dag: str = "dp_tag", **kwargs: Any) -> None:
-        for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
-                                   ("refit_every", refit_every, 1)):
+        for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"searcher.{option}={value!r}: must be an integer >= {low}")
+        if isinstance(refit_growth, bool) or not isinstance(refit_growth, (int, float)) or not 1 < refit_growth <= 100:
+            raise ConfigError(f"searcher.refit_growth={refit_growth!r}: must be a number in (1, 100]")
         if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 <= prior < 1e6:
             raise ConfigError(f"searcher.prior={prior!r}: must be a number >= 0 (the prior's median length scale; "
                               "0 = no prior)")
@@ -83,7 +86,7 @@ class AutoSearcher(Searcher):
         self._model: KnobModel | None = None
         if isinstance(self.space, KnobSpace):
             self._model = KnobModel(self.space, self.direction, self.rng, initial=initial, candidates=candidates,
-                                    local_every=local_every, refit_every=refit_every, alignment=alignment,
+                                    local_every=local_every, refit_growth=float(refit_growth), alignment=alignment,
                                     prior=prior, min_feasibility=float(min_feasibility))
         else:
             name, option = (thresholds, "thresholds") if isinstance(self.space, ThresholdTree) else (dag, "dag")
@@ -132,7 +135,7 @@ class AutoSearcher(Searcher):
             row = self._model.next_row(pending)
             if row is None:
                 break
-            self._model.used[row] = True
+            self._model.take(row)
             pending.append(row)
             picks.append(self._model.pool[row])
         return picks
