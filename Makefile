@@ -69,9 +69,13 @@ test: setup test-deps
 		if [ $$rc -eq 0 ]; then rc=$$rc2; fi; fi; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
+# bench/ is held to the same rules (issue 52): mypy --strict covers it, and its rules test (no private names,
+# no sys.path edits, the one harness and schema, no import cycle) runs here too.
 lint: setup
 	$(BIN)/ruff check searchlab tests bench examples
 	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/bench/test_bench_rules.py
 
 bench: setup
 	$(BIN)/python -m bench overhead

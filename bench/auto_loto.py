@@ -11,7 +11,7 @@ reference, normally the shipped defaults) runs on every table with the *choosing
 
 Every run is :func:`bench.auto_tables.drive` (the space Kernel Tuner's harness gives, without Kernel Tuner around
 it). The old version of this file (issue 22: ``prior``, ``alignment``, ``min_feasibility``; its results are
-``bench/results/auto_loto_grid.jsonl`` and ``peers22_auto_loto.json``) is in the history before issue 53.
+``bench/results/historical/auto_loto_grid.jsonl`` and ``peers22_auto_loto.json``) is in the history before issue 53.
 
     cpuslot --exclusive .venv/bin/python -m bench auto_loto --variants '{"shipped": {}, "x": {"local_every": 2}}'
 """

@@ -45,7 +45,7 @@ class Options:
     budget: int = 220
     workers: int = 2
     strategies: tuple[str, ...] = STRATEGIES
-    kernel_tuner_runs: str = str(RESULTS / "peers22_kt_hidden.json")  # stored KT rows (missing or '': run fresh)
+    kernel_tuner_runs: str = str(RESULTS / "historical" / "peers22_kt_hidden.json")  # stored KT rows (missing or '': run fresh)
     exact_seeds: int = 0  # also check identical trajectories for seeds 0..N-1
     only_exact: bool = False
 

@@ -32,8 +32,7 @@ HARNESS = {"__init__", "__main__", "harness", "provenance", "registry", "common"
 # A module here that is registered, imported by a registered benchmark, or gone is checked like any other (so their
 # conversions land without touching this file); drop it from here and from pyproject.toml's mypy overrides (the same
 # list) once none of these is still on the old footing.
-PENDING = {"auto_loto", "auto_loto_report", "integration_speed", "kt_harness", "peers", "peers_kt",
-           "proposal_plot", "proposal_space", "proposal_time", "reproduce", "reproduce_bootstrap"}
+PENDING = {"reproduce", "reproduce_bootstrap"}
 # Benchmark modules that others may import for their constants (they import no benchmark themselves, so no cycle):
 # auto's benches read the shared tables' location from bench/auto_kt.py (issue 53; a helper would do).
 LENDERS = {"auto_kt"}
