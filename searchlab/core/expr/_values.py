@@ -67,7 +67,8 @@ def _range(*bounds: Any) -> tuple[int, ...]:
     span = range(*bounds)
     if len(span) > MAX_VALUES:
         raise ConfigError(f"range{bounds} has {len(span)} values: more than {MAX_VALUES}")
-    return _sized(tuple(span))
+    values: tuple[int, ...] = _sized(tuple(span))
+    return values
 
 
 def _list(*args: Any) -> tuple[Any, ...]:
