@@ -25,6 +25,12 @@ MAX_RESOLUTION = 10_000_000
 MAX_GROUPS = 10_000
 MAX_SEED = 2**63
 SEARCHLAB_OPTALG = "SearchlabOptAlg"
+# Kernel Tuner 1.5's strategy_map (kernel_tuner/interface.py), named here so that checking a file does not import
+# Kernel Tuner (2 s); tests/reproduce/test_reproduce_files.py checks it against the installed Kernel Tuner.
+KERNEL_TUNER_STRATEGIES = frozenset({
+    "adaptive_tabu_greywolf", "basinhopping", "bayes_opt", "brute_force", "diff_evo", "dual_annealing",
+    "firefly_algorithm", "genetic_algorithm", "greedy_ils", "greedy_mls", "hybrid_vndx", "minimize", "mls", "nsga2",
+    "nsga3", "ordered_greedy_mls", "pso", "pyatf_strategies", "random_sample", "simulated_annealing", "skopt"})
 
 
 def limited(value: Any, what: str, low: int, high: int) -> int:

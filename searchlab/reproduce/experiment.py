@@ -124,15 +124,13 @@ def _autotuner(strategy: Mapping[str, Any], defaults: Mapping[str, Any]) -> None
 
 def _custom(strategy: Mapping[str, Any], base: Path, allow_code: bool) -> tuple[str | None, int | None]:
     """Where a strategy's code comes from, and the seed a SearchlabOptAlg fixes."""
-    from kernel_tuner.interface import strategy_map
-
     what = f"strategy {strategy['name']!r}"
     method = str(strategy["search_method"])
     params = checks.hyperparameters(strategy, what)
     if "custom_search_method_path" not in strategy:
-        if method not in strategy_map:
+        if method not in checks.KERNEL_TUNER_STRATEGIES:
             raise ConfigError(f"{what}: search_method {method!r} is not a Kernel Tuner 1.5 strategy (one of: "
-                              f"{', '.join(sorted(strategy_map))})")
+                              f"{', '.join(sorted(checks.KERNEL_TUNER_STRATEGIES))})")
         return None, None
     path = find(str(strategy["custom_search_method_path"]), base, f"{what}: custom_search_method_path")
     from searchlab.core.files import regular_file

@@ -90,11 +90,20 @@ def _kernel(path: str) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _read_cache_once() -> Iterator[None]:
-    """Kernel Tuner's ``read_cache``, memoised by (path, mtime, size) while ``tune_kernel`` runs."""
+def _quiet_kernel_tuner() -> Iterator[None]:
+    """While ``tune_kernel`` runs: Kernel Tuner's ``read_cache`` memoised by (path, mtime, size), and its
+    ``print_config_output`` skipped when quiet (it formats every result's line before it looks at ``quiet``: a
+    third of a simulated evaluation's time). Neither changes what is evaluated or recorded; both make Kernel
+    Tuner's own ``framework`` time (the real time outside the strategy, which it records) smaller, as a faster
+    machine would."""
     import kernel_tuner.util as util
 
     original = util.read_cache
+    printer = util.print_config_output
+
+    def quiet_printer(tune_params: Any, params: Any, quiet: bool, metrics: Any, units: Any) -> None:
+        if not quiet:
+            printer(tune_params, params, quiet, metrics, units)
 
     def memoised(cachefile: str, open_cache: bool = True) -> Any:
         if open_cache:  # not simulation mode: Kernel Tuner appends to the file, no memo
@@ -106,11 +115,36 @@ def _read_cache_once() -> Iterator[None]:
             _CACHES[key] = original(cachefile, open_cache)
         return _CACHES[key]
 
-    util.read_cache = memoised
+    util.read_cache, util.print_config_output = memoised, quiet_printer
     try:
         yield
     finally:
-        util.read_cache = original
+        util.read_cache, util.print_config_output = original, printer
+
+
+class _NoTorch:
+    """A meta-path finder that makes ``import torch`` fail while Kernel Tuner is imported (see :func:`_import`)."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> None:
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("torch is not imported by searchlab reproduce's Kernel Tuner (no 1.5 strategy uses it)")
+
+
+def _import_kernel_tuner() -> None:
+    """Import Kernel Tuner without torch: Kernel Tuner 1.5 imports torch (1.2 s per process) only to offer its
+    search space as tensors, which none of its strategies uses (``strategies/`` never touches them), and falls back
+    to a placeholder when torch is missing. Where torch is imported already, nothing changes."""
+    import sys
+
+    if "kernel_tuner.interface" in sys.modules or "torch" in sys.modules:
+        return
+    blocker = _NoTorch()
+    sys.meta_path.insert(0, blocker)
+    try:
+        import kernel_tuner.interface  # noqa: F401
+    finally:
+        sys.meta_path.remove(blocker)
 
 
 def _strategy(spec: RepeatSpec, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -135,13 +169,16 @@ def _strategy(spec: RepeatSpec, options: dict[str, Any]) -> tuple[Any, dict[str,
     return OptAlgWrapper(optimizer), options
 
 
-def _tune_once(spec: RepeatSpec) -> list[dict[str, Any]]:
+def _tune_once(spec: RepeatSpec) -> dict[str, Any]:
     import random
 
     import numpy as np
-    from autotuning_methodology.searchspace_statistics import convert_from_time_unit
+
+    _import_kernel_tuner()
     from kernel_tuner import tune_kernel
     from kernel_tuner.file_utils import get_t4_results
+
+    from searchlab.reproduce.arrays import compact
 
     kernel = _kernel(spec.t1)
     options: dict[str, Any] = dict(spec.budget)
@@ -149,38 +186,40 @@ def _tune_once(spec: RepeatSpec) -> list[dict[str, Any]]:
     strategy, options = _strategy(spec, options)
     random.seed(spec.seed)
     np.random.seed(spec.seed % 2**32)
-    with warnings.catch_warnings(), _read_cache_once():
+    with warnings.catch_warnings(), _quiet_kernel_tuner():
         warnings.simplefilter("ignore")
         results, _ = tune_kernel(**kernel, device=None, cache=spec.cache, simulation_mode=True, quiet=True,
                                  verbose=False, iterations=spec.samples, strategy=strategy,
                                  strategy_options=options, objective=spec.objective,
                                  objective_higher_is_better=spec.higher_is_better)
         t4 = get_t4_results(results, kernel["tune_params"], objective=spec.objective)
-    unit = t4.get("metadata", {}).get("timeunit", "seconds")
-    out: list[dict[str, Any]] = []
-    for result in t4["results"]:
-        times = {k: convert_from_time_unit(v, unit) for k, v in result["times"].items()}
-        value = next((m["value"] for m in result["measurements"] if m["name"] == spec.objective), None)
-        out.append({"configuration": {k: _plain(v) for k, v in result["configuration"].items()}, "times": times,
-                    "invalidity": result["invalidity"],
-                    "measurements": [{"name": spec.objective, "value": _plain(value)}]})
+    out = compact(t4, spec.objective, spec.time_keys)
+    names = list(kernel["tune_params"])
+    out["configs"] = [_key(names, r["configuration"]) for r in t4["results"]]
     return out
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, (int, float, str)) or value is None:
-        return value
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value) if type(value).__name__.endswith("Config") else value
+_KEYS: dict[tuple[Any, ...], str] = {}
 
 
-def _cumulative(results: list[dict[str, Any]], keys: tuple[str, ...]) -> list[float]:
+def _key(names: list[str], conf: dict[str, Any]) -> str:
+    """The configuration's canonical JSON (``Config.key``, the study's evaluation key), memoised."""
+    values = tuple(conf[n] for n in names)
+    found = _KEYS.get(values)
+    if found is None:
+        from searchlab.core.records import Config
+
+        if len(_KEYS) > 1_000_000:
+            _KEYS.clear()
+        found = _KEYS[values] = Config({n: (v.item() if hasattr(v, "item") else v) for n, v in conf.items()}).key
+    return found
+
+
+def _cumulative(run: dict[str, Any]) -> list[float]:
+    """``collect_results``' ``cumulative_time_taken``: the counted times summed along the run."""
     total, out = 0.0, list[float]()
-    for config in results:
-        for key, time in config["times"].items():
-            if key in keys:
-                total += sum(time) if isinstance(time, (list, tuple)) else time
+    for row in run["t"]:
+        total += sum(v for v in row if v is not None)
         out.append(total)
     return out
 
@@ -193,20 +232,20 @@ def run_repeat(spec: RepeatSpec) -> dict[str, Any]:
     1.5's ``greedy_ils`` does this when the time budget is spent by its first evaluation (that call sits outside
     its ``try``): on the convolution_milo W6600 space (a 15 s budget) one of 25 repeats hit it and ended
     ``autotuning_experiment`` after 950 s (bench/results/reproduce.json)."""
+    _import_kernel_tuner()
     from kernel_tuner.util import StopCriterionReached
 
     first = spec.seed
     for attempt in range(20):
         spec = replace(spec, seed=first if spec.seed_fixed else (first + attempt) % 2**63)
         try:
-            results = _tune_once(spec)
+            run = _tune_once(spec)
         except StopCriterionReached:  # the budget ended before the strategy returned: nothing was kept
             continue
-        inside = [r for r, t in zip(results, _cumulative(results, spec.time_keys))
-                  if spec.cutoff_time_start <= t <= spec.cutoff_time]
-        valid = [r for r in inside if r["invalidity"] == "correct"]
+        inside = [i for i, t in zip(run["i"], _cumulative(run)) if spec.cutoff_time_start <= t <= spec.cutoff_time]
+        valid = [i for i in inside if i == "correct"]
         if len(valid) >= 2 and len(inside) >= spec.min_num_evals:
-            return {"results": results, "attempts": attempt + 1, "seed": spec.seed, "seed_fixed": spec.seed_fixed}
+            return {"run": run, "attempts": attempt + 1, "seed": spec.seed, "seed_fixed": spec.seed_fixed}
     raise RepeatFailed(f"{spec.search_method}: too few valid results within the cutoff in 20 attempts (needs "
                        f"{spec.min_num_evals} inside the cutoff, two of them valid; the reference gives up there too)")
 

@@ -35,33 +35,23 @@ def space_facts(space: Any) -> tuple[str, float]:
         (min(values) if space.minimization else max(values))
 
 
-def _charged(times: Mapping[str, Any], keys: Sequence[str]) -> float:
-    total = 0.0
-    for key in keys:
-        value = times.get(key)
-        if isinstance(value, list):
-            total += sum(v for v in value if isinstance(v, (int, float)))
-        elif isinstance(value, (int, float)) and math.isfinite(value) and value >= 0:
-            total += float(value)
-    return total
+def _charged(row: Sequence[Any]) -> float:
+    return float(sum(v for v in row if v is not None and math.isfinite(v) and v >= 0))
 
 
 def cell(plan: Any, index: int, outcome: Mapping[str, Any], wall: float, node: str, facts: tuple[str, float],
          versions: Mapping[str, str]) -> Any:
     """The study's ``CellRun`` of repeat ``index`` of ``plan``'s group."""
-    from searchlab.core.records import Config
     from searchlab.study.execution.batch import CellRun, Evaluation
 
     group, spec = plan.group, plan.spec
+    run = outcome["run"]
     evaluations = []
-    for r in outcome["results"]:
-        value: Any = next((m.get("value") for m in r["measurements"] if m.get("name") == spec.objective), None)
-        ok = r["invalidity"] == "correct" and isinstance(value, (int, float)) and math.isfinite(value)
-        mode = "none" if ok else _MODES.get(str(r["invalidity"]), "invalid")
+    for key, times, value, invalidity in zip(run["configs"], run["t"], run["v"], run["i"]):
+        ok = invalidity == "correct" and isinstance(value, (int, float)) and math.isfinite(value)
+        mode = "none" if ok else _MODES.get(str(invalidity), "invalid")
         status = "ok" if ok else ("timeout" if mode == "timeout" else "failed")
-        key = Config({k: v for k, v in r["configuration"].items()}).key
-        evaluations.append(Evaluation(key, float(value) if ok else None, None, status, mode,
-                                      _charged(r["times"], spec.time_keys)))
+        evaluations.append(Evaluation(key, float(value) if ok else None, None, status, mode, _charged(times)))
     fingerprint, optimum = facts
     config = {"experiment_strategy": group.name, "search_method": group.search_method,
               "hyperparameters": dict(group.hyperparameters), "budget": dict(spec.budget), "repeat": index,

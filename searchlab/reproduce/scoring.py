@@ -94,18 +94,17 @@ class Scores:
     ranges: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # space -> (fevals, time) ranges
 
 
-def descriptions(groups: Iterable[Any], repeats: dict[str, list[list[dict[str, Any]]]], time_keys: list[str]) -> Descs:
-    """``{gpu: {application: {strategy: description}}}`` built by the package's ``write_results``."""
-    from autotuning_methodology.runner import write_results
+def descriptions(groups: Iterable[Any], repeats: dict[str, list[dict[str, Any]]], time_keys: list[str]) -> Descs:
+    """``{gpu: {application: {strategy: description}}}`` holding the arrays ``write_results`` would write
+    (:func:`searchlab.reproduce.arrays.write_arrays`, bit for bit)."""
+    from searchlab.reproduce.arrays import write_arrays
 
     out: Descs = {}
     for group in groups:
         sp = group.space
         desc = _Description(sp.gpu, sp.application, group.name, group.display_name, time_keys, sp.objective,
                             sp.minimization)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            write_results(repeats[group.key], desc, compressed=False)
+        desc.set_results(write_arrays(repeats[group.key], sp.minimization))
         out.setdefault(sp.gpu, {}).setdefault(sp.application, {})[group.name] = desc
     return out
 

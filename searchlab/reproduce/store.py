@@ -118,7 +118,8 @@ class RepeatStore:
         from searchlab.study.analysis.store import CELL_COLUMNS
 
         key = cell_key(group, index)
-        raw = gzip.compress(json.dumps(outcome["results"]).encode(), compresslevel=3)
+        run = {k: v for k, v in outcome["run"].items() if k != "configs"}  # the configurations are the cell's rows
+        raw = gzip.compress(json.dumps(run).encode(), compresslevel=3)
         row = (key, cell.problem, cell.searcher, cell.seed, cell.fingerprint, cell.direction, cell.objective_name,
                cell.known_optimum, json.dumps(cell.config, sort_keys=True, default=str),
                json.dumps(cell.versions, sort_keys=True), json.dumps(list(cell.devices)), cell.node, cell.stop_reason,
@@ -140,9 +141,10 @@ class RepeatStore:
             raise
         conn.execute("COMMIT")
 
-    def results(self, groups: Iterable[tuple[str, int]]) -> dict[str, list[list[dict[str, Any]]]]:
-        """``{group: [results of repeat 0, 1, ...]}`` for each (group, repeats) asked for."""
-        out: dict[str, list[list[dict[str, Any]]]] = {}
+    def results(self, groups: Iterable[tuple[str, int]]) -> dict[str, list[dict[str, Any]]]:
+        """``{group: [compact run of repeat 0, 1, ...]}`` for each (group, repeats) asked for
+        (:mod:`searchlab.reproduce.arrays`)."""
+        out: dict[str, list[dict[str, Any]]] = {}
         for group, repeats in groups:
             rows = self.conn.execute("SELECT idx, results FROM reproduce_repeats WHERE grp=? ORDER BY idx",
                                      (group,)).fetchall()

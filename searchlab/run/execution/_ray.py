@@ -14,6 +14,10 @@
 - Security (issue 10, item 2; docs/security.md): a cluster we start listens on loopback only
   and keeps Ray's token authentication on (``RAY_AUTH_MODE=token``, set explicitly so Ray
   does not warn about it on every run). ``executor.address=`` is the only way across machines.
+- One local start (issue 51): :func:`start_local` is the only ``ray.init`` of a new cluster in searchlab (this
+  executor, a study's replays and ``searchlab reproduce`` call it): loopback only, no dashboard, and a watchdog
+  (:mod:`._watchdog`) that ends every process of the cluster when the driver ends, ``kill -9`` included;
+  :func:`stop_local` shuts it down and reaps what Ray leaves (its agents outlived ``ray.shutdown()``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,38 @@ from searchlab.run.execution._ray_actor import (
     local_ray_environment,
     startup_failure,
 )
+
+_WATCHDOG: list[Any] = []  # the watchdog of the cluster this process started (at most one)
+
+
+def start_local(num_cpus: int, resources: dict[str, float] | None = None,
+                object_store_memory: int = 256 * 1024**2, log_to_driver: bool = True) -> None:
+    """Start a new local Ray cluster for this process (module docstring); Ray must not be initialised yet."""
+    local_ray_environment()  # loopback-only services, token authentication (before Ray reads the environment)
+    import ray
+
+    from searchlab.run.execution._watchdog import Watchdog
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if not _WATCHDOG:
+        _WATCHDOG.append(Watchdog())  # before ray.init: it notes every process Ray starts from now on
+    # address="local": a new instance even where `ray start` left a cluster on this machine (a bare ray.init()
+    # would join it and refuse num_cpus); a signal during ray.init waits until it returns (no Ray SIGTERM handler)
+    with deferred(no_ray_sigterm_handler):
+        ray.init(address="local", num_cpus=num_cpus, resources=resources or None,
+                 object_store_memory=object_store_memory, _node_ip_address=LOOPBACK, include_dashboard=False,
+                 logging_level=logging.WARNING, log_to_driver=log_to_driver)
+
+
+def stop_local() -> None:
+    """Shut down the cluster :func:`start_local` started and reap every process it left."""
+    import ray
+
+    try:
+        ray.shutdown()
+    finally:
+        while _WATCHDOG:
+            _WATCHDOG.pop().close()
 
 
 class RayExecutor(Executor):
@@ -98,16 +134,13 @@ class RayExecutor(Executor):
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         if ray.is_initialized():
             return
-        kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
         if address:  # join: "auto" finds a cluster started with `ray start` on this machine
             from searchlab.run.execution._join import join_cluster
 
             join_cluster(address, "executor.address" if self.address else "RAY_ADDRESS")
             return
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-        with deferred(no_ray_sigterm_handler):  # a signal now ends the run after init, not mid-way
-            ray.init(address="local", num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
-                     object_store_memory=256 * 1024**2, _node_ip_address=LOOPBACK, **kwargs)
+        start_local(len(cores), {OPENCL_CPU: max(1, len(cores) - 1)})
         self._started_ray = True
 
     settle_s = 10.0
@@ -343,7 +376,7 @@ class RayExecutor(Executor):
                 pass
         self._slots = []
         if self._started_ray:
-            ray.shutdown()
+            stop_local()
             self._started_ray = False
         elif self._available:
             _await_released(ray, self._available)
