@@ -207,10 +207,11 @@ def kt_cache_document(records: Iterable[Record], names: Sequence[str], values: M
     doc: dict[str, Any] = {
         "device_name": device, "kernel_name": kernel, "problem_size": problem_size if problem_size is not None else [],
         "tune_params_keys": list(names), "tune_params": {n: [_plain(v) for v in values[n]] for n in names},
-        "objective": key, "cache": cache,
+        "objective": key,
     }
     if direction is Direction.MAXIMIZE:
         doc["objective_higher_is_better"] = True
+    doc["cache"] = cache  # last: Kernel Tuner reads a file that does not end in "}}}" as an unclosed cache
     return doc
 
 
@@ -252,9 +253,10 @@ def kt_cache_from_t4(doc: Mapping[str, Any], tune_params: Mapping[str, Sequence[
         cache[key] = entry
     out: dict[str, Any] = {"device_name": device, "kernel_name": kernel, "problem_size": problem_size,
                            "tune_params_keys": names, "tune_params": {n: list(v) for n, v in tune_params.items()},
-                           "objective": objective, "cache": cache}
+                           "objective": objective}
     if higher_is_better:
         out["objective_higher_is_better"] = True
+    out["cache"] = cache  # last: Kernel Tuner reads a file that does not end in "}}}" as an unclosed cache
     return out
 
 

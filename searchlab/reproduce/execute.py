@@ -21,15 +21,16 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from searchlab.core.problem import Problem
-from searchlab.core.records import Candidate, Config, Measurement
+from searchlab.core.records import Candidate, Config, Measurement, Status
 from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import SearchlabError
 from searchlab.reproduce.kt import RepeatSpec
 
-__all__ = ["RepeatJobs", "RunFailed", "run_all"]
+__all__ = ["RepeatJobs", "RunFailed", "Workers"]
 
 SERIAL_REPEATS = 40
 PROGRESS_S = 10.0
@@ -58,6 +59,11 @@ class RepeatJobs(Problem):
         from searchlab.reproduce.kt import run_repeat
 
         started = time.perf_counter()
+        if "task" in config:  # a curve of the scoring (a file the driver wrote: arrays only)
+            from searchlab.reproduce.curvetask import load_task, run_task
+
+            result = run_task(load_task(Path(str(config["task"]))))
+            return Measurement.ok(time.perf_counter() - started, extra={"result": result})
         job = config["job"]
         assert isinstance(job, int)
         outcome = run_repeat(self.specs[job])
@@ -91,52 +97,98 @@ class Progress:
               flush=True)
 
 
-def _executor(jobs: int, workers: int | None, address: str | None) -> tuple[Any, str]:
+def _executor(serial: bool, workers: int | None, address: str | None) -> tuple[Any, str]:
     import os
 
-    from searchlab.run.execution import SerialExecutor
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if not address and (workers == 1 or (workers is None and jobs <= SERIAL_REPEATS) or cores == 1):
-        return SerialExecutor(timeout_s=TIMEOUT_S), "in this process"
-    n = workers or cores
     from searchlab.run import execution
 
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if not address and (serial or workers == 1 or cores == 1):
+        return execution.SerialExecutor(timeout_s=TIMEOUT_S), "in this process"
+    n = workers or cores
     ray_executor: Any = execution.RayExecutor  # Ray is imported only for larger runs
     return ray_executor(workers=n, timeout_s=TIMEOUT_S, address=address, cpus_per_worker=1 if not address else None), \
         f"on {n} Ray workers" if not address else f"on the Ray cluster at {address}"
 
 
-def run_all(todo: Sequence[tuple[Any, int]], total: int, store: Callable[[Any, int, dict[str, Any], float, str], None],
-            workers: int | None, address: str | None, quiet: bool) -> int:
-    """Run every (plan, index) in ``todo``; ``store`` records each as it finishes. Returns how many ran.
-    Interrupts propagate (the caller reports); a failed repeat raises :class:`RunFailed`."""
-    progress = Progress(total, total - len(todo), quiet)
-    if not todo:
-        return 0
-    executor, how = _executor(len(todo), workers, address)
-    problem = RepeatJobs([plan.for_repeat(index) for plan, index in todo])
-    progress.start(how)
-    executor.start(problem)
-    try:
-        queue = list(range(len(todo)))
-        while queue or executor.in_flight():
-            while queue and executor.free():
-                job = queue.pop(0)
-                config = Config({"job": job})
-                executor.submit(Candidate(job, config, config))
-            for result in executor.collect(timeout=PROGRESS_S / 2):
-                job = result.candidate.config["job"]
-                assert isinstance(job, int)
-                plan, index = todo[job]
-                m = result.measurement
-                if not m.ok:
-                    raise RunFailed(f"repeat {index} of {plan.group.key} failed: {m.message.strip()[-300:]}")
-                store(plan, index, m.extra["outcome"], float(m.objective or 0.0), executor.node_of(result.worker))
-                progress.done += 1
-                progress.ran += 1
-            progress.tick()
+class Workers:
+    """The executor of one ``searchlab reproduce``: its repeats, then (when it has several workers) the scoring's
+    curve tasks, which it reads from files it is given (:mod:`searchlab.reproduce.curvetask`)."""
+
+    def __init__(self, todo: Sequence[tuple[Any, int]], workers: int | None, address: str | None, quiet: bool,
+                 heavy_scoring: bool) -> None:
+        self.todo, self.quiet = list(todo), quiet
+        serial = workers is None and len(self.todo) <= SERIAL_REPEATS and not heavy_scoring
+        self.executor: Any = None
+        self.how = ""
+        if self.todo or heavy_scoring:
+            self.executor, self.how = _executor(serial, workers, address)
+
+    def __enter__(self) -> Workers:
+        if self.executor is not None:
+            self.executor.start(RepeatJobs([plan.for_repeat(index) for plan, index in self.todo]))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.executor is not None:
+            self.executor.close()
+
+    def _drive(self, configs: list[Config], done: Callable[[int, Measurement, str], None],
+               progress: Progress | None = None) -> None:
+        queue = list(range(len(configs)))
+        while queue or self.executor.in_flight():
+            while queue and self.executor.free():
+                i = queue.pop(0)
+                self.executor.submit(Candidate(i, configs[i], configs[i]))
+            for result in self.executor.collect(timeout=PROGRESS_S / 2):
+                done(result.candidate.id, result.measurement, self.executor.node_of(result.worker))
+            if progress is not None:
+                progress.tick()
+
+    def run(self, total: int, store: Callable[[Any, int, dict[str, Any], float, str], None]) -> int:
+        """Run every repeat given; ``store`` records each as it finishes. Returns how many ran."""
+        progress = Progress(total, total - len(self.todo), self.quiet)
+        if not self.todo:
+            return 0
+        progress.start(self.how)
+
+        def done(job: int, m: Measurement, node: str) -> None:
+            plan, index = self.todo[job]
+            if m.status is not Status.OK:
+                raise RunFailed(f"repeat {index} of {plan.group.key} failed: {m.message.strip()[-300:]}")
+            store(plan, index, m.extra["outcome"], float(m.objective or 0.0), node)
+            progress.done += 1
+            progress.ran += 1
+
+        self._drive([Config({"job": i}) for i in range(len(self.todo))], done, progress)
         progress.tick(force=True)
-    finally:
-        executor.close()
-    return len(todo)
+        return len(self.todo)
+
+    def mapper(self, folder: Path) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None:
+        """A mapper of curve tasks over the workers (None: compute them in this process)."""
+        if self.executor is None or len(self.executor.workers) < 2:
+            return None
+
+        def run(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            from searchlab.reproduce.curvetask import save_task
+
+            folder.mkdir(parents=True, exist_ok=True)
+            paths = []
+            for i, task in enumerate(tasks):
+                paths.append(folder / f"task_{i}.npz")
+                save_task(paths[-1], task)
+            out: list[dict[str, Any]] = [{} for _ in tasks]
+
+            def done(i: int, m: Measurement, node: str) -> None:
+                if m.status is not Status.OK:
+                    raise RunFailed(f"scoring a time-axis curve failed: {m.message.strip()[-300:]}")
+                out[i] = m.extra["result"]
+
+            try:
+                self._drive([Config({"task": str(p)}) for p in paths], done)
+            finally:
+                for p in paths:
+                    p.unlink(missing_ok=True)
+            return out
+
+        return run

@@ -91,9 +91,9 @@ def _searchspace(experiment: Any, scores: Any, stats: Mapping[str, Any], x: str,
 
 
 def st_baseline(stats: Any, x: np.ndarray, axis: str) -> np.ndarray:
-    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
+    from searchlab.reproduce.fastcurve import FastBaseline
 
-    curve: np.ndarray = RandomSearchCalculatedBaseline(stats).get_curve(x, axis)
+    curve: np.ndarray = FastBaseline(stats).get_curve(x, axis)
     return curve
 
 

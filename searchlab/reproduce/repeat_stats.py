@@ -67,14 +67,14 @@ def _over_time(best: np.ndarray, times: np.ndarray, grid: np.ndarray, worst: flo
 
 
 def repeat_scores(experiment: Any, stats: dict[str, Any], descs: Any, ranges: dict[str, Any]) -> RepeatScores:
-    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
+    from searchlab.reproduce.fastcurve import FastBaseline
 
     out = RepeatScores()
     for sp in experiment.spaces:
         st = stats[sp.key]
         dist = st.objective_performances_total_sorted
         worst = float(dist[-1] if sp.minimization else dist[0])
-        baseline = RandomSearchCalculatedBaseline(st)
+        baseline = FastBaseline(st)
         fevals_range, time_range = ranges[sp.key]
         grid = np.linspace(time_range[0], time_range[-1], min(len(time_range), GRID))
         base_f = baseline.get_curve(fevals_range, "fevals")

@@ -13,7 +13,8 @@ curves (``StochasticOptimizationAlgorithm``) are what ``report_experiments.get_a
   generator's state at its place (:class:`searchlab.reproduce.fastcurve.SeededCurve`). The others' draws are
   taken without computing their curves (the package computes and discards them). So
   ``np.random.seed(0); get_strategy_scores(DIR/methodology/experiment.json)`` gives these numbers, rounded.
-  The kept curves are independent given their states, so ``mapper`` may compute them in parallel.
+  The kept curves are independent given their states (:mod:`searchlab.reproduce.curvetask`), so ``mapper``
+  may compute them in parallel.
 - **Evaluations axis**, which the package scores only in its plots: the same steps with ``get_curve_over_fevals``
   on the fevals range; the ranges differ per space, so the aggregate P is the mean over spaces of each space's mean
   and its error the ``np.std`` of the spaces' curves resampled to ``resolution`` points and averaged.
@@ -65,6 +66,7 @@ class _Description:
 
 
 Descs = dict[str, dict[str, dict[str, _Description]]]  # gpu -> application -> strategy -> description
+Mapper = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]  # curve tasks -> their results, in order
 
 
 @dataclass(frozen=True)
@@ -116,27 +118,6 @@ def _thin(x: np.ndarray, *ys: np.ndarray) -> tuple[np.ndarray, ...]:
     return (x[idx], *(y[idx] for y in ys))
 
 
-def time_curve(task: tuple[Any, ...]) -> tuple[Any, ...]:
-    """One kept time-axis curve: (space key, name, standardised curve, thinned (x, curve, lo, hi), stop index) or
-    (space key, name, None, reason). Runs anywhere: everything it needs is in ``task``."""
-    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
-
-    from searchlab.reproduce.fastcurve import SeededCurve
-
-    key, name, desc, stats, time_range, level, state = task
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            parts = SeededCurve(desc, state).get_curve_over_time(time_range, dist=stats.objective_performances_total_sorted,
-                                                                   confidence_level=level)
-            stop, raw, raw_lo, raw_hi = _split(parts)
-            c, lo, hi = RandomSearchCalculatedBaseline(stats).get_standardised_curves(time_range, [raw, raw_lo, raw_hi],
-                                                                                      x_type="time")
-    except (ValueError, AssertionError) as exc:
-        return key, name, None, f"{type(exc).__name__}: {str(exc.args[0] if exc.args else exc)[:200]}"
-    return key, name, c, _curve(time_range, c, lo, hi, raw, raw_lo, raw_hi, stop / len(time_range))
-
-
 def _curve(x: np.ndarray, *ys_and_stop: Any) -> Curve:
     *ys, stop = ys_and_stop
     thin = _thin(x, *ys)
@@ -160,31 +141,44 @@ def _ranges(experiment: Any, stats: Any) -> tuple[np.ndarray, np.ndarray]:
     return fevals, np.linspace(start=t0, stop=t1, num=experiment.resolution)
 
 
-def _time_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scores, seed: int,
-               mapper: Callable[..., Iterable[Any]]) -> None:
+def run_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The default mapper: every curve task in this process, in order."""
+    from searchlab.reproduce.curvetask import run_task
+
+    return [run_task(t) for t in tasks]
+
+
+def _time_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scores, seed: int, mapper: Mapper) -> None:
     from sklearn.ensemble._bagging import MAX_INT
 
-    from searchlab.reproduce.fastcurve import bagging_estimators
+    from searchlab.reproduce.fastcurve import FastBaseline, bagging_estimators
 
     order = [g.name for g in experiment.groups]
     last = {name: i for i, name in enumerate(order)}
     np.random.seed(seed)
-    tasks = []
+    tasks, where = [], []
     for sp in experiment.spaces:
         _, time_range = out.ranges[sp.key]
+        st = stats[sp.key]
+        random = FastBaseline(st).get_curve(time_range, "time")  # once per space (module docstring)
         for i, name in enumerate(order):
             desc = descs[sp.gpu][sp.application][name]
-            state = np.random.get_state() if last[name] == i else None
-            if state is not None:
-                tasks.append((sp.key, name, desc, stats[sp.key], time_range, experiment.confidence_level, state))
+            if last[name] == i:
+                tasks.append({"arrays": desc.arrays, "dist": st.objective_performances_total_sorted,
+                              "time_range": time_range, "random": random,
+                              "optimum": st.total_performance_absolute_optimum(), "level": experiment.confidence_level,
+                              "minimization": sp.minimization, "state": np.random.get_state()})
+                where.append((sp.key, name))
             np.random.randint(MAX_INT, size=bagging_estimators(desc.arrays["fevals_results"].shape[1]))
     kept: dict[str, list[np.ndarray]] = {}
-    for result in mapper(time_curve, tasks):
-        key, name, curve = result[0], result[1], result[2]
-        if curve is None:
-            out.errors.setdefault("time", {})[name] = f"{key}: {result[3]}"
+    for (key, name), result in zip(where, mapper(tasks)):
+        if "error" in result:
+            out.errors.setdefault("time", {})[name] = f"{key}: {result['error']}"
             continue
-        out.curves.setdefault("time", {}).setdefault(key, {})[name] = result[3]
+        curve = result["curve"]
+        out.curves.setdefault("time", {}).setdefault(key, {})[name] = _curve(
+            out.ranges[key][1], curve, result["lo"], result["hi"], result["raw"], result["raw_lo"], result["raw_hi"],
+            result["stop"])
         out.per_space.setdefault("time", {}).setdefault(key, {})[name] = (float(np.mean(curve)), float(np.std(curve)))
         kept.setdefault(name, []).append(curve)
     out.aggregate["time"], out.aggregate_curves["time"] = {}, {}
@@ -197,14 +191,12 @@ def _time_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scores
 
 
 def _fevals_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scores) -> None:
-    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
-
-    from searchlab.reproduce.fastcurve import SeededCurve
+    from searchlab.reproduce.fastcurve import FastBaseline, SeededCurve
 
     fevals_full: dict[str, list[np.ndarray]] = {}
     for sp in experiment.spaces:
         fevals_range, _ = out.ranges[sp.key]
-        baseline = RandomSearchCalculatedBaseline(stats[sp.key])
+        baseline = FastBaseline(stats[sp.key])
         for name in experiment.strategies:
             try:
                 with warnings.catch_warnings():
@@ -233,13 +225,12 @@ def _fevals_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scor
         out.aggregate_curves["fevals"][name] = mean_curve
 
 
-def score(experiment: Any, stats: dict[str, Any], descs: Descs, seed: int = 0,
-          mapper: Callable[..., Iterable[Any]] = map) -> Scores:
+def score(experiment: Any, stats: dict[str, Any], descs: Descs, seed: int = 0, mapper: Mapper | None = None) -> Scores:
     """P per strategy and per space on both axes (module docstring); ``stats`` maps ``space.key`` to the package's
     ``SearchspaceStatistics``."""
     out = Scores()
     for sp in experiment.spaces:
         out.ranges[sp.key] = _ranges(experiment, stats[sp.key])
-    _time_axis(experiment, stats, descs, out, seed, mapper)
+    _time_axis(experiment, stats, descs, out, seed, mapper or run_tasks)
     _fevals_axis(experiment, stats, descs, out)
     return out

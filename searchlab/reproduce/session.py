@@ -19,6 +19,8 @@ from searchlab.errors import ConfigError
 
 __all__ = ["Session"]
 
+HEAVY_SCORING = 4_000_000  # time-axis points (resolution x spaces x strategies) worth scoring on several workers
+
 
 class Session:
     def __init__(self, experiment: Any, root: Path, quiet: bool, include_marked: bool) -> None:
@@ -51,8 +53,7 @@ class Session:
         store = RepeatStore(self.root)
         try:
             store.open(exp.digest, exp.path.read_bytes())
-            ran, run_wall = self._run(store, stats, workers, address)
-            return self._report(store, stats, ran, run_wall, started)
+            return self._run(store, stats, workers, address, started)
         except BaseException:
             stored = store.stored() if store._conn is not None else 0
             store.close()
@@ -62,9 +63,10 @@ class Session:
         finally:
             store.close()
 
-    def _run(self, store: Any, stats: dict[str, Any], workers: int | None, address: str | None) -> tuple[int, float]:
+    def _run(self, store: Any, stats: dict[str, Any], workers: int | None, address: str | None,
+             started: float) -> dict[str, Any]:
         from searchlab.core.store import package_versions
-        from searchlab.reproduce.execute import run_all
+        from searchlab.reproduce.execute import Workers
         from searchlab.reproduce.plan import make_plan
         from searchlab.reproduce.records import cell, space_facts
         from searchlab.reproduce.spaces import write_cache
@@ -81,11 +83,15 @@ class Session:
             store.save(plan.group.key, index, cell(plan, index, outcome, wall, node, facts[plan.group.space.key],
                                                    versions), outcome, wall)
 
-        clock = time.perf_counter()
-        ran = run_all(todo, sum(p.group.repeats for p in plans), keep, workers, address, self.quiet)
-        return ran, time.perf_counter() - clock
+        heavy = exp.resolution * len(exp.spaces) * len(exp.strategies) >= HEAVY_SCORING and workers != 1
+        with Workers(todo, workers, address, self.quiet, heavy) as pool:
+            clock = time.perf_counter()
+            ran = pool.run(sum(p.group.repeats for p in plans), keep)
+            run_wall = time.perf_counter() - clock
+            return self._report(store, stats, ran, run_wall, started, pool.mapper(self.root / ".scoring"))
 
-    def _report(self, store: Any, stats: dict[str, Any], ran: int, run_wall: float, started: float) -> dict[str, Any]:
+    def _report(self, store: Any, stats: dict[str, Any], ran: int, run_wall: float, started: float,
+                mapper: Any) -> dict[str, Any]:
         from searchlab.reproduce.methodology import export
         from searchlab.reproduce.outputs import write_outputs
         from searchlab.reproduce.repeat_stats import repeat_scores
@@ -98,7 +104,7 @@ class Session:
         self.say("scoring with autotuning_methodology's functions (both axes)")
         repeats = store.results((g.key, g.repeats) for g in exp.groups)
         descs = descriptions(exp.groups, repeats, list(exp.time_keys))
-        scores = score(exp, stats, descs)
+        scores = score(exp, stats, descs, mapper=mapper)
         rs = repeat_scores(exp, stats, descs, scores.ranges)
         marks = {} if self.include_marked else find_marks(exp)
         keep = {n: [sp.key for sp in exp.spaces if (sp.key, n) not in marks] for n in exp.strategies}
