@@ -83,9 +83,10 @@ def _row(row: Any, i: int, objective: str, space: Mapping[str, Sequence[Any]], s
     where = f"{shown}: results[{i}]"
     if not isinstance(row, Mapping):
         raise ConfigError(f"{where} is {type(row).__name__}, not a mapping")
-    for key in ("configuration", "times", "invalidity", "correctness"):
+    for key in ("configuration", "times", "invalidity", "correctness", "measurements"):
         if key not in row:
-            raise ConfigError(f"{where} has no {key!r} (a T4 row needs configuration, times, invalidity, correctness)")
+            raise ConfigError(f"{where} has no {key!r} (a T4 row here needs configuration, times, invalidity, "
+                              "correctness and measurements)")
     conf, times = row["configuration"], row["times"]
     if not isinstance(conf, Mapping) or set(conf) != set(space):
         got = sorted(conf) if isinstance(conf, Mapping) else conf

@@ -74,7 +74,7 @@ class RepeatStore:
         try:
             self._lock = RunLock(self.path)
         except StoreError:
-            raise StoreError(f"--out {str(self.root)!r}: another searchlab reproduce writes this directory now "
+            raise ConfigError(f"--out {str(self.root)!r}: another searchlab reproduce writes this directory now "
                              f"({self._writer()}); one writer per directory: wait for it, or give another --out") from None
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         self._conn = conn

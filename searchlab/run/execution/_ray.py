@@ -22,11 +22,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
@@ -64,10 +65,23 @@ def start_local(num_cpus: int, resources: dict[str, float] | None = None,
         _WATCHDOG.append(Watchdog())  # before ray.init: it notes every process Ray starts from now on
     # address="local": a new instance even where `ray start` left a cluster on this machine (a bare ray.init()
     # would join it and refuse num_cpus); a signal during ray.init waits until it returns (no Ray SIGTERM handler)
-    with deferred(no_ray_sigterm_handler):
+    with deferred(no_ray_sigterm_handler), _no_dashboard():
         ray.init(address="local", num_cpus=num_cpus, resources=resources or None,
                  object_store_memory=object_store_memory, _node_ip_address=LOOPBACK, include_dashboard=False,
                  logging_level=logging.WARNING, log_to_driver=log_to_driver)
+
+
+@contextlib.contextmanager
+def _no_dashboard() -> Iterator[None]:
+    """No dashboard process: Ray starts its API server even with ``include_dashboard=False``
+    (:func:`searchlab.core.ray_private.no_api_server`)."""
+    from searchlab.core.ray_private import no_api_server
+
+    undo = no_api_server()
+    try:
+        yield
+    finally:
+        undo()
 
 
 def stop_local() -> None:
