@@ -160,3 +160,27 @@ def test_the_study_imports_no_private_name_of_run() -> None:
     """Issue 45, item 4: a study builds its parts through the run's public door (run.prepare.build_parts)."""
     assert _private_imports("searchlab.study", "searchlab.run") == []
     assert _private_imports("searchlab.tuning", "searchlab.run") == []
+
+
+AGGREGATE_ONLY = """
+import sys
+from searchlab.study.__main__ import main
+status = main([sys.argv[1], "--out", sys.argv[2]])
+print(status, sorted(m for m in sys.modules if m.startswith(("searchlab.study.execution", "searchlab.run", "ray"))))
+"""
+
+
+def test_reporting_recorded_runs_imports_nothing_of_the_execution(tmp_path: Path) -> None:
+    """Issue 52: ``python -m searchlab.study DIR`` (the analysis-only command) reads records and reports; it
+    imports no module of the study's execution half, of the run lifecycle or of Ray."""
+    from searchlab.core.records import Candidate, Config, Measurement, Result
+    from searchlab.core.store import RecordWriter, RunRecord
+
+    results = [Result(Candidate(i, Config(x=i), Config(x=i)), Measurement.ok(10.0 - i)) for i in range(5)]
+    with RecordWriter(tmp_path / "records" / "results.db") as writer:
+        writer.write([RunRecord(f"p/random/seed_{s}", "p", "random", s, {"searcher": {}}, fingerprint="f",
+                                evaluations=RunRecord.encode(results)) for s in range(2)])
+    out = subprocess.run([sys.executable, "-c", AGGREGATE_ONLY, str(tmp_path / "records"), str(tmp_path / "study")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().splitlines()[-1] == "0 []", out.stdout + out.stderr[-2000:]
+    assert (tmp_path / "study" / "report.html").is_file()

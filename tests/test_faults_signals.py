@@ -219,9 +219,9 @@ def test_a_path_valued_override_keeps_the_sweep_jobs_inside_the_sweep_directory(
     assert status == 0
     found = sorted(p.parent for p in tmp_path.rglob("results.db"))
     assert len(found) == 2 and all(p.parent == sweep for p in found), found
-    from searchlab.study.analysis.collect import find_run_dirs
+    from searchlab.study.analysis.collect import find_sources
 
-    assert len(find_run_dirs([str(sweep)])) == 2
+    assert len(find_sources([str(sweep)])) == 2
 
 
 def test_a_sweep_ends_with_the_study_command_and_it_works_pasted(tmp_path: Path) -> None:

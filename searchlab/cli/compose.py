@@ -39,6 +39,11 @@ class Job:
     full: DictConfig | None = None  # the whole composition, Hydra's node in it: what a sweep's launcher gets
 
 
+def config_names(group: str) -> list[str]:
+    """The configs of a group of ``searchlab/conf/`` (``study``: the shipped study files), sorted."""
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+
+
 def one_line(exc: BaseException) -> str:
     """Hydra's and OmegaConf's multi-line messages as one line: the message, the reason Hydra
     keeps in the cause, and the available options where it lists them; hints dropped."""

@@ -1,8 +1,13 @@
-"""The rows of ``results.db``: its schema, the schema-1 -> 2 migration and decoding an
-evaluation row (a damaged row is one StoreError naming it: issue 37, item 7)."""
+"""The rows of ``results.db``: its schema, the schema-1 -> 2 migration, encoding a finished evaluation
+into a row and decoding one (a damaged row is one StoreError naming it: issue 37, item 7).
+
+One file holds one run (a run directory's) or many (a study's cells, a reproduce's repeats: issue 52):
+``runs.name`` is unique, and every evaluation row names its run. :func:`encode` is the one encoder,
+used by the live store and by the batch writer alike."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Sequence
@@ -34,8 +39,48 @@ CREATE TABLE IF NOT EXISTS evaluations (
     worker TEXT, device TEXT, t_submit REAL, t_start REAL, t_end REAL,
     queue_s REAL, compile_s REAL, run_s REAL, charged_s REAL, cache_hit INTEGER NOT NULL, node TEXT,
     UNIQUE (run_id, candidate_id));
-CREATE INDEX IF NOT EXISTS evaluations_config ON evaluations (run_id, config_key);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_name ON runs (name);
 """
+# what an encoded evaluation holds; a writer adds run_id and session_id before and node after
+EVALUATION_COLUMNS = (
+    "candidate_id", "config", "config_key", "proposal", "meta", "status", "failure_mode", "message", "objective",
+    "samples", "sensors", "datasets", "log", "extra", "worker", "device", "t_submit", "t_start", "t_end", "queue_s",
+    "compile_s", "run_s", "charged_s", "cache_hit")
+INSERT_EVALUATION = (f"INSERT INTO evaluations (run_id, session_id, {', '.join(EVALUATION_COLUMNS)}, node) "
+                     f"VALUES ({', '.join('?' * (len(EVALUATION_COLUMNS) + 3))})")
+EvaluationRow = tuple[Any, ...]  # the values of EVALUATION_COLUMNS, in that order
+
+_EMPTY_LIST, _EMPTY_MAP = "[]", "{}"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+def _json_map(value: Any) -> str:
+    return _dumps(dict(value)) if value else _EMPTY_MAP  # most are empty: no encoder call
+
+
+def _json_list(value: Any) -> str:
+    return _dumps(list(value)) if value else _EMPTY_LIST
+
+
+def encode(result: Result) -> EvaluationRow:
+    """One finished evaluation as the values of :data:`EVALUATION_COLUMNS` (plain values, cheap to pickle:
+    a study's Ray task encodes its replays and the driver only inserts them).
+
+    Lossless, and lean where it costs nothing (issue 52: a study's cells are written in this format now, and
+    its throughput rests on the write): ``config`` holds the canonical JSON (``config_key``'s text), and
+    ``proposal`` is NULL where it equals the configuration (most proposals), read back as the configuration.
+    The index on ``config_key`` that earlier files carry is not made any more: no query used it."""
+    m, c = result.measurement, result.candidate
+    key = c.config.key
+    proposal = None if c.proposal is c.config or c.proposal.key == key else c.proposal.to_json()
+    return (c.id, key, key, proposal, _json_map(c.meta), m.status.value,
+            m.failure_mode.value, m.message, m.objective, _json_list(m.samples), _json_map(m.sensors),
+            _json_map(m.datasets), _json_list(m.log), _json_map(m.extra), result.worker, result.device,
+            result.t_submit, result.t_start, result.t_end, max(0.0, result.t_start - result.t_submit), m.compile_s,
+            m.run_s, m.charged, int(result.cache_hit))
 
 
 def migrate(conn: sqlite3.Connection) -> None:
@@ -66,14 +111,33 @@ def _decode(r: Sequence[Any]) -> Result:
         "log": loads(log), "extra": loads(extra), "compile_s": compile_s, "run_s": run_s,
         "charged_s": charged_s,
     })
-    candidate = Candidate(int(cid), Config.from_json(config), Config.from_json(proposal or "{}"), loads(meta or "{}"))
+    chosen = Config.from_json(config)
+    proposed = chosen if proposal is None else Config.from_json(proposal)
+    candidate = Candidate(int(cid), chosen, proposed, loads(meta or "{}"))
     return Result(candidate, m, worker or "", device or "", t_submit or 0.0, t_start or 0.0, t_end or 0.0, bool(cache_hit))
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL ("database or disk is full") or the OS's ENOSPC / EDQUOT."""
+    import errno
+
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc)
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def holds_run(conn: sqlite3.Connection) -> bool:
     """Whether the database holds a run's records: ``cache=`` and export targets refuse such a file."""
     tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     return {"runs", "evaluations"} <= tables
+
+
+def holds_many(conn: sqlite3.Connection) -> bool:
+    """Whether the database holds the records of many runs (the batch writer's: a study's, a reproduce's)."""
+    tables = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "meta" in tables and conn.execute("SELECT 1 FROM meta WHERE key='records' AND value='runs'").fetchone():
+        return True
+    return "runs" in tables and int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]) > 1
 
 
 def writable(path: Path) -> bool:

@@ -16,15 +16,17 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from searchlab.errors import StoreError
 
 
 class RunLock:
-    """An exclusive lock on ``results.db``, held until :meth:`release` or the process ends."""
+    """An exclusive lock on ``results.db``, held until :meth:`release` or the process ends. ``busy``: the line
+    that refuses a second writer (a resume's by default; the batch writer's names its file)."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, busy: Callable[[Path], str] | None = None) -> None:
         self.db = db
         self._fd: int | None = os.open(db, os.O_RDONLY | os.O_CLOEXEC)
         try:
@@ -32,7 +34,7 @@ class RunLock:
         except BlockingIOError:
             os.close(self._fd)
             self._fd = None
-            raise StoreError(busy_message(db)) from None
+            raise StoreError((busy or busy_message)(db)) from None
 
     def release(self) -> None:
         if self._fd is not None:

@@ -13,6 +13,11 @@ migrated in place (two ``ALTER TABLE ... ADD COLUMN``) when it is opened to resu
 Confirm-phase measurements (searchlab.run.confirm) are rows of ``evaluations`` with negative
 candidate ids (``meta.phase = "confirm"``): :meth:`RunStore.results` (what the searcher is
 replayed on resume, what studies read) leaves them out, :meth:`RunStore.confirmations` has them.
+
+The one record format (issue 52): the same schema holds one run (this store's, a run directory) or many
+(a study's cells, a reproduce's repeats), written whole by :class:`RecordWriter`
+(:mod:`searchlab.core._batch`) and read, whoever wrote them, by :func:`read_runs`
+(:mod:`searchlab.core._read`). This module is their public face.
 """
 
 from __future__ import annotations
@@ -27,15 +32,23 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from searchlab.core._batch import RecordWriter as RecordWriter
+from searchlab.core._batch import RunRecord as RunRecord
+from searchlab.core._read import LEGACY_STORE as LEGACY_STORE
+from searchlab.core._read import Outcomes as Outcomes
+from searchlab.core._read import RecordedRun as RecordedRun
+from searchlab.core._read import find_records as find_records
+from searchlab.core._read import read_runs as read_runs
 from searchlab.core._rows import _SCHEMA as _SCHEMA
+from searchlab.core._rows import INSERT_EVALUATION, _row_to_result, check_cells, encode, holds_many, writable
 from searchlab.core._rows import SCHEMA_VERSION as SCHEMA_VERSION
-from searchlab.core._rows import _row_to_result, check_cells, writable
+from searchlab.core._rows import is_disk_full as is_disk_full
 from searchlab.core._rows import migrate as migrate
 from searchlab.core._rows import read_connection as read_connection
 from searchlab.core._rows import sqlite_uri as sqlite_uri
 from searchlab.core.commands import override
 from searchlab.core.jsondata import TooDeep, loads
-from searchlab.core.records import Candidate, Result, measurement_to_dict
+from searchlab.core.records import Result
 from searchlab.core.runlock import RunLock
 from searchlab.errors import StoreError, WriteError
 
@@ -67,15 +80,6 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA busy_timeout=30000")
     return conn
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """SQLite's SQLITE_FULL ("database or disk is full") or the OS's ENOSPC / EDQUOT."""
-    import errno
-
-    if isinstance(exc, sqlite3.Error):
-        return getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(exc)
-    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _no_node(worker: str) -> str:
@@ -155,6 +159,9 @@ class RunStore:
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             run = conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()
             check_cells(conn, path)
+            if holds_many(conn):
+                raise StoreError(f"resume={run_dir}: {DB_NAME} holds the records of many runs (a study's or a "
+                                 f"reproduce's); resume works on one run's directory")
         except StoreError:
             conn.close()
             lock.release()
@@ -220,10 +227,9 @@ class RunStore:
 
     def record(self, result: Result) -> None:
         """Insert one finished evaluation and commit (autocommit mode)."""
-        m, c = result.measurement, result.candidate
-        d = measurement_to_dict(m)
         try:
-            self._insert(result, m, c, d)
+            self._conn.execute(INSERT_EVALUATION, (self.run_id, self.session_id, *encode(result),
+                                                   self.node_of(result.worker) or None))
         except sqlite3.Error as exc:
             raise WriteError(self.write_failure(exc)) from None
 
@@ -238,20 +244,6 @@ class RunStore:
         count = f"the {kept} evaluations recorded before are kept" if kept >= 0 else "earlier commits are kept"
         return (f"{self.path}: {what}; {count} (each was committed when it finished); "
                 f"free space and continue with {override('resume', self.path.parent)}")
-
-    def _insert(self, result: Result, m: Any, c: Candidate, d: Mapping[str, Any]) -> None:
-        self._conn.execute(
-            "INSERT INTO evaluations (run_id, session_id, candidate_id, config, config_key, proposal, meta,"
-            " status, failure_mode, message, objective, samples, sensors, datasets, log, extra, worker, device,"
-            " t_submit, t_start, t_end, queue_s, compile_s, run_s, charged_s, cache_hit, node)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (self.run_id, self.session_id, c.id, c.config.to_json(), c.config.key, c.proposal.to_json(),
-             _dumps(dict(c.meta)), m.status.value, m.failure_mode.value, m.message, m.objective,
-             _dumps(d["samples"]), _dumps(d["sensors"]), _dumps(d["datasets"]), _dumps(d["log"]),
-             _dumps(d["extra"]), result.worker, result.device, result.t_submit, result.t_start, result.t_end,
-             max(0.0, result.t_start - result.t_submit), m.compile_s, m.run_s, m.charged, int(result.cache_hit),
-             self.node_of(result.worker) or None),
-        )
 
     def results(self) -> list[Result]:
         """Every recorded evaluation of the search, in the order it was recorded (= the order
@@ -303,8 +295,9 @@ class RunStore:
                 self._lock = None
 
 
-def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
-    """Read-only access for studies: the run row and its results."""
+def read_run(run_dir: str | Path, name: str | None = None) -> tuple[dict[str, Any], list[Result]]:
+    """A run's row and its results, whole (resume, export, a run read as a table); ``name``: which run of a
+    records file of many (a study's, a reproduce's). A study reads runs through :func:`read_runs`."""
     path = Path(run_dir) / DB_NAME
     if not path.is_file():
         raise StoreError(f"{run_dir}: no {DB_NAME}")
@@ -314,7 +307,7 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
         raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
     try:
         check_cells(conn, path)
-        store = RunStore(path, conn, int(conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0]), 0)
+        store = RunStore(path, conn, _run_id(conn, path, name), 0)
         info = store.run_info()
         info["inputs"] = store.inputs() if _has_meta(conn) else None
         return info, store.results()
@@ -322,6 +315,19 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[Result]]:
         raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
     finally:
         conn.close()
+
+
+def _run_id(conn: sqlite3.Connection, path: Path, name: str | None) -> int:
+    if name is not None:
+        row = conn.execute("SELECT id FROM runs WHERE name=?", (name,)).fetchone()
+        if row is None:
+            raise StoreError(f"{path}: holds no run named {name!r}")
+        return int(row[0])
+    if holds_many(conn):
+        count = int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+        raise StoreError(f"{path}: holds the records of {count} runs (a study's or a reproduce's), not one run "
+                         f"directory's; read it with searchlab.study, or name one run")
+    return int(conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0])
 
 
 def _has_meta(conn: sqlite3.Connection) -> bool:

@@ -28,14 +28,14 @@ outputs: report.html (self-contained), summary.md, metrics.csv, metrics.parquet,
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
+    from searchlab.cli.compose import config_names
     from searchlab.core.commands import spelled
-    from searchlab.study.execution.config import available
 
     parser = argparse.ArgumentParser(
         prog=spelled("searchlab.study"), epilog=EPILOG.replace("python -m searchlab", spelled()).replace(
             f"{spelled()}.study", spelled("searchlab.study")), formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Compare searchers: aggregate run directories (searched recursively for results.db), "
-                    f"or run a study grid from conf/study/ (study=NAME; available: {', '.join(available())}).")
+                    f"or run a study grid from conf/study/ (study=NAME; available: {', '.join(config_names('study'))}).")
     parser.add_argument("items", nargs="*", metavar="RUN_DIR | study=NAME | key=value",
                         help="run directories (or results.db files); study=NAME and its overrides")
     parser.add_argument("--out", help="where to write the report (default: <the one RUN_DIR>/study, "
@@ -51,7 +51,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def _aggregate_only(paths: list[str], args: argparse.Namespace) -> dict[str, object]:
     from searchlab.study.analysis.collect import collect_runs
-    from searchlab.study.execution.grid import default_study_dir, report
+    from searchlab.study.analysis.outputs import default_study_dir, report
 
     if args.out:
         out = Path(args.out)
@@ -117,9 +117,9 @@ def _main(argv: list[str]) -> int:
     paths = [i for i in args.items if i not in overrides]
     study = [o for o in overrides if o.split("=", 1)[0] == "study"]
     try:
-        from searchlab.study.analysis.collect import find_run_dirs
+        from searchlab.study.analysis.collect import find_sources
 
-        find_run_dirs(paths)  # a path that is not there is refused now, not after the whole grid ran
+        find_sources(paths)  # a path that is not there is refused now, not after the whole grid ran
         if study:
             from searchlab.study.execution.config import compose_study
             from searchlab.study.execution.grid import run_study

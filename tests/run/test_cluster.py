@@ -147,9 +147,10 @@ def test_batched_replay_study_spreads_over_both_nodes_into_one_store(nodes: Node
         run_study(cfg)
     finally:
         ray.shutdown()
-    with sqlite3.connect(tmp_path / "s" / "replays.db") as conn:
-        cells = dict(conn.execute("SELECT key, node FROM cells").fetchall())
-        counts = conn.execute("SELECT cell, COUNT(*), COUNT(DISTINCT idx) FROM evaluations GROUP BY cell").fetchall()
+    with sqlite3.connect(tmp_path / "s" / "results.db") as conn:  # the study's records: one runs row per cell
+        cells = {name: json.loads(nodes)[0] for name, nodes in conn.execute("SELECT name, nodes FROM runs")}
+        counts = conn.execute("SELECT run_id, COUNT(*), COUNT(DISTINCT candidate_id) FROM evaluations "
+                              "GROUP BY run_id").fetchall()
     assert sorted(cells) == [f"dag/random/seed_{s}" for s in range(8)] and not (tmp_path / "s" / "runs").exists()
     assert all(n == d == 12 for _, n, d in counts) and len(counts) == 8  # every evaluation once
     assert set(cells.values()) == {nodes.head, nodes.worker.node_id}

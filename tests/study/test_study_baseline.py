@@ -94,5 +94,5 @@ def test_a_baseline_from_the_wrong_population_is_detected(study: tuple[Any, Path
 def test_known_infeasible_proposals_are_not_evaluations(tmp_path: Path) -> None:
     """The evaluations axis counts what the budget counts; a rejected proposal is counted apart."""
     run = make_run(tmp_path / "r", [3.0, Measurement.infeasible("known constraint"), 2.0], searcher="x")
-    data = read_run_data(run)
+    (data,) = read_run_data(run)
     assert data.evaluations == 2 and data.infeasible == 1 and data.losses.tolist() == [3.0, 2.0]

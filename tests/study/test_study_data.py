@@ -187,11 +187,19 @@ def test_threshold_tables_answer_for_every_value_of_a_recorded_plateau(tmp_path:
     assert len(table.rows) == live.space.size()
 
 
-def test_noisy_replays_are_scored_at_the_recorded_value() -> None:
-    from searchlab.core.records import Direction, FailureMode, Measurement
-    from searchlab.study.analysis.collect import _recorded_loss
+def test_noisy_replays_are_scored_at_the_recorded_value(tmp_path: Path) -> None:
+    from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result
+    from searchlab.core.store import RecordWriter, RunRecord
+    from searchlab.study.analysis.collect import read_run_data
+
+    def run(name: str, direction: str, *measurements: Measurement) -> RunRecord:
+        results = [Result(Candidate(i, Config(x=i), Config(x=i)), m) for i, m in enumerate(measurements)]
+        return RunRecord(name, "p", "s", 0, {}, direction=direction, evaluations=RunRecord.encode(results))
 
     drawn = Measurement.ok(0.8, extra={"recorded_objective": 1.0, "drawn_sample": 3})
-    assert _recorded_loss(drawn, Direction.MINIMIZE) == 1.0
-    assert _recorded_loss(Measurement.ok(0.8), Direction.MAXIMIZE) == -0.8
-    assert _recorded_loss(Measurement.failed(FailureMode.RUNTIME), Direction.MINIMIZE) == float("inf")
+    with RecordWriter(tmp_path / "results.db") as writer:
+        writer.write([run("min", "minimize", drawn, Measurement.failed(FailureMode.RUNTIME),
+                          Measurement.ok(0.5, extra={"subproblem": "row 3"})),
+                      run("max", "maximize", Measurement.ok(0.8))])
+    scored = {r.path.name.split("#")[1]: r.losses.tolist() for r in read_run_data(tmp_path)}
+    assert scored == {"min": [1.0, float("inf"), float("inf")], "max": [-0.8]}

@@ -42,10 +42,9 @@ def test_replay_study_on_an_exhaustive_table(tmp_path: Path) -> None:
     assert rows["random"]["score_baseline"] == "exact, from the table"
     assert result["paths"]["html"].is_file() and len(pd.read_csv(result["paths"]["csv"])) == 2
     # a replay sees exactly what the live problem would have measured: same seed, same objectives
-    with sqlite3.connect(tmp_path / "study" / "replays.db") as conn:  # the study store (run_dirs: false)
-        problem, config = conn.execute("SELECT problem, config FROM cells WHERE key='dag/random/seed_1'").fetchone()
-        replayed = [r[0] for r in conn.execute("SELECT objective FROM evaluations WHERE cell='dag/random/seed_1' "
-                                               "ORDER BY idx")]
+    with sqlite3.connect(tmp_path / "study" / "results.db") as conn:  # the study's records (run_dirs: false)
+        rid, problem, config = conn.execute("SELECT id, problem, config FROM runs WHERE name='dag/random/seed_1'").fetchone()
+        replayed = [r[0] for r in conn.execute("SELECT objective FROM evaluations WHERE run_id=? ORDER BY id", (rid,))]
     assert problem == "dag" and json.loads(config)["problem"]["_target_"] == "searchlab.adapters.table.TableProblem"
     assert not (tmp_path / "study" / "runs").exists()
     from searchlab.run.lifecycle import execute

@@ -47,7 +47,7 @@ def test_a_missing_table_fails_in_one_line_and_leaves_no_directory(tmp_path: Pat
 def _cells(db: Path) -> int:
     try:
         with sqlite3.connect(db) as conn:
-            return len(conn.execute("SELECT key FROM cells").fetchall())
+            return len(conn.execute("SELECT name FROM runs").fetchall())
     except sqlite3.OperationalError:  # the file exists before its tables do
         return 0
 
@@ -59,7 +59,7 @@ def test_ctrl_c_prints_one_line_with_a_resume_command_that_finishes_the_study(tm
             "~searchers.uct"]
     proc = subprocess.Popen([sys.executable, "-m", "searchlab.study", *args, "--out", str(out)], cwd=tmp_path,
                             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    db, deadline = out / "replays.db", time.time() + 120
+    db, deadline = out / "results.db", time.time() + 120
     while proc.poll() is None and time.time() < deadline and not (db.is_file() and _cells(db) >= 1):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)

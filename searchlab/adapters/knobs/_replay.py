@@ -66,6 +66,28 @@ class KnobTable(TableProblem):
 
     name = "knob_table"
 
+    @classmethod
+    def replayed_table(cls, options: Mapping[str, Any]) -> Table:
+        """The recording under the options' architecture (the recorded problem's class is built, unset up, for
+        its caps: :func:`apply_arch` is its own check), this replay problem unbuilt."""
+        return cls._replay(options, None)[1]
+
+    @staticmethod
+    def _replay(options: Mapping[str, Any], table: Table | None) -> tuple[OpenCLKnobProblem, Table]:
+        path = options.get("path")
+        recorded = table if table is not None else load_table(str(path)) if path and path != "???" else None
+        if recorded is None:
+            raise ConfigError("problem=knob_table needs problem.path=<recorded table>")
+        name = recorded.meta.get("problem")
+        classes = problem_classes()
+        if name not in classes:
+            raise ConfigError(f"table {path!r}: meta.problem={name!r} is not one of {sorted(classes)}")
+        params = {k: v for k, v in dict(recorded.meta.get("params", {})).items()
+                  if k not in ("arch", "limits", "model", "runs", "measure")}  # runs: before the protocol
+        source = classes[name](arch=options.get("arch", "small_few"), limits=options.get("limits") or EMPTY,
+                               model=options.get("model") or EMPTY, **params)
+        return source, arch_table(recorded, source)
+
     def __init__(self, path: str = "???", arch: str = "small_few", limits: Mapping[str, float] = EMPTY,
                  model: Mapping[str, Any] = EMPTY, table: Table | None = None, **replay: Any) -> None:
         """The options (the problem's one declaration of them; searchlab.core.schema).
@@ -77,14 +99,6 @@ class KnobTable(TableProblem):
             model: the sensor model (empty: the recorded problem's)
             replay: sample_noise, noise_seed (TableProblem)
         """
-        recorded = table if table is not None else load_table(path) if path and path != "???" else None
-        if recorded is None:
-            raise ConfigError("problem=knob_table needs problem.path=<recorded table>")
-        name = recorded.meta.get("problem")
-        classes = problem_classes()
-        if name not in classes:
-            raise ConfigError(f"table {path!r}: meta.problem={name!r} is not one of {sorted(classes)}")
-        params = {k: v for k, v in dict(recorded.meta.get("params", {})).items()
-                  if k not in ("arch", "limits", "model", "runs", "measure")}  # runs: before the protocol
-        self.source_problem = classes[name](arch=arch, limits=limits, model=model, **params)
-        super().__init__(table=arch_table(recorded, self.source_problem), path=path, **replay)
+        self.source_problem, replayed = self._replay({"path": path, "arch": arch, "limits": limits, "model": model},
+                                                     table)
+        super().__init__(table=replayed, path=path, **replay)

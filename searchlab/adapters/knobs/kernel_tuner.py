@@ -23,6 +23,16 @@ class KernelTunerCache(TableProblem):
 
     name = "kernel_tuner_cache"
 
+    @classmethod
+    def replayed_table(cls, options: Mapping[str, Any]) -> Any:
+        """The cache as the table this problem replays (its reader's options applied), the problem unbuilt."""
+        path = options.get("path")
+        if not path or path == "???":
+            raise ConfigError("problem=kernel_tuner_cache needs problem.path=<Kernel Tuner cache .json[.gz]>")
+        return load_kernel_tuner_cache(str(path), missing=options.get("missing", "constraint"),
+                                       model=options.get("model") or EMPTY,
+                                       recorded_failures=options.get("recorded_failures", "hidden"))
+
     def __init__(self, path: str = "???", missing: str = "constraint", model: Mapping[str, Any] = EMPTY,
                  recorded_failures: str = "hidden", **replay: Any) -> None:
         """The options (the problem's one declaration of them; searchlab.core.schema).
@@ -34,9 +44,8 @@ class KernelTunerCache(TableProblem):
             recorded_failures: hidden: failed entries fail when tested | known: known-infeasible (KT simulation)
             replay: sample_noise (draw one of the entry's recorded times), noise_seed (TableProblem)
         """
-        if not path or path == "???":
-            raise ConfigError("problem=kernel_tuner_cache needs problem.path=<Kernel Tuner cache .json[.gz]>")
-        table = load_kernel_tuner_cache(path, missing=missing, model=model, recorded_failures=recorded_failures)
+        table = self.replayed_table({"path": path, "missing": missing, "model": model,
+                                     "recorded_failures": recorded_failures})
         super().__init__(table=table, path=path, **replay)
         self.recorded_failures = recorded_failures
 

@@ -37,6 +37,12 @@ def load_table(path: str | Path) -> Table:
     return open_table(path, "table file")  # type: ignore[no-any-return]
 
 
+def _table_at(name: str, path: Any) -> Table:
+    if not path or path == "???":
+        raise ConfigError(f"problem={name} needs problem.path=<table file>")
+    return load_table(str(path))
+
+
 def sample_index(seed: int, key: str, occurrence: int, n: int) -> int:
     """Which of ``n`` recorded samples a replay seeded ``seed`` shows for the ``occurrence``-th
     look-up of the configuration ``key``: a keyed BLAKE2b hash of the three, reduced mod ``n``.
@@ -85,6 +91,13 @@ class TableProblem(Problem):
             out["noise_seed"] = seed
         return out
 
+    @classmethod
+    def replayed_table(cls, options: Mapping[str, Any]) -> Table:
+        """The table a problem of these options (its config, ``_target_`` aside) replays, read without building
+        the problem: a study's analysis takes its reference and random baseline from it (issue 52). Each
+        subclass that reads its table another way says how, and its constructor reads it through here."""
+        return _table_at(cls.name, options.get("path"))
+
     def __init__(self, table: Table | None = None, path: str = "???", sample_noise: bool = False,
                  noise_seed: int | None = None) -> None:
         """The options (the problem's one declaration of them; searchlab.core.schema).
@@ -97,9 +110,7 @@ class TableProblem(Problem):
         """
         super().__init__()
         if table is None:
-            if not path or path == "???":
-                raise ConfigError(f"problem={self.name} needs problem.path=<table file>")
-            table = load_table(path)
+            table = _table_at(self.name, path)
         self.table = table
         self.direction = table.direction
         self.objective_name = table.objective_name

@@ -23,6 +23,14 @@ class T4Replay(TableProblem):
 
     name = "t4"
 
+    @classmethod
+    def replayed_table(cls, options: Mapping[str, Any]) -> Any:
+        """The T4 file as the table this problem replays (objective and direction applied), the problem unbuilt."""
+        path = options.get("path")
+        if not path or path == "???":
+            raise ConfigError("problem=t4 needs problem.path=<T4 results .json>")
+        return read_t4(str(path), objective=options.get("objective"), direction=options.get("direction", "minimize"))
+
     def __init__(self, path: str = "???", objective: str | None = None, direction: str = "minimize",
                  **replay: Any) -> None:
         """The options (the problem's one declaration of them; searchlab.core.schema).
@@ -33,9 +41,8 @@ class T4Replay(TableProblem):
             direction: T4 does not say: minimize | maximize
             replay: sample_noise, noise_seed (TableProblem)
         """
-        if not path or path == "???":
-            raise ConfigError("problem=t4 needs problem.path=<T4 results .json>")
-        super().__init__(table=read_t4(path, objective=objective, direction=direction), path=path, **replay)
+        table = self.replayed_table({"path": path, "objective": objective, "direction": direction})
+        super().__init__(table=table, path=path, **replay)
 
     def fingerprint_params(self) -> Mapping[str, Any]:
         return {**super().fingerprint_params(), "objective": self.table.objective_name, "direction": self.direction.value}

@@ -7,7 +7,8 @@ way back: nothing here, and nothing in tuning, imports ``searchlab.study.executi
 
 - :mod:`.metrics`, :mod:`.methodology`, :mod:`.stats`: the definitions (best-so-far, the
   autotuning-methodology score P, intervals and paired tests);
-- :mod:`.collect`, :mod:`.store`, :mod:`.summary`: reading run directories and study stores;
+- :mod:`.collect`, :mod:`.summary`: reading records -- a run directory, a study, a reproduce directory --
+  through the one reader (:func:`searchlab.core.store.read_runs`);
 - :mod:`.aggregate`, :mod:`.compare`, :mod:`.headline`, :mod:`.tuned`, :mod:`.provenance`,
   :mod:`.nodes`: a study's numbers;
 - :mod:`.report`, :mod:`.report_pairs`, :mod:`.plots`: the report and its figures.

@@ -91,16 +91,12 @@ def _table_losses(run: RunData, notes: list[str], tables: TableLookup | None) ->
     if not is_registered("problem", cfg["_target_"]):  # a record is data: nothing else is imported or built
         return None
     try:
-        from searchlab.recompose import build_problem
-
-        if not issubclass(registered_class("problem", cfg["_target_"], f"{run.path}: problem"), TableProblem):
+        cls = registered_class("problem", cfg["_target_"], f"{run.path}: problem")
+        if not issubclass(cls, TableProblem):
             return None
         table = tables(cfg) if tables is not None else None  # replayed in this process: parsed already
-        if table is None:
-            problem = build_problem(recompose("problem", cfg, str(run.path)))
-            if not isinstance(problem, TableProblem):
-                return None
-            table = problem.table
+        if table is None:  # the table itself, read as the problem reads it; no problem is built (issue 52)
+            table = cls.replayed_table(recompose("problem", cfg, str(run.path)))
     except UntrustedTargetError:
         raise
     except Exception as exc:

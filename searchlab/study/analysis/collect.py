@@ -22,15 +22,18 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from searchlab.core.records import Direction, Measurement, Status, loss
+from searchlab.core.records import Direction
 from searchlab.errors import ConfigError
 from searchlab.study.analysis.summary import read_summary
+
+if TYPE_CHECKING:
+    from searchlab.core.store import RecordedRun
 
 SUMMARY = "summary.json"
 
@@ -58,7 +61,7 @@ class RunData:
     report: Mapping[str, Any] = field(default_factory=dict)  # summary.json's run-end report
     wall_time_s: float | None = None
     infeasible: int = 0  # known-infeasible proposals recorded (not on the evaluations axis)
-    nodes: Mapping[str, int] | None = None  # evaluations per Ray node (a study store's); None: read from path
+    nodes: Mapping[str, int] | None = None  # evaluations per Ray node ("" unknown), as recorded
 
     @property
     def evaluations(self) -> int:
@@ -72,58 +75,65 @@ class RunData:
         return loss_value if self.direction is Direction.MINIMIZE else -loss_value
 
 
-def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
-    """Run directories (holding results.db) under each path, searched recursively (a study
-    store, ``replays.db``, is accepted as a path and read by :func:`collect_runs`)."""
-    from searchlab.study.analysis.store import STORE_NAME
+def find_sources(paths: Iterable[str | Path]) -> list[Path]:
+    """The records files under each path (searchlab.core.store.find_records: ``results.db`` of a run directory,
+    a study or a reproduce; a study's ``replays.db`` of before issue 52); a bad path is one ConfigError line."""
+    from searchlab.core.store import find_records
 
-    found: dict[Path, None] = {}
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file() and path.name == "results.db":
-            found[path.parent.resolve()] = None
-        elif path.is_file() and path.name == STORE_NAME:
-            continue
-        elif path.is_dir():
-            for db in sorted(path.rglob("results.db")):
-                found[db.parent.resolve()] = None
-        else:
-            raise ConfigError(f"study: {str(path)!r} is neither a directory nor a results.db file")
-    return list(found)
+    try:
+        return find_records(paths)
+    except ConfigError as exc:
+        raise ConfigError(f"study: {exc}") from None
 
 
-def _recorded_loss(measurement: Measurement, direction: Direction) -> float:
-    """A replay with ``sample_noise`` shows the searcher one recorded sample, but a study scores
-    the configuration at its recorded value (``extra["recorded_objective"]``): the exact random
-    baseline is defined over recorded values, and a lucky draw must not count as progress."""
-    recorded = measurement.extra.get("recorded_objective") if measurement.extra else None
-    if recorded is not None and measurement.status is Status.OK:
-        measurement = replace(measurement, objective=float(recorded))
-    return loss(measurement, direction)
+def _losses(run: RecordedRun, direction: Direction) -> np.ndarray:
+    """A study's loss per evaluation: a success's objective (signed), +inf for a failure or a sub-problem.
+
+    A replay with ``sample_noise`` shows the searcher one recorded sample, but a study scores the
+    configuration at its recorded value (``extra["recorded_objective"]``): the exact random baseline is
+    defined over recorded values, and a lucky draw must not count as progress."""
+    sign = 1.0 if direction is Direction.MINIMIZE else -1.0
+    o = run.outcomes
+    out = np.full(len(o.status), math.inf)
+    for i, (objective, recorded, status, sub) in enumerate(zip(o.objective, o.recorded, o.status, o.subproblem)):
+        value = recorded if recorded is not None else objective
+        if status == "ok" and value is not None and not sub:
+            out[i] = sign * value
+    return out
 
 
-def read_run_data(run_dir: Path) -> RunData:
-    from searchlab.core.store import read_run
-
-    info, recorded = read_run(run_dir)
-    results = [r for r in recorded if r.status is not Status.INFEASIBLE]
+def run_data(run: RecordedRun) -> RunData:
+    """One recorded run as a study sees it (known-infeasible proposals taken off the evaluations axis)."""
+    info, o = run.info, run.outcomes
+    keep = [i for i, s in enumerate(o.status) if s != "infeasible"]
     direction = Direction(info["direction"])
-    summary = read_summary(run_dir)
+    summary = {} if run.many else read_summary(run.location)
+    losses = _losses(run, direction)[keep] if keep else np.array([], dtype=float)
+    nodes: dict[str, int] = defaultdict(int)
+    for node in o.node:
+        nodes[node] += 1
     return RunData(
-        path=run_dir, problem=str(info["problem"]), searcher=str(info["searcher"]), seed=int(info["seed"] or 0),
+        path=run.location, problem=str(info["problem"]), searcher=str(info["searcher"]), seed=int(info["seed"] or 0),
         fingerprint=str(info["fingerprint"]), direction=direction,
         objective_name=str(info.get("objective_name") or "objective"),
         known_optimum=None if info.get("known_optimum") is None else float(info["known_optimum"]),
         config=info.get("config") or {},
         devices=tuple(sorted(str(d.get("name", "")) for d in info.get("devices") or [] if isinstance(d, Mapping))),
         status=str(info["status"]), stop_reason=str(info.get("stop_reason") or ""),
-        losses=np.array([_recorded_loss(r.measurement, direction) for r in results], dtype=float),
-        charged=np.array([r.measurement.charged for r in results], dtype=float),
-        statuses=tuple(r.status.value for r in results),
-        modes=tuple(r.measurement.failure_mode.value if r.status is not Status.OK else "none" for r in results),
-        report=summary.get("report") or {}, wall_time_s=summary.get("wall_time_s"),
-        infeasible=len(recorded) - len(results),
-    )
+        losses=losses, charged=np.array([o.charged[i] for i in keep], dtype=float),
+        statuses=tuple(o.status[i] for i in keep),
+        modes=tuple(o.failure_mode[i] if o.status[i] != "ok" else "none" for i in keep),
+        report=summary.get("report") or {},
+        wall_time_s=summary.get("wall_time_s") if not run.many else run.wall_time_s,
+        infeasible=len(o.status) - len(keep), nodes=dict(nodes))
+
+
+def read_run_data(path: str | Path) -> list[RunData]:
+    """Every run of one records file -- a run directory, a study, a reproduce directory alike -- as RunData:
+    the one reader (searchlab.core.store.read_runs), whoever wrote the records."""
+    from searchlab.core.store import read_runs
+
+    return [run_data(run) for run in read_runs(path)]
 
 
 def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -189,23 +199,24 @@ def check_fingerprints(runs: Sequence[RunData], allow_mixed: bool) -> list[str]:
 
 
 def study_sources(study_dir: Path) -> list[Path]:
-    """What a study directory's own runs are read from: ``runs/`` and the study store, where present."""
-    from searchlab.study.analysis.store import STORE_NAME
+    """What a study directory's own runs are read from: ``runs/`` (run directories), its records file and a
+    ``replays.db`` of before issue 52, where present."""
+    from searchlab.core.store import DB_NAME
+    from searchlab.core.store import LEGACY_STORE as OLD
 
-    return [p for p in (study_dir / "runs", study_dir / STORE_NAME) if p.exists()] or [study_dir / "runs"]
+    found = [p for p in (study_dir / "runs", study_dir / DB_NAME, study_dir / OLD) if p.exists()]
+    return found or [study_dir / "runs"]
 
 
 def collect_runs(paths: Iterable[str | Path], *, allow_mixed: bool = False) -> tuple[list[RunData], list[str]]:
-    """Every run under ``paths`` -- run directories and study stores (``replays.db``, whose cells
-    are runs too) -- relabelled, fingerprint-checked, and notes for the report."""
-    from searchlab.study.analysis.store import find_stores, read_store
-
+    """Every run under ``paths`` -- run directories, studies, reproduce directories (their records files hold
+    many runs) -- relabelled, fingerprint-checked, and notes for the report."""
     paths = list(paths)
-    dirs, stores = find_run_dirs(paths), find_stores(paths)
-    if not dirs and not stores:
+    files = find_sources(paths)
+    if not files:
         raise ConfigError(f"study: no results.db found under {[str(p) for p in paths]}")
     runs, notes = [], []
-    found = [read_run_data(d) for d in dirs] + [run for store in stores for run in read_store(store, RunData)]
+    found = [run for db in files for run in read_run_data(db)]
     for data in found:
         run_dir = data.path
         if data.evaluations == 0:

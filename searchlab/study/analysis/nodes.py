@@ -14,12 +14,10 @@ UNKNOWN = "unknown"
 
 def node_rows(runs: Sequence[Any]) -> list[dict[str, Any]]:
     """One row per node: the runs that used it, its evaluations and their share."""
-    from searchlab.core.store import node_counts
-
     evaluations: dict[str, int] = {}
     runs_on: dict[str, int] = {}
     for run in runs:
-        counts = run.nodes if getattr(run, "nodes", None) is not None else node_counts(run.path)
+        counts = run.nodes or {}
         for node, count in counts.items():
             key = node or UNKNOWN
             evaluations[key] = evaluations.get(key, 0) + count

@@ -10,9 +10,10 @@ Ray task gets a batch of cells (:func:`replay_batch`) and replays each in proces
 - the searcher is built from the cell's composed config exactly as :func:`searchlab.run.prepare.prepare`
   builds it (same seed, same options, same prior), and driven by :func:`searchlab.api.optimize` with
   the serial executor and no store, so its trajectory is the one a run directory would record;
-- the task writes nothing: it returns :class:`CellRun` records (frozen, plain values) and the
-  driver alone writes them into the study's store (searchlab.study.execution.store), so a retried task
-  (issue 24) duplicates nothing.
+- the task writes nothing: it returns each replay as a :class:`searchlab.core.store.RunRecord` (frozen,
+  its evaluations encoded as plain values, in the records format of every run: issue 52) and the driver
+  alone writes them into the study's records file (:class:`searchlab.core.store.RecordWriter`), so a
+  retried task (issue 24) duplicates nothing.
 
 What a run directory holds besides these records (a confirm phase, ``finalize``'s report, a plot)
 is not made on this path; ``run_dirs: true`` makes it (docs/study.md).
@@ -24,49 +25,14 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from searchlab.core.problem import Problem
+from searchlab.core.store import RunRecord
 from searchlab.study.execution.cells import Cell
 
 _PROTOTYPES: dict[str, Problem] = {}  # per process: a replayed table's problem, built once per config and file
 _OPTIMA: dict[int, tuple[Any, float | None]] = {}  # id(table) -> (table, its optimum), per process
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """One recorded evaluation of a replay, as the study reads it."""
-
-    config: str  # the configuration's canonical JSON (Config.key)
-    objective: float | None  # what the searcher was shown (a drawn sample under sample_noise)
-    recorded: float | None  # the table's recorded objective (what the study scores), when it differs
-    status: str
-    failure_mode: str
-    charged: float
-    subproblem: bool = False
-
-
-@dataclass(frozen=True)
-class CellRun:
-    """One finished replay: the run's facts and its evaluations in told order."""
-
-    key: str  # problem/searcher/seed_N: one cell of the grid, once in the store
-    problem: str
-    searcher: str
-    seed: int
-    fingerprint: str
-    direction: str
-    objective_name: str
-    known_optimum: float | None
-    config: Mapping[str, Any]  # the composed run config, the problem's seeded options included
-    versions: Mapping[str, str]
-    devices: tuple[Mapping[str, Any], ...]
-    node: str  # Ray's node id of the process that replayed it ("" outside Ray)
-    stop_reason: str
-    status: str
-    wall_time_s: float
-    evaluations: tuple[Evaluation, ...]
 
 
 def prototypes(cells: Sequence[Cell]) -> dict[str, Problem]:
@@ -117,14 +83,14 @@ def fresh_problem(node: Mapping[str, Any], seed: int) -> tuple[Problem, dict[str
     return proto.reseeded(int(seeded.get("noise_seed") or 0)), seeded
 
 
-def replay_cell(cell: Cell, versions: Mapping[str, str], node: str) -> CellRun:
+def replay_cell(cell: Cell, versions: Mapping[str, str], node: str) -> RunRecord:
     """Replay one cell in process (module docstring); nothing is written. The parts are built by the
     run's own first step (:func:`searchlab.run.prepare.build_parts`) and driven by
     :func:`searchlab.api.optimize`, the run lifecycle in memory."""
     from searchlab.api import optimize
     from searchlab.run.prepare import build_parts
 
-    started = time.perf_counter()
+    started, clock = time.time(), time.perf_counter()
     cfg = dict(cell.cfg)
     problem, seeded = fresh_problem(cfg["problem"], cell.seed)
     cfg["problem"] = seeded
@@ -140,20 +106,12 @@ def replay_cell(cell: Cell, versions: Mapping[str, str], node: str) -> CellRun:
             parts.cache.close()
     devices = outcome.devices
     fingerprint = problem.fingerprint([str(d.get("name", "")) for d in devices])
-    return CellRun(
-        key=cell_key(cell), problem=cell.problem, searcher=cell.searcher, seed=cell.seed,
-        fingerprint=fingerprint, direction=problem.direction.value,
-        objective_name=problem.objective_name, known_optimum=_optimum(problem), config=cfg, versions=dict(versions),
-        devices=devices, node=node, stop_reason=outcome.reason.value,
-        status="finished",
-        wall_time_s=time.perf_counter() - started, evaluations=tuple(_evaluation(r) for r in outcome.results))
-
-
-def _evaluation(result: Any) -> Evaluation:
-    m = result.measurement
-    recorded = m.extra.get("recorded_objective") if m.extra else None
-    return Evaluation(result.config.key, m.objective, None if recorded is None else float(recorded), m.status.value,
-                      m.failure_mode.value, float(m.charged), bool(m.is_subproblem))
+    return RunRecord(
+        name=cell_key(cell), problem=cell.problem, searcher=cell.searcher, seed=cell.seed, config=cfg,
+        direction=problem.direction.value, objective_name=problem.objective_name, fingerprint=fingerprint,
+        known_optimum=_optimum(problem), versions=dict(versions), devices=tuple(devices), node=node,
+        stop_reason=outcome.reason.value, started=started, ended=started + time.perf_counter() - clock,
+        evaluations=RunRecord.encode(outcome.results))
 
 
 def _no_alarm(node: Mapping[str, Any], problem: Problem) -> dict[str, Any]:
@@ -178,7 +136,7 @@ def _optimum(problem: Problem) -> float | None:
     return value
 
 
-def replay_batch(cells: Sequence[Cell], cwd: str, known: Mapping[str, Problem] | None = None) -> list[CellRun]:
+def replay_batch(cells: Sequence[Cell], cwd: str, known: Mapping[str, Problem] | None = None) -> list[RunRecord]:
     """A Ray task: replay ``cells`` one after another in this worker; return their records.
 
     ``known``: tables the driver parsed already (:func:`prototypes`), used instead of parsing."""

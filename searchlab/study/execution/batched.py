@@ -1,13 +1,16 @@
-"""The batched replay path of a study (issue 23, item 3): many cells per task, one study store.
+"""The batched replay path of a study (issue 23, item 3): many cells per task, one records file.
 
 The driver groups the cells still to do into batches, in grid order (a problem's searchers and
 seeds together, so a worker reuses the table it parsed), about :data:`TASKS_PER_CORE` batches per
 core: enough to keep every core busy to the end and to show progress, few enough that a task's
 cost (Ray's, and a worker's first parse of a table) is paid over many replays. Each batch is one
-Ray task (searchlab.study.execution.batch.replay_batch) returning compact records; the driver writes each
-task's records into ``<study>/replays.db`` in one transaction as it arrives
-(searchlab.study.execution.store), so a killed or interrupted study keeps every cell finished before, and
-a study run again into the same directory does only the cells the store lacks.
+Ray task (searchlab.study.execution.batch.replay_batch) returning its runs' records; the driver writes each
+task's records into ``<study>/results.db`` -- the records format of every run, one ``runs`` row per cell
+(issue 52) -- in one transaction as it arrives (:class:`searchlab.core.store.RecordWriter`), so a killed or
+interrupted study keeps every cell finished before, and a study run again into the same directory does only
+the cells the file lacks. The writer holds the file's lock: a second study writing into the same directory
+at the same time is refused in one line naming the first. A study directory made before issue 52 keeps its
+cells in ``replays.db``; they count as done and are read from there, never rewritten.
 
 Without a cluster to join, and with ``workers: 1`` or a small grid (``workers: null`` and at most
 :data:`IN_PROCESS_LOOKUPS` look-ups), the batches run in this process: such a study would pay
@@ -24,10 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from searchlab.study.analysis.store import STORE_NAME
-from searchlab.study.execution.batch import CellRun, cell_key, prototypes, replay_batch
+from searchlab.core.store import DB_NAME, LEGACY_STORE, RecordWriter, RunRecord, read_runs
+from searchlab.study.execution.batch import cell_key, prototypes, replay_batch
 from searchlab.study.execution.cells import Cell
-from searchlab.study.execution.store import StudyStore
 from searchlab.study.execution.tasks import RETRIES, _cores, _gather, _progress, _start_ray
 
 TASKS_PER_CORE = 4
@@ -62,20 +64,25 @@ def _check(cells: Sequence[Cell]) -> None:
             Budget(**cell.cfg["budget"])
 
 
-def _record(run: CellRun, kept: bool = False) -> dict[str, Any]:
-    return {"cell": run.key, "kept": kept, "evaluations": len(run.evaluations), "stop": run.stop_reason,
-            "node": run.node, "wall_s": run.wall_time_s}
+def _record(run: RunRecord, kept: bool = False) -> dict[str, Any]:
+    return {"cell": run.name, "kept": kept, "evaluations": len(run.evaluations), "stop": run.stop_reason,
+            "node": run.node, "wall_s": run.ended - run.started}
+
+
+def _done(study_dir: Path, writer: RecordWriter) -> set[str]:
+    """The cells recorded already: in the records file, or in a study store of before issue 52."""
+    old = study_dir / LEGACY_STORE
+    return writer.names() | ({r.name for r in read_runs(old)} if old.is_file() else set())
 
 
 def run_batched(cells: Sequence[Cell], cfg: Any, study_dir: Path) -> list[dict[str, Any]]:
-    """Replay ``cells`` into ``study_dir/replays.db``; cells already there are kept, not redone."""
-    path = study_dir / STORE_NAME
+    """Replay ``cells`` into ``study_dir/results.db``; cells already there are kept, not redone."""
     if not cells:
         return []
-    _check(cells)  # before the store is made: bad input writes nothing
-    store = StudyStore(path)
+    _check(cells)  # before the file is made: bad input writes nothing
+    store = RecordWriter(study_dir / DB_NAME)
     try:
-        done = store.done()
+        done = _done(study_dir, store)
         kept = [{"cell": cell_key(c), "kept": True, "evaluations": None, "stop": None} for c in cells
                 if cell_key(c) in done]
         todo = [c for c in cells if cell_key(c) not in done]
@@ -83,7 +90,7 @@ def run_batched(cells: Sequence[Cell], cfg: Any, study_dir: Path) -> list[dict[s
             return kept
         records: list[dict[str, Any]] = []
 
-        def accept(_: Any, runs: list[CellRun]) -> int:
+        def accept(_: Any, runs: list[RunRecord]) -> int:
             store.write(runs)  # the driver alone writes: one transaction per task's records
             before = len(records)
             records.extend(_record(r) for r in runs)

@@ -46,7 +46,7 @@ class StudyConfig:
     # {train: [LABEL...], test: [LABEL...]} | {leave_one_out: kernel | device}: only test problems are run and
     # reported; searchers given with `tune:` are tuned on each fold's training problems (searchlab/study/execution/split.py)
     split: dict[str, Any] = field(default_factory=dict)
-    # replay mode: false: the cells are replayed in batches into one study store (<out>/replays.db);
+    # replay mode: false: the cells are replayed in batches into one records file (<out>/results.db);
     # true: each cell is a whole run into runs/<problem>/<searcher>/seed_<S> (results.db, summary.json, plot)
     run_dirs: Any = False  # true | false, checked by compose_study (a bool field would take 2 as true)
 
@@ -58,7 +58,9 @@ def register() -> None:
 
 
 def available() -> list[str]:
-    return sorted(p.stem for p in STUDY_CONF_DIR.glob("*.yaml"))
+    from searchlab.cli.compose import config_names
+
+    return config_names("study")
 
 
 def compose_study(name: str, overrides: list[str]) -> Any:

@@ -219,15 +219,13 @@ def _unmake(study_dir: Path, created: list[Path]) -> None:
             break
 
 
-def default_study_dir(name: str) -> Path:
-    return Path("outputs") / "study" / time.strftime("%Y-%m-%d") / f"{time.strftime('%H-%M-%S')}_{name}"
-
-
 def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None) -> dict[str, Any]:
     """Run the grid of a composed study config, then write its report; returns what was written."""
     from omegaconf import OmegaConf
 
     from searchlab.study.analysis.collect import collect_runs, study_sources
+    from searchlab.study.analysis.outputs import default_study_dir, report
+    from searchlab.study.execution.batch import parsed_table
     from searchlab.study.execution.replay import run_cells
 
     study_dir = Path(out or cfg.out or default_study_dir(cfg.name)).resolve()
@@ -251,7 +249,7 @@ def run_study(cfg: Any, extra_paths: Sequence[str] = (), out: str | None = None)
         r.get("kept", False) for r in records), "grid wall time (s)": round(grid_s, 2),
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "directory": str(study_dir), "config_yaml": OmegaConf.to_yaml(cfg)}
-    return report(runs, [*notes, *more, *tuned_notes], study_dir, meta, cfg.reference, pairs)
+    return report(runs, [*notes, *more, *tuned_notes], study_dir, meta, cfg.reference, pairs, tables=parsed_table)
 
 
 def _pool_tuned(cfg: Any, runs: list[Any]) -> tuple[list[Any], dict[str, str], list[str]]:
@@ -262,22 +260,3 @@ def _pool_tuned(cfg: Any, runs: list[Any]) -> tuple[list[Any], dict[str, str], l
     specs = {str(label): tune_spec(str(label), _plain(spec)) for label, spec in cfg.searchers.items()}
     pairs, notes = defaults_of(specs)
     return pool(runs, [label for label, (_, tune) in specs.items() if tune is not None]), pairs, notes
-
-
-def report(runs: list[Any], notes: list[str], out_dir: Path, meta: dict[str, Any], reference: str,
-           tuned: dict[str, str] | None = None) -> dict[str, Any]:
-    """Aggregate and write the report; ``tuned``: tuned label -> default label (a default-versus-tuned table)."""
-    from searchlab.study.analysis.aggregate import aggregate
-    from searchlab.study.analysis.report import write_report
-    from searchlab.study.analysis.tuned import tuned_table
-    from searchlab.study.execution.batch import parsed_table
-
-    started = time.time()
-    data = aggregate(runs, notes, reference, tables=parsed_table)
-    data.tuned = tuned_table(data, tuned or {})
-    meta = dict(meta, runs=len(runs), problems=len({r.problem for r in runs}),
-                searchers=len({r.searcher for r in runs}), reference=reference,
-                created=time.strftime("%Y-%m-%d %H:%M:%S"))
-    paths = write_report(data, out_dir, meta)
-    meta["report wall time (s)"] = round(time.time() - started, 2)
-    return {"paths": paths, "meta": meta, "rows": data.rows, "notes": data.notes}

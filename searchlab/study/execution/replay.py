@@ -1,7 +1,7 @@
-"""Execute a study's cells: replays batched into one study store, live runs one after another.
+"""Execute a study's cells: replays batched into one records file, live runs one after another.
 
 ``mode: replay`` (issue 23, item 3): by default the cells are replayed in batches, many per
-task, into one study store (searchlab.study.execution.batched, ``<study>/replays.db``). With
+task, into the study's records file (searchlab.study.execution.batched, ``<study>/results.db``). With
 ``run_dirs: true`` each cell is one Ray task running the whole run lifecycle (``num_cpus=1``,
 the serial executor) into its own run directory ``runs/<problem>/<searcher>/seed_<S>``. Live
 runs use devices through their own executor (Ray actors by default), so they run one at a time.
