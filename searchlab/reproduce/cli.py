@@ -28,8 +28,8 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("experiment", help="the experiment file (JSON, schema 1.0.0-1.2.0 as the reference accepts)")
     parser.add_argument("--out", help="output directory (default: outputs/reproduce/<experiment name>); an existing "
                                       "one for the same file is resumed")
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: 1 for small "
-                        "experiments, else one Ray worker per core; 1: in this process)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: this process for small "
+                        "experiments, else one Ray worker per core; 0 or 1: in this process)")
     parser.add_argument("--ray-address", default=None, help="join this Ray cluster instead of starting one")
     parser.add_argument("--allow-code", action="store_true", help="import the Python files that strategies name in "
                         "custom_search_method_path (they run with your rights; docs/security.md)")
@@ -37,8 +37,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                         "into its pooled statistics and tests (default: left out, and marked)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args(argv)
-    if args.workers is not None and not 1 <= args.workers <= 1024:
-        parser.error(f"--workers {args.workers}: must be from 1 to 1024")
+    if args.workers is not None and not 0 <= args.workers <= 1024:
+        parser.error(f"--workers {args.workers}: must be from 0 to 1024")
+    if args.workers == 0:
+        args.workers = 1  # 0 (no Ray) is what earlier versions called running in this process
     return args
 
 
@@ -64,7 +66,7 @@ def check_out(root: Path) -> None:
     """Refuse an ``--out`` that cannot be a reproduce directory, before anything is written."""
     if root.exists() and not root.is_dir():
         raise ConfigError(f"--out {str(root)!r}: is a file, not a directory")
-    if root.is_dir() and any(root.iterdir()) and not (root / "replays.db").is_file():
+    if root.is_dir() and any(root.iterdir()) and not (root / "experiment.sha256").is_file():
         raise ConfigError(f"--out {str(root)!r}: exists and is not a reproduce directory; give a new --out")
     parent = next((p for p in (root, *root.absolute().parents) if p.exists()), Path("/"))
     if not os.access(parent, os.W_OK | os.X_OK):
@@ -79,8 +81,6 @@ def reproduce(experiment_path: str, out: str | None = None, workers: int | None 
     from searchlab.reproduce.session import Session
 
     started = time.perf_counter()
-    if not quiet:
-        print(f"{PROG}: reading {experiment_path}", file=sys.stderr, flush=True)
     experiment = load_experiment(experiment_path, allow_code)  # refuses before anything is written
     root = Path(out) if out else default_out(experiment.name)
     check_out(root)

@@ -64,9 +64,15 @@ class RepeatJobs(Problem):
 
             result = run_task(load_task(Path(str(config["task"]))))
             return Measurement.ok(time.perf_counter() - started, extra={"result": result})
+        from searchlab.reproduce.records import evaluation_rows
+
         job = config["job"]
         assert isinstance(job, int)
+        began = time.time()
         outcome = run_repeat(self.specs[job])
+        run = outcome.pop("run")
+        outcome["rows"] = evaluation_rows(run, began, time.time())  # encoded here, in parallel; the driver inserts
+        outcome.update(started=began, ended=time.time())
         return Measurement.ok(time.perf_counter() - started, extra={"outcome": outcome})
 
 
@@ -145,7 +151,7 @@ class Workers:
             if progress is not None:
                 progress.tick()
 
-    def run(self, total: int, store: Callable[[Any, int, dict[str, Any], float, str], None]) -> int:
+    def run(self, total: int, store: Callable[[Any, int, dict[str, Any], str], None]) -> int:
         """Run every repeat given; ``store`` records each as it finishes. Returns how many ran."""
         progress = Progress(total, total - len(self.todo), self.quiet)
         if not self.todo:
@@ -156,7 +162,7 @@ class Workers:
             plan, index = self.todo[job]
             if m.status is not Status.OK:
                 raise RunFailed(f"repeat {index} of {plan.group.key} failed: {m.message.strip()[-300:]}")
-            store(plan, index, m.extra["outcome"], float(m.objective or 0.0), node)
+            store(plan, index, m.extra["outcome"], node)
             progress.done += 1
             progress.ran += 1
 

@@ -1,25 +1,31 @@
-"""A finished repeat as a study cell: what ``python -m searchlab.study DIR`` reads of a reproduce directory.
+"""A finished repeat as a run of the records file: what ``python -m searchlab.study DIR`` reads of it.
 
-Each of Kernel Tuner's results becomes one evaluation, in the order Kernel Tuner made them: its configuration, its
-objective (a number when ``invalidity`` is ``correct``), its status and failure mode (``compile``, ``runtime``,
-``correctness`` -> ``wrong_output``, ``timeout``, ``constraints``), and as charged time the sum of the time keys
-the experiment counts (seconds: what the methodology's time axis adds up). The cell's problem is the space
-(``<gpu>/<application>``), its searcher the strategy's name, its seed the repeat's index (so the study pairs
-repeats by index, as reproduce's own paired tests do; the seed that was used is in the cell's config), its
-known optimum the space's best valid value, and its fingerprint the space file's digest.
+Each of Kernel Tuner's results becomes one evaluation (encoded by the one encoder,
+:func:`searchlab.core._rows.encode`, in the worker that ran the repeat), in the order Kernel Tuner made them: its
+configuration, its objective (a number when ``invalidity`` is ``correct``), its status and failure mode
+(``compile``, ``runtime``, ``correctness`` -> ``wrong_output``, ``timeout``, ``constraints``), and as charged time
+the sum of the time keys the experiment counts (seconds: what the methodology's time axis adds up); its ``extra``
+keeps what the methodology reads (the times per key, the value as Kernel Tuner gave it, the invalidity).
+
+The run's problem is the space (``<gpu>/<application>``), its searcher the strategy's name, its seed the repeat's
+index (so the study pairs repeats by index, as reproduce's own tests do; the seed that was used is in its config),
+its known optimum the space's best valid value, and its fingerprint the space file's digest. Its config names the
+searcher and the space file as a run's config does (``searcher._target_`` for a searchlab searcher, ``problem.path``),
+so the study marks a space that chose a searcher's shipped defaults, as reproduce does.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["cell", "space_facts"]
+__all__ = ["evaluation_rows", "record", "space_facts"]
 
 _MODES = {"compile": "compile", "runtime": "runtime", "correctness": "wrong_output", "timeout": "timeout",
           "constraints": "constraint"}
+_CONFIGS: dict[str, Any] = {}
 
 
 def space_facts(space: Any) -> tuple[str, float]:
@@ -35,31 +41,67 @@ def space_facts(space: Any) -> tuple[str, float]:
         (min(values) if space.minimization else max(values))
 
 
-def _charged(row: Sequence[Any]) -> float:
-    return float(sum(v for v in row if v is not None and math.isfinite(v) and v >= 0))
+def _config(key: str) -> Any:
+    from searchlab.core.records import Config
+
+    found = _CONFIGS.get(key)
+    if found is None:
+        if len(_CONFIGS) > 1_000_000:
+            _CONFIGS.clear()
+        found = _CONFIGS[key] = Config.from_json(key)
+    return found
 
 
-def cell(plan: Any, index: int, outcome: Mapping[str, Any], wall: float, node: str, facts: tuple[str, float],
-         versions: Mapping[str, str]) -> Any:
-    """The study's ``CellRun`` of repeat ``index`` of ``plan``'s group."""
-    from searchlab.study.execution.batch import CellRun, Evaluation
+def evaluation_rows(run: Mapping[str, Any], started: float, ended: float) -> tuple[Any, ...]:
+    """A repeat's compact run (with its ``configs``) as encoded evaluations, its timestamps spread over the repeat."""
+    from searchlab.core._rows import encode
+    from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
+
+    rows = []
+    n = max(len(run["i"]), 1)
+    for j, (key, times, value, invalidity) in enumerate(zip(run["configs"], run["t"], run["v"], run["i"])):
+        ok = invalidity == "correct" and isinstance(value, (int, float)) and math.isfinite(value)
+        mode = FailureMode.NONE if ok else FailureMode(_MODES.get(str(invalidity), "invalid"))
+        status = Status.OK if ok else (Status.TIMEOUT if mode is FailureMode.TIMEOUT else Status.FAILED)
+        counted = [t for t in times if t is not None and math.isfinite(t) and t >= 0]
+        extra = {"t": times, "v": value if value is None or isinstance(value, (int, float, str)) else str(value),
+                 "i": invalidity}
+        measurement = Measurement(status, objective=float(value) if ok else None, failure_mode=mode,
+                                  message="" if ok else f"Kernel Tuner: {invalidity}", charged_s=float(sum(counted)),
+                                  extra=extra)
+        config = _config(key)
+        at = started + (ended - started) * j / n
+        rows.append(encode(Result(Candidate(j, config, config), measurement, "kernel_tuner", "simulated", at, at, at)))
+    return tuple(rows)
+
+
+def record(plan: Any, index: int, outcome: Mapping[str, Any], started: float, ended: float, node: str,
+           facts: tuple[str, float], versions: Mapping[str, str]) -> Any:
+    """The ``RunRecord`` of repeat ``index`` of ``plan``'s group (its rows encoded by the worker)."""
+    from searchlab.core.store import RunRecord
 
     group, spec = plan.group, plan.spec
-    run = outcome["run"]
-    evaluations = []
-    for key, times, value, invalidity in zip(run["configs"], run["t"], run["v"], run["i"]):
-        ok = invalidity == "correct" and isinstance(value, (int, float)) and math.isfinite(value)
-        mode = "none" if ok else _MODES.get(str(invalidity), "invalid")
-        status = "ok" if ok else ("timeout" if mode == "timeout" else "failed")
-        evaluations.append(Evaluation(key, float(value) if ok else None, None, status, mode, _charged(times)))
+    config: dict[str, Any] = {
+        "group": group.key, "repeat": index, "seed": outcome["seed"], "seed_fixed": bool(outcome.get("seed_fixed")),
+        "attempts": outcome["attempts"], "search_method": group.search_method, "samples": group.samples,
+        "hyperparameters": dict(group.hyperparameters), "budget": dict(spec.budget),
+        "problem": {"path": str(group.space.t4), "objective": spec.objective}, "searcher": _searcher(group)}
     fingerprint, optimum = facts
-    config = {"experiment_strategy": group.name, "search_method": group.search_method,
-              "hyperparameters": dict(group.hyperparameters), "budget": dict(spec.budget), "repeat": index,
-              "seed": outcome["seed"], "seed_fixed": bool(outcome.get("seed_fixed")),
-              "attempts": outcome["attempts"], "samples": group.samples}
-    return CellRun(key=f"{group.key}/seed_{index}", problem=f"{group.space.gpu}/{group.space.application}",
-                   searcher=group.name, seed=index, fingerprint=fingerprint,
-                   direction="minimize" if group.space.minimization else "maximize",
-                   objective_name=spec.objective, known_optimum=optimum, config=config, versions=dict(versions),
-                   devices=({"name": group.space.gpu, "kind": "simulated"},), node=node, stop_reason="budget",
-                   status="finished", wall_time_s=wall, evaluations=tuple(evaluations))
+    return RunRecord(name=f"{group.key}/seed_{index}", problem=f"{group.space.gpu}/{group.space.application}",
+                     searcher=group.name, seed=index, config=config,
+                     direction="minimize" if group.space.minimization else "maximize",
+                     objective_name=spec.objective, fingerprint=fingerprint, known_optimum=optimum,
+                     versions=dict(versions), devices=({"name": group.space.gpu, "kind": "simulated"},), node=node,
+                     status="finished", stop_reason="budget", started=started, ended=ended,
+                     evaluations=tuple(outcome["rows"]))
+
+
+def _searcher(group: Any) -> Mapping[str, Any]:
+    """The searcher as a run's config names it: a registered searchlab searcher by its target, else Kernel Tuner's."""
+    if group.custom != "searchlab":
+        return {"name": f"kernel_tuner:{group.search_method}", "custom": group.custom}
+    from searchlab import registry
+    from searchlab.reproduce.checks import searchlab_params
+
+    name, _, options = searchlab_params(group.hyperparameters, group.key)
+    return {"_target_": registry.entry("searcher", name).target, **options}

@@ -55,7 +55,7 @@ class Session:
             store.open(exp.digest, exp.path.read_bytes())
             return self._run(store, stats, workers, address, started)
         except BaseException:
-            stored = store.stored() if store._conn is not None else 0
+            stored = store.stored()
             store.close()
             if fresh and stored == 0:
                 shutil.rmtree(self.root, ignore_errors=True)
@@ -68,7 +68,7 @@ class Session:
         from searchlab.core.store import package_versions
         from searchlab.reproduce.execute import Workers
         from searchlab.reproduce.plan import make_plan
-        from searchlab.reproduce.records import cell, space_facts
+        from searchlab.reproduce.records import record, space_facts
         from searchlab.reproduce.spaces import write_cache
 
         exp = self.experiment
@@ -76,12 +76,12 @@ class Session:
         plans = make_plan(exp, caches, stats)
         facts = {sp.key: space_facts(sp) for sp in exp.spaces}
         versions = package_versions()
-        done = store.done()
+        done = store.done((p.group.key, i) for p in plans for i in range(p.group.repeats))
         todo = [(p, i) for p in plans for i in range(p.group.repeats) if (p.group.key, i) not in done]
 
-        def keep(plan: Any, index: int, outcome: dict[str, Any], wall: float, node: str) -> None:
-            store.save(plan.group.key, index, cell(plan, index, outcome, wall, node, facts[plan.group.space.key],
-                                                   versions), outcome, wall)
+        def keep(plan: Any, index: int, outcome: dict[str, Any], node: str) -> None:
+            store.save(record(plan, index, outcome, outcome["started"], outcome["ended"], node,
+                              facts[plan.group.space.key], versions))
 
         heavy = exp.resolution * len(exp.spaces) * len(exp.strategies) >= HEAVY_SCORING and workers != 1
         with Workers(todo, workers, address, self.quiet, heavy) as pool:
@@ -102,7 +102,7 @@ class Session:
         exp = self.experiment
         clock = time.perf_counter()
         self.say("scoring with autotuning_methodology's functions (both axes)")
-        repeats = store.results((g.key, g.repeats) for g in exp.groups)
+        repeats = store.results([(g.key, g.repeats) for g in exp.groups], list(exp.time_keys))
         descs = descriptions(exp.groups, repeats, list(exp.time_keys))
         scores = score(exp, stats, descs, mapper=mapper)
         rs = repeat_scores(exp, stats, descs, scores.ranges)

@@ -27,13 +27,15 @@ def _start(path: Path, out: Path | None, cwd: Path = ROOT) -> subprocess.Popen[s
 
 
 def _stored(out: Path) -> dict[str, bytes]:
-    db = out / "replays.db"
+    db = out / "results.db"
     if not db.is_file():
         return {}
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
         try:
-            return {str(k): bytes(v) for k, v in conn.execute("SELECT cell, results FROM reproduce_repeats")}
+            rows = conn.execute("SELECT r.name, group_concat(e.extra, '|') FROM runs r JOIN evaluations e "
+                                "ON e.run_id = r.id GROUP BY r.name").fetchall()
+            return {str(k): str(v).encode() for k, v in rows}
         finally:
             conn.close()
     except sqlite3.Error:
