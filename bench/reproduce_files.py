@@ -91,8 +91,8 @@ def mock_t4(t1: Path, seed: int = 20261203) -> dict[str, Any]:
         base *= (0.93 if conf["use_padding"] else 1.0) * (0.97 if conf["read_only"] else 1.0)
         runtimes = [float(base * rng.lognormal(0.0, 0.15)) for _ in range(3)]
         fails = rng.random() < 0.04
-        times = {"compilation": float(rng.uniform(600, 1400)), "framework": 40.0, "search_algorithm": 0,
-                 "validation": 0}
+        times: dict[str, Any] = {"compilation": float(rng.uniform(600, 1400)), "framework": 40.0,
+                                 "search_algorithm": 0, "validation": 0}
         if not fails:
             times["runtimes"] = runtimes
         results.append({"timestamp": "2026-12-03 00:00:00+00:00", "configuration": conf, "times": times,

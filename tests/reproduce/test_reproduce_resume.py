@@ -105,6 +105,7 @@ def test_another_experiment_in_a_directory_with_repeats_is_refused(tmp_path: Pat
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     assert main([str(experiment(tmp_path, repeats=1, strategies=ONE)), "--out", str(out), "--quiet"]) == 0
-    other = experiment(tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path, repeats=2, strategies=ONE)
+    (tmp_path / "x").mkdir()
+    other = experiment(tmp_path / "x", repeats=2, strategies=ONE)
     assert main([str(other), "--out", str(out), "--quiet"]) == 2
     assert "different experiment file" in capsys.readouterr().err
