@@ -7,3 +7,4 @@ its benchmark runs, so listing them is instant.
 from bench.harness import register
 
 # register("name", "module")  -- one line per benchmark, grouped by what it measures
+register("reproduce_field", "reproduce_field")  # searchlab reproduce vs autotuning_experiment, the field's files

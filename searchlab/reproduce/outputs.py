@@ -1,4 +1,5 @@
-"""The report: ``table.{md,tex,csv}``, ``report.html`` (figures inline as SVG), ``scores.json``, ``details.json``.
+"""The report: ``scores.json``, ``details.json``, ``table.{md,tex,csv}`` (written as soon as the scores are), then
+the figures (SVG) and ``report.html`` (figures inline).
 
 Every file is written whole or not at all (a temporary name, fsynced, renamed). ``scores.json`` is the package's
 own two numbers per strategy, ``{"fevals" | "time": {name: {"score": P, "error": e}}}`` (a strategy that could not be
@@ -19,7 +20,7 @@ from typing import Any
 from searchlab.reproduce.store import atomic_write
 from searchlab.reproduce.tables import cell, pooled
 
-__all__ = ["write_outputs"]
+__all__ = ["write_report", "write_scores"]
 
 AXES = ("fevals", "time")
 AXIS_NAMES = {"fevals": "evaluations axis", "time": "time axis"}
@@ -159,27 +160,37 @@ def _html(experiment: Any, md: str, figures: list[Any], meta: dict[str, Any]) ->
     return "\n".join(parts)
 
 
-def write_outputs(experiment: Any, scores: Any, rs: Any, tests: dict[str, list[dict[str, Any]]],
-                  marks: dict[tuple[str, str], str], keep: dict[str, list[str]], stats: dict[str, Any], root: Path,
-                  meta: dict[str, Any], seeds: dict[str, Any]) -> dict[str, str]:
-    from searchlab.reproduce.figures import figures
-    from searchlab.study.analysis.plots import write_figures
-
+def write_scores(experiment: Any, scores: Any, rs: Any, tests: dict[str, list[dict[str, Any]]],
+                 marks: dict[tuple[str, str], str], keep: dict[str, list[str]], root: Path, meta: dict[str, Any],
+                 seeds: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """``scores.json``, ``details.json`` and the tables (the report's text, returned for :func:`write_report`)."""
     rows = _rows(experiment, scores, rs, marks, keep)
-    figs, skipped = figures(experiment, scores, stats)
-    notes = [f"{k}: {v}" for k, v in meta.items()] + skipped
-    md = _markdown(experiment, rows, tests, marks, notes)
+    md = _markdown(experiment, rows, tests, marks, [f"{k}: {v}" for k, v in meta.items()])
     atomic_write(root / "table.md", md.encode())
     atomic_write(root / "table.csv", _csv(rows).encode())
     atomic_write(root / "table.tex", _tex(experiment, rows).encode())
-    written = write_figures(figs, root / "figures")
     doc: dict[str, Any] = {axis: {n: {"score": v[0], "error": v[1]} for n, v in scores.aggregate.get(axis, {}).items()}
-           for axis in AXES}
+                           for axis in AXES}
     doc["not_scored"] = scores.errors
     detail = {"scores": doc, "rows": rows, "tests": tests, "marks": {f"{k}/{n}": t for (k, n), t in marks.items()},
-              "meta": meta, "seeds": seeds, "not_drawn": skipped}
+              "meta": meta, "seeds": seeds}
     atomic_write(root / "scores.json", json.dumps(_clean(doc), indent=1, allow_nan=False).encode())
     atomic_write(root / "details.json", json.dumps(_clean(detail), indent=1, default=str, allow_nan=False).encode())
-    atomic_write(root / "report.html", _html(experiment, md, figs, meta).encode())
-    return {"scores": str(root / "scores.json"), "html": str(root / "report.html"), "table": str(root / "table.md"),
-            "figures": ", ".join(str(svg) for svg, _ in written)}
+    return md, {"scores": str(root / "scores.json"), "table": str(root / "table.md")}
+
+
+def write_report(experiment: Any, scores: Any, stats: dict[str, Any], root: Path, md: str,
+                 meta: dict[str, Any]) -> dict[str, str]:
+    """The figures the file's ``visualization_settings`` ask for (SVG) and ``report.html`` with them inline."""
+    from searchlab.reproduce.figures import figures
+
+    figs, skipped = figures(experiment, scores, stats)
+    folder = root / "figures"
+    written = []
+    for fig in figs:
+        path = folder / f"{fig.stem}.svg"
+        atomic_write(path, fig.svg.encode())
+        written.append(str(path))
+    text = md + "".join(f"- {line}\n" for line in skipped)
+    atomic_write(root / "report.html", _html(experiment, text, figs, meta).encode())
+    return {"html": str(root / "report.html"), "figures": ", ".join(written)}

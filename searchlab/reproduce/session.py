@@ -93,7 +93,7 @@ class Session:
     def _report(self, store: Any, stats: dict[str, Any], ran: int, run_wall: float, started: float,
                 mapper: Any) -> dict[str, Any]:
         from searchlab.reproduce.methodology import export
-        from searchlab.reproduce.outputs import write_outputs
+        from searchlab.reproduce.outputs import write_report, write_scores
         from searchlab.reproduce.repeat_stats import repeat_scores
         from searchlab.reproduce.scoring import descriptions, score
         from searchlab.reproduce.tables import marks as find_marks
@@ -109,13 +109,13 @@ class Session:
         marks = {} if self.include_marked else find_marks(exp)
         keep = {n: [sp.key for sp in exp.spaces if (sp.key, n) not in marks] for n in exp.strategies}
         tests = pair_tests(rs, list(exp.strategies), keep)
-        reference = export(exp, descs, self.root)
         meta = {"schema version": exp.version, "repeats run now": ran, "run wall time (s)": round(run_wall, 2),
                 "scoring wall time (s)": round(time.perf_counter() - clock, 2),
                 "objective keys": "; ".join(f"{sp.key}: {sp.objective} ({'min' if sp.minimization else 'max'}imised, "
-                                            f"from {sp.objective_from})" for sp in exp.spaces),
-                "methodology export": str(reference) if reference else "not written (a name is not a plain file name)"}
-        self.say("writing the report")
-        paths = write_outputs(exp, scores, rs, tests, marks, keep, stats, self.root, meta, store.seeds())
-        meta["total wall time (s)"] = round(time.perf_counter() - started, 2)
+                                            f"from {sp.objective_from})" for sp in exp.spaces)}
+        md, paths = write_scores(exp, scores, rs, tests, marks, keep, self.root, meta, store.seeds())
+        self.say(f"scores written: {paths['scores']} ({time.perf_counter() - started:.1f} s since start); the report")
+        reference = export(exp, descs, self.root)
+        meta["methodology export"] = str(reference) if reference else "not written (a name is not a plain file name)"
+        paths.update(write_report(exp, scores, stats, self.root, md, meta))
         return {"paths": paths, "scores": scores, "root": self.root, "ran": ran}
