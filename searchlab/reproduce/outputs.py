@@ -64,6 +64,8 @@ def _text(row: dict[str, Any]) -> str:
     if row.get("not_scored"):
         return f"not scored ({str(row['not_scored'])[:80]})"
     star = " *" if row["mark"] else ""
+    if row.get("pooled_spaces") == 0:
+        return f"{_num(row['P'])} ± {_num(row['error'])}; no space held out to pool"
     return (f"{_num(row['P'])} ± {_num(row['error'])}; {_num(row['repeat_mean'], 2)} "
             f"[{_num(row['repeat_lo'], 2)}, {_num(row['repeat_hi'], 2)}]{star}")
 
