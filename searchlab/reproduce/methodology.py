@@ -1,14 +1,11 @@
-"""The runs in the reference's own cache layout, so the reference tools score (and plot) exactly these runs.
+"""The runs in the reference's own cache layout, so the reference's scorer scores exactly these runs.
 
 ``DIR/methodology/experiment.json`` is the experiment file with ``parent_folder`` set to that directory and
 its paths made absolute; ``DIR/methodology/run/<strategy>/<gpu>_<application>.npz`` is what the package's
-``ResultsDescription.set_results`` writes for the arrays ``write_results`` made from our stored repeats. The
-reference finds them in its cache and does not run again, so::
-
-    get_strategy_scores("DIR/methodology/experiment.json")      # autotuning_methodology's own score
-    autotuning_visualize DIR/methodology/experiment.json        # its own figures
-
-score and plot the very runs ``searchlab reproduce`` made (tests/reproduce and bench/reproduce.py do).
+``ResultsDescription.set_results`` writes for the arrays of our stored repeats. The reference finds them in its
+cache and does not run again, so ``get_strategy_scores("DIR/methodology/experiment.json")`` scores the very runs
+``searchlab reproduce`` made (tests/reproduce and bench/reproduce_agree.py do). Skipped when a strategy, GPU or
+application name is not a plain file name: the layout uses them as paths, and names never leave ``--out``.
 """
 
 from __future__ import annotations

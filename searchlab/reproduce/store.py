@@ -69,7 +69,7 @@ class RepeatStore:
                 raise ConfigError(f"--out {str(self.root)!r}: another searchlab reproduce writes this directory now "
                                   f"({str(exc).split('being written by ', 1)[1].split(';')[0]}); one writer per "
                                   "directory: wait for it, or give another --out") from None
-            raise ConfigError(f"--out {str(self.root)!r}: {exc}") from None
+            raise  # not the user's input (a full disk): one line, exit 1
         self._names = self._writer.names()
         stamp = self.root / STAMP
         if stamp.is_file() and stamp.read_text().strip() != digest and self._names:
