@@ -35,7 +35,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for plan in plans:
         t4s: list[dict[str, Any]] = []
 
-        def grab(t4: dict[str, Any], objective: str, keys: Any) -> dict[str, Any]:
+        def grab(t4: dict[str, Any], objective: str, keys: Any, t4s: list[dict[str, Any]] = t4s) -> dict[str, Any]:
             t4s.append(copy.deepcopy(t4))
             return original(t4, objective, keys)
 
