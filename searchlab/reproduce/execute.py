@@ -78,17 +78,20 @@ class RepeatJobs(Problem):
 
 @dataclass
 class Progress:
+    """A progress line at least every :data:`PROGRESS_S` seconds while work is done: count, rate, ETA."""
+
     total: int
     done: int
     quiet: bool
     started: float = 0.0
     last: float = 0.0
     ran: int = 0
+    what: str = "repeats stored"
 
     def start(self, how: str) -> None:
         self.started = self.last = time.monotonic()
         if not self.quiet:
-            print(f"searchlab reproduce: {self.done}/{self.total} repeats stored; running {self.total - self.done} "
+            print(f"searchlab reproduce: {self.done}/{self.total} {self.what}; running {self.total - self.done} "
                   f"{how}", file=sys.stderr, flush=True)
 
     def tick(self, force: bool = False) -> None:
@@ -99,7 +102,7 @@ class Progress:
         left = self.total - self.done
         rate = self.ran / max(now - self.started, 1e-9)
         eta = f", about {left / rate:.0f} s left" if rate > 0 and left else ""
-        print(f"searchlab reproduce: {self.done}/{self.total} repeats stored ({rate:.1f}/s{eta})", file=sys.stderr,
+        print(f"searchlab reproduce: {self.done}/{self.total} {self.what} ({rate:.1f}/s{eta})", file=sys.stderr,
               flush=True)
 
 
@@ -185,13 +188,18 @@ class Workers:
                 save_task(paths[-1], task)
             out: list[dict[str, Any]] = [{} for _ in tasks]
 
+            progress = Progress(len(tasks), 0, self.quiet, what="time-axis curves computed")
+            progress.start(self.how)
+
             def done(i: int, m: Measurement, node: str) -> None:
                 if m.status is not Status.OK:
                     raise RunFailed(f"scoring a time-axis curve failed: {m.message.strip()[-300:]}")
                 out[i] = m.extra["result"]
+                progress.done += 1
+                progress.ran += 1
 
             try:
-                self._drive([Config({"task": str(p)}) for p in paths], done)
+                self._drive([Config({"task": str(p)}) for p in paths], done, progress)
             finally:
                 for p in paths:
                     p.unlink(missing_ok=True)

@@ -141,11 +141,20 @@ def _ranges(experiment: Any, stats: Any) -> tuple[np.ndarray, np.ndarray]:
     return fevals, np.linspace(start=t0, stop=t1, num=experiment.resolution)
 
 
-def run_tasks(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The default mapper: every curve task in this process, in order."""
+def run_tasks(tasks: list[dict[str, Any]], quiet: bool = True) -> list[dict[str, Any]]:
+    """The default mapper: every curve task in this process, in order (a progress line at least every 10 s)."""
     from searchlab.reproduce.curvetask import run_task
+    from searchlab.reproduce.execute import Progress
 
-    return [run_task(t) for t in tasks]
+    progress = Progress(len(tasks), 0, quiet, what="time-axis curves computed")
+    progress.start("in this process")
+    out = []
+    for task in tasks:
+        out.append(run_task(task))
+        progress.done += 1
+        progress.ran += 1
+        progress.tick()
+    return out
 
 
 def _time_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scores, seed: int, mapper: Mapper) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,7 @@ class Session:
         from searchlab.reproduce.methodology import export
         from searchlab.reproduce.outputs import write_report, write_scores
         from searchlab.reproduce.repeat_stats import repeat_scores
-        from searchlab.reproduce.scoring import descriptions, score
+        from searchlab.reproduce.scoring import descriptions, run_tasks, score
         from searchlab.reproduce.tables import marks as find_marks
         from searchlab.reproduce.tables import pair_tests
 
@@ -104,7 +105,7 @@ class Session:
         self.say("scoring with autotuning_methodology's functions (both axes)")
         repeats = store.results([(g.key, g.repeats) for g in exp.groups], list(exp.time_keys))
         descs = descriptions(exp.groups, repeats, list(exp.time_keys))
-        scores = score(exp, stats, descs, mapper=mapper)
+        scores = score(exp, stats, descs, mapper=mapper or partial(run_tasks, quiet=self.quiet))
         rs = repeat_scores(exp, stats, descs, scores.ranges)
         marks = {} if self.include_marked else find_marks(exp)
         keep = {n: [sp.key for sp in exp.spaces if (sp.key, n) not in marks] for n in exp.strategies}
