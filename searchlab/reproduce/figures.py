@@ -202,4 +202,8 @@ def figures(experiment: Any, scores: Any, stats: Mapping[str, Any]) -> tuple[lis
             out += _aggregate(experiment, scores, plot)
         else:
             skipped.append(f"plots[{i}] ({scope}, {style}): not drawn by searchlab reproduce")
+    vis = experiment.raw.get("visualization_settings", {})
+    for flag in ("compare_baselines", "compare_split_times"):
+        if vis.get(flag):
+            skipped.append(f"visualization_settings.{flag}: the reference's extra comparison figures are not drawn")
     return out, skipped

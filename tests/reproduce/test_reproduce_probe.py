@@ -159,3 +159,14 @@ def test_out_that_is_a_file_or_read_only_is_refused(tmp_path: Path, capsys: pyte
         assert "not writable" in err and len(err.strip().splitlines()) == 1
     finally:
         locked.chmod(0o700)
+
+
+def test_the_extra_is_named_in_one_line_when_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "kernel_tuner" else real(name, *a))
+    assert main([str(write(tmp_path, raw_experiment(tmp_path))), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "searchlab[reproduce]" in err and "kernel_tuner" in err, err
