@@ -3,7 +3,7 @@
 The package's "error" next to P is the spread of the standardised curve along the cutoff range, not a sampling
 interval: at 5-10 repeats, independent runs of the same strategy differ by more than it. So beside it stands a
 statistic over repeats: **per-repeat P**, each repeat's own best-so-far curve standardised by the same baseline and
-averaged over the same range, with a 95 % percentile-bootstrap interval of its mean over repeats.
+averaged over the same range, with a 95 % percentile-bootstrap interval of its mean over repeats (the study's bootstrap).
 
 A repeat's curve is exact, not bagged: on the evaluations axis, its best value after each number of evaluations of
 the range; on the time axis, its best value found within each time of a grid of ``min(resolution, 1000)`` points
@@ -22,8 +22,6 @@ import numpy as np
 __all__ = ["RepeatScores", "bootstrap", "repeat_scores"]
 
 GRID = 1000
-BOOTSTRAP = 2000
-BOOTSTRAP_SEED = 0
 
 
 @dataclass
@@ -93,12 +91,13 @@ def repeat_scores(experiment: Any, stats: dict[str, Any], descs: Any, ranges: di
 
 
 def bootstrap(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): percentile bootstrap of the mean over ``values`` (resampled whole), fixed seed."""
+    """(mean, low, high): the study's percentile bootstrap of the mean over ``values`` (repeats resampled whole,
+    2000 resamples, its fixed seed; :func:`searchlab.study.analysis.stats.bootstrap_band`)."""
+    from searchlab.study.analysis.stats import bootstrap_band
+
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
     if len(values) == 0:
         return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    means = rng.choice(values, size=(BOOTSTRAP, len(values)), replace=True).mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(values.mean()), float(lo), float(hi)
+    mean, lo, hi = bootstrap_band(values[:, None], level=level)
+    return float(mean[0]), float(lo[0]), float(hi[0])

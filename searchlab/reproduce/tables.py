@@ -8,7 +8,8 @@
   aggregate P always pools every space: it is the reference's number).
 - **Paired tests** for every pair of strategies: per-repeat P averaged over the pooled spaces for repeat index r
   gives one pair per r; a two-sided Wilcoxon signed-rank test over the pairs, Holm's correction over the pairs of
-  an axis. "A ahead" only when p (Holm) < 0.05, else "no difference". A test that cannot be computed says why
+  an axis -- the study's own (:mod:`searchlab.study.analysis.stats`: exact up to 60 pairs, deterministic).
+  "A ahead" only when p (Holm) < 0.05, else "no difference". A test that cannot be computed says why
   (identical values, too few pairs) instead of printing NaN; and when even the strongest possible result (all
   pairs one way: p = 2 / 2^n exactly) cannot reach 0.05 after Holm, the table says so and how many repeats would.
 """
@@ -23,21 +24,9 @@ from typing import Any
 import numpy as np
 
 from searchlab.reproduce.repeat_stats import bootstrap
+from searchlab.study.analysis.stats import ALPHA, holm, wilcoxon_pair
 
 __all__ = ["holm", "marks", "pair_tests", "pooled", "repeats_needed"]
-
-ALPHA = 0.05
-
-
-def holm(pvalues: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the input's order."""
-    order = np.argsort(pvalues)
-    adjusted = np.empty(len(pvalues))
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
-        adjusted[i] = running
-    return [float(a) for a in adjusted]
 
 
 def repeats_needed(pairs: int) -> int:
@@ -75,8 +64,6 @@ def pooled(per_repeat: Mapping[str, Mapping[str, np.ndarray]], name: str, keep: 
 
 
 def _test(x: np.ndarray, y: np.ndarray) -> tuple[float | None, str]:
-    from scipy.stats import wilcoxon
-
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]
     diff = x - y
@@ -84,7 +71,7 @@ def _test(x: np.ndarray, y: np.ndarray) -> tuple[float | None, str]:
         return None, f"not tested: {len(diff)} repeat(s) with a finite per-repeat P on both sides"
     if np.allclose(diff, 0):
         return None, "not tested: identical per-repeat P in every repeat"
-    return float(wilcoxon(x, y, zero_method="wilcox").pvalue), ""
+    return wilcoxon_pair(x, y)[1], ""  # the study's test: exact to 60 pairs, zero differences dropped
 
 
 def pair_tests(rs: Any, names: list[str], keep: Mapping[str, list[str]]) -> dict[str, list[dict[str, Any]]]:
