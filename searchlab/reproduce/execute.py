@@ -72,6 +72,7 @@ class RepeatJobs(Problem):
         outcome = run_repeat(self.specs[job])
         run = outcome.pop("run")
         outcome["rows"] = evaluation_rows(run, began, time.time())  # encoded here, in parallel; the driver inserts
+        outcome["compact"] = {k: run[k] for k in ("keys", "t", "v", "i")}
         outcome.update(started=began, ended=time.time())
         return Measurement.ok(time.perf_counter() - started, extra={"outcome": outcome})
 

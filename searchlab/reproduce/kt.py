@@ -195,23 +195,23 @@ def _tune_once(spec: RepeatSpec) -> dict[str, Any]:
         t4 = get_t4_results(results, kernel["tune_params"], objective=spec.objective)
     out = compact(t4, spec.objective, spec.time_keys)
     names = list(kernel["tune_params"])
-    out["configs"] = [_key(names, r["configuration"]) for r in t4["results"]]
+    out["configs"] = [_config(names, r["configuration"]) for r in t4["results"]]
     return out
 
 
-_KEYS: dict[tuple[Any, ...], str] = {}
+_CONFIGS: dict[tuple[Any, ...], Any] = {}
 
 
-def _key(names: list[str], conf: dict[str, Any]) -> str:
-    """The configuration's canonical JSON (``Config.key``, the study's evaluation key), memoised."""
+def _config(names: list[str], conf: dict[str, Any]) -> Any:
+    """The configuration as a searchlab ``Config`` (the records' evaluation key), one object per distinct one."""
     values = tuple(conf[n] for n in names)
-    found = _KEYS.get(values)
+    found = _CONFIGS.get(values)
     if found is None:
         from searchlab.core.records import Config
 
-        if len(_KEYS) > 1_000_000:
-            _KEYS.clear()
-        found = _KEYS[values] = Config({n: (v.item() if hasattr(v, "item") else v) for n, v in conf.items()}).key
+        if len(_CONFIGS) > 1_000_000:
+            _CONFIGS.clear()
+        found = _CONFIGS[values] = Config({n: (v.item() if hasattr(v, "item") else v) for n, v in conf.items()})
     return found
 
 

@@ -4,8 +4,10 @@ Each of Kernel Tuner's results becomes one evaluation (encoded by the one encode
 :func:`searchlab.core._rows.encode`, in the worker that ran the repeat), in the order Kernel Tuner made them: its
 configuration, its objective (a number when ``invalidity`` is ``correct``), its status and failure mode
 (``compile``, ``runtime``, ``correctness`` -> ``wrong_output``, ``timeout``, ``constraints``), and as charged time
-the sum of the time keys the experiment counts (seconds: what the methodology's time axis adds up); its ``extra``
-keeps what the methodology reads (the times per key, the value as Kernel Tuner gave it, the invalidity).
+the sum of the time keys the experiment counts (seconds: what the methodology's time axis adds up), the compile
+time and the summed runtimes in their columns. What the methodology reads of each result (every time key, the value
+as Kernel Tuner gave it, the invalidity) is the run's config's ``kernel_tuner`` entry, one JSON per repeat
+(:mod:`searchlab.reproduce.arrays`' compact form): a JSON object per evaluation doubled the cost of a repeat.
 
 The run's problem is the space (``<gpu>/<application>``), its searcher the strategy's name, its seed the repeat's
 index (so the study pairs repeats by index, as reproduce's own tests do; the seed that was used is in its config),
@@ -25,7 +27,6 @@ __all__ = ["evaluation_rows", "record", "space_facts"]
 
 _MODES = {"compile": "compile", "runtime": "runtime", "correctness": "wrong_output", "timeout": "timeout",
           "constraints": "constraint"}
-_CONFIGS: dict[str, Any] = {}
 
 
 def space_facts(space: Any) -> tuple[str, float]:
@@ -41,38 +42,33 @@ def space_facts(space: Any) -> tuple[str, float]:
         (min(values) if space.minimization else max(values))
 
 
-def _config(key: str) -> Any:
-    from searchlab.core.records import Config
-
-    found = _CONFIGS.get(key)
-    if found is None:
-        if len(_CONFIGS) > 1_000_000:
-            _CONFIGS.clear()
-        found = _CONFIGS[key] = Config.from_json(key)
-    return found
-
-
 def evaluation_rows(run: Mapping[str, Any], started: float, ended: float) -> tuple[Any, ...]:
-    """A repeat's compact run (with its ``configs``) as encoded evaluations, its timestamps spread over the repeat."""
+    """A repeat's compact run (with its ``configs``, searchlab ``Config`` objects) as encoded evaluations, its
+    timestamps spread over the repeat."""
     from searchlab.core._rows import encode
     from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
 
     rows = []
     n = max(len(run["i"]), 1)
-    for j, (key, times, value, invalidity) in enumerate(zip(run["configs"], run["t"], run["v"], run["i"])):
+    keys = list(run["keys"])
+    at_compile = keys.index("compilation") if "compilation" in keys else None
+    at_runtimes = keys.index("runtimes") if "runtimes" in keys else None
+    for j, (config, times, value, invalidity) in enumerate(zip(run["configs"], run["t"], run["v"], run["i"])):
         ok = invalidity == "correct" and isinstance(value, (int, float)) and math.isfinite(value)
         mode = FailureMode.NONE if ok else FailureMode(_MODES.get(str(invalidity), "invalid"))
         status = Status.OK if ok else (Status.TIMEOUT if mode is FailureMode.TIMEOUT else Status.FAILED)
         counted = [t for t in times if t is not None and math.isfinite(t) and t >= 0]
-        extra = {"t": times, "v": value if value is None or isinstance(value, (int, float, str)) else str(value),
-                 "i": invalidity}
         measurement = Measurement(status, objective=float(value) if ok else None, failure_mode=mode,
                                   message="" if ok else f"Kernel Tuner: {invalidity}", charged_s=float(sum(counted)),
-                                  extra=extra)
-        config = _config(key)
+                                  compile_s=_time(times, at_compile), run_s=_time(times, at_runtimes))
         at = started + (ended - started) * j / n
         rows.append(encode(Result(Candidate(j, config, config), measurement, "kernel_tuner", "simulated", at, at, at)))
     return tuple(rows)
+
+
+def _time(times: list[Any], at: int | None) -> float:
+    value = None if at is None else times[at]
+    return float(value) if value is not None and math.isfinite(value) and value >= 0 else 0.0
 
 
 def record(plan: Any, index: int, outcome: Mapping[str, Any], started: float, ended: float, node: str,
@@ -85,7 +81,8 @@ def record(plan: Any, index: int, outcome: Mapping[str, Any], started: float, en
         "group": group.key, "repeat": index, "seed": outcome["seed"], "seed_fixed": bool(outcome.get("seed_fixed")),
         "attempts": outcome["attempts"], "search_method": group.search_method, "samples": group.samples,
         "hyperparameters": dict(group.hyperparameters), "budget": dict(spec.budget),
-        "problem": {"path": str(group.space.t4), "objective": spec.objective}, "searcher": _searcher(group)}
+        "problem": {"path": str(group.space.t4), "objective": spec.objective}, "searcher": _searcher(group),
+        "kernel_tuner": outcome["compact"]}
     fingerprint, optimum = facts
     return RunRecord(name=f"{group.key}/seed_{index}", problem=f"{group.space.gpu}/{group.space.application}",
                      searcher=group.name, seed=index, config=config,

@@ -5,7 +5,7 @@ a study uses too), named ``<gpu>/<application>/<strategy>/seed_<i>`` with ``i`` 
 Tuner results are its evaluations, in Kernel Tuner's order (:mod:`searchlab.reproduce.records`), the seed it
 used and the attempts it took are in its config. So ``python -m searchlab.study DIR`` reads a reproduce directory
 like any study (issue 51, item 2), and this module reads back from the same rows what the methodology's score
-needs (each evaluation's ``extra``: its times per key, value and invalidity).
+needs (the run's config's ``kernel_tuner`` entry: every result's time per key, value and invalidity).
 
 Each repeat is one transaction, so a kill loses only the repeats in flight and a rerun skips every stored one.
 One process writes a directory: the writer's ``flock`` on ``results.db`` (dropped by the kernel when the process
@@ -102,20 +102,21 @@ class RepeatStore:
             conn.close()
 
     def results(self, groups: Iterable[tuple[str, int]], keys: list[str]) -> dict[str, list[dict[str, Any]]]:
-        """``{group: [compact run of repeat 0, 1, ...]}`` (:mod:`searchlab.reproduce.arrays`) from the evaluations'
-        ``extra``, for each (group, repeats) asked for."""
+        """``{group: [compact run of repeat 0, 1, ...]}`` (:mod:`searchlab.reproduce.arrays`) from the runs' configs,
+        for each (group, repeats) asked for; ``keys``: the time keys the experiment counts, in its order."""
+        from searchlab.core.jsondata import loads
+
         asked = list(groups)
         wanted = {cell_key(g, i): (g, i) for g, n in asked for i in range(n)}
         runs: dict[str, dict[str, Any]] = {}
-        for name, extra in self._rows("SELECT r.name, e.extra FROM evaluations e JOIN runs r ON e.run_id = r.id "
-                                      "ORDER BY e.id"):
+        for name, config in self._rows("SELECT name, config FROM runs ORDER BY id"):
             if name not in wanted:
                 continue
-            data = json.loads(extra)
-            run = runs.setdefault(name, {"keys": keys, "t": [], "v": [], "i": []})
-            run["t"].append(data["t"])
-            run["v"].append(data["v"])
-            run["i"].append(data["i"])
+            run = loads(config).get("kernel_tuner")
+            if not isinstance(run, dict) or list(run.get("keys", ())) != list(keys):
+                raise StoreError(f"{self.path}: repeat {name!r} holds no Kernel Tuner results for the time keys "
+                                 f"{list(keys)}; the record is damaged (delete the directory and run again)")
+            runs[name] = run
         out: dict[str, list[dict[str, Any]]] = {g: [] for g, _ in asked}
         for name in sorted(runs, key=lambda n: wanted[n][1]):
             out[wanted[name][0]].append(runs[name])

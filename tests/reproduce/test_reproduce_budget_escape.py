@@ -21,7 +21,7 @@ def _spec() -> kt.RepeatSpec:
 def _run(*times: float) -> dict[str, Any]:
     """A compact run (searchlab.reproduce.arrays) of valid results with these compile times."""
     return {"keys": ["compilation"], "t": [[t] for t in times], "v": list(times), "i": ["correct"] * len(times),
-            "configs": [f'{{"x": {t}}}' for t in times]}
+            "configs": [{"x": t} for t in times]}
 
 
 def test_an_escaped_stop_criterion_is_a_retried_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
