@@ -134,6 +134,11 @@ class Workers:
         if self.todo or heavy_scoring:
             self.executor, self.how = _executor(serial, workers, address)
 
+    @property
+    def serial(self) -> bool:
+        """Whether the work runs in this process (no executor, or the serial one)."""
+        return self.executor is None or self.executor.name == "serial"
+
     def __enter__(self) -> Workers:
         if self.executor is not None:
             self.executor.start(RepeatJobs([plan.for_repeat(index) for plan, index in self.todo]))

@@ -13,6 +13,7 @@ unless the file fixes one (``SearchlabOptAlg``'s ``seed``), which is then used, 
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, replace
 from math import ceil
 from pathlib import Path
@@ -40,12 +41,36 @@ class Plan:
         return replace(self.spec, seed=self.seed(index), seed_fixed=self.group.seed is not None)
 
 
+class _LazyPyplot(types.ModuleType):
+    """``matplotlib.pyplot`` imported on first use: the package's statistics module imports it at the top for a
+    histogram it draws on request only, and pyplot costs 0.2 s before the first repeat of every run."""
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module("matplotlib.pyplot"), name)
+
+
+def _statistics_module() -> Any:
+    import sys
+
+    if "autotuning_methodology.searchspace_statistics" not in sys.modules and "matplotlib.pyplot" not in sys.modules:
+        sys.modules["matplotlib.pyplot"] = _LazyPyplot("matplotlib.pyplot")
+        try:
+            import autotuning_methodology.searchspace_statistics  # noqa: F401
+        finally:
+            del sys.modules["matplotlib.pyplot"]  # the next ``import matplotlib.pyplot`` is the real one
+    from autotuning_methodology import searchspace_statistics
+
+    return searchspace_statistics
+
+
 def statistics(experiment: Experiment, space: Space) -> Any:
     """The package's ``SearchspaceStatistics`` of one space, from the document searchlab read and checked."""
     import warnings
     from unittest import mock
 
-    from autotuning_methodology import searchspace_statistics as module
+    module = _statistics_module()
 
     with mock.patch.object(module, "load_T4_format", lambda path, validate=True: space.doc), \
             warnings.catch_warnings():

@@ -84,12 +84,21 @@ class Session:
             store.save(record(plan, index, outcome, outcome["started"], outcome["ended"], node,
                               facts[plan.group.space.key], versions))
 
+        from searchlab.reproduce.scorer import Scorer
+
         heavy = exp.resolution * len(exp.spaces) * len(exp.strategies) >= HEAVY_SCORING and workers != 1
         with Workers(todo, workers, address, self.quiet, heavy) as pool:
-            clock = time.perf_counter()
-            ran = pool.run(sum(p.group.repeats for p in plans), keep)
-            run_wall = time.perf_counter() - clock
-            return self._report(store, stats, ran, run_wall, started, pool.mapper(self.root / ".scoring"))
+            scorer = Scorer(self, stats) if pool.serial else None  # gets ready on the second core meanwhile
+            try:
+                clock = time.perf_counter()
+                ran = pool.run(sum(p.group.repeats for p in plans), keep)
+                run_wall = time.perf_counter() - clock
+                if scorer is not None and scorer.ready:
+                    return scorer.report(ran, run_wall, started)
+                return self._report(store, stats, ran, run_wall, started, pool.mapper(self.root / ".scoring"))
+            finally:
+                if scorer is not None:
+                    scorer.close()
 
     def _report(self, store: Any, stats: dict[str, Any], ran: int, run_wall: float, started: float,
                 mapper: Any) -> dict[str, Any]:

@@ -4,10 +4,12 @@ Why: Ray starts ``gcs_server`` and ``raylet`` with the kernel's parent-death sig
 (``ray::DashboardAgent``, ``ray::RuntimeEnvAgent``, idle workers) outlived a driver killed with ``kill -9``,
 and some outlived a clean ``ray.shutdown()`` too. So the one local Ray start (:func:`start_local` in
 :mod:`searchlab.run.execution._ray`) first starts this watchdog: a small process that reads a pipe from the driver
-and, every half second while the driver lives, notes the driver's descendants (pid and start time, from
-``/proc``). When the pipe closes -- the driver closed it after its shutdown, or the kernel closed it because the
-driver died, ``kill -9`` included -- it sends SIGTERM to every noted process still alive (the same pid *and* start
-time, so a reused pid is never hit) and to their descendants, then SIGKILL after two seconds. It ignores SIGINT
+and, four times a second while the driver lives, notes the driver's descendants (pid and start time, from
+``/proc``) and the Ray session they belong to (``session_<date>_<time>_<pid>`` in their command lines). When the
+pipe closes -- the driver closed it after its shutdown, or the kernel closed it because the driver died, ``kill -9``
+included -- it sends SIGTERM to every noted process still alive (the same pid *and* start time, so a reused pid is
+never hit), to their descendants and to any process of the same Ray session (a worker started after the last look,
+already orphaned), then SIGKILL after two seconds. It ignores SIGINT
 and SIGTERM (a Ctrl-C at the terminal reaches the whole foreground group), so it always gets to clean up.
 Linux only (``/proc``); elsewhere it is not started.
 """
@@ -22,7 +24,7 @@ from typing import IO, Any
 __all__ = ["SCRIPT", "Watchdog"]
 
 SCRIPT = r"""
-import os, signal, sys, threading, time
+import os, re, signal, sys, threading, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 driver, me = int(sys.argv[1]), os.getpid()
@@ -49,22 +51,37 @@ def below(roots, procs):
                 frontier.append(pid)
     return found
 
-known, lock = {}, threading.Lock()
+SESSION = re.compile(rb"session_[0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9_-]+")
+
+def sessions(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return set(SESSION.findall(fh.read()))
+    except OSError:
+        return set()
+
+known, marks, lock = {}, set(), threading.Lock()
 
 def watch():
     while True:
         seen = below([driver], table())
         with lock:
+            for pid in set(seen) - set(known):
+                marks.update(sessions(pid))
             known.update(seen)
-        time.sleep(0.5)
+        time.sleep(0.25)
 
 threading.Thread(target=watch, daemon=True).start()
 while sys.stdin.buffer.read(4096):
     pass
 with lock:
-    targets = dict(known)
+    targets, ours = dict(known), set(marks)
 procs = table()
 targets.update(below(list(targets), procs))
+if ours:  # a process of our Ray session started after the last look (its parent already gone): by its command line
+    for pid, (ppid, start) in procs.items():
+        if pid != me and pid not in targets and sessions(pid) & ours:
+            targets[pid] = start
 alive = lambda: {p: s for p, s in targets.items() if procs.get(p, (None, None))[1] == s}
 for sig, pause in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 0.0)):
     for pid in alive():
