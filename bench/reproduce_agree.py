@@ -47,15 +47,15 @@ def _reference_descs(experiment: Any, parent: Path) -> Any:
     """The reference's runs (its ``.npz`` cache) as the arrays reproduce scores."""
     from autotuning_methodology.caching import ResultsDescription
 
+    from searchlab.reproduce.arrays import Description
     from searchlab.reproduce.curvetask import ARRAYS
-    from searchlab.reproduce.scoring import _Description
 
     descs: dict[str, dict[str, dict[str, Any]]] = {}
     for g in experiment.groups:
         rd = ResultsDescription(parent / "run" / g.name, g.space.application, g.space.gpu, g.name, g.display_name,
                                 g.stochastic, list(experiment.time_keys), [g.space.objective], g.space.minimization)
         results = rd.get_results()
-        desc = _Description(g.space.gpu, g.space.application, g.name, g.display_name, list(experiment.time_keys),
+        desc = Description(g.space.gpu, g.space.application, g.name, g.display_name, list(experiment.time_keys),
                             g.space.objective, g.space.minimization)
         desc.set_results({k: np.asarray(getattr(results, k)) for k in ARRAYS})
         descs.setdefault(g.space.gpu, {}).setdefault(g.space.application, {})[g.name] = desc

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["compact", "write_arrays"]
+__all__ = ["Description", "compact", "split_curve", "write_arrays"]
 
 ERROR_VALUE = 1e20  # autotuning_methodology.validators.kernel_tuner_error_value
 _PER_MS = {"seconds": 1, "s": 1, "milliseconds": 1000, "miliseconds": 1000, "ms": 1000, "microseconds": 1000000,
@@ -107,3 +107,39 @@ def write_arrays(repeats: Sequence[Mapping[str, Any]], minimization: bool) -> di
     return {"fevals_results": fevals, "objective_time_results": times, "objective_performance_results": perf,
             "objective_performance_best_results": best, "objective_performance_stds": stds,
             "objective_time_results_per_key": times_key, "objective_performance_results_per_key": perf_key}
+
+
+class Description:
+    """Duck-typed ``caching.ResultsDescription``: the package's arrays, kept in memory."""
+
+    def __init__(self, gpu: str, application: str, name: str, display: str, time_keys: list[str],
+                 objective: str, minimization: bool) -> None:
+        self.device_name, self.application_name = gpu, application
+        self.group_name, self.group_display_name = name, display
+        self.stochastic = True
+        self.objective_time_keys = time_keys
+        self.objective_performance_keys = [objective]
+        self.minimization = minimization
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def set_results(self, arrays: dict[str, np.ndarray]) -> None:
+        self.arrays = arrays
+
+    def get_results(self) -> Any:
+        from autotuning_methodology.caching import Results
+
+        return Results([self.arrays[k] for k in ("fevals_results", "objective_time_results",
+                                                 "objective_performance_results", "objective_performance_best_results",
+                                                 "objective_performance_stds", "objective_time_results_per_key",
+                                                 "objective_performance_results_per_key")])
+
+    def has_results(self) -> bool:
+        return bool(self.arrays)
+
+
+def split_curve(parts: tuple[Any, ...]) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """The package's split curve (real and extrapolated parts) joined: (stop index, curve, lower, upper)."""
+    stop, _xr, c, lo, hi, xf, cf, lof, hif = parts
+    if xf.ndim > 0:
+        c, lo, hi = np.concatenate([c, cf]), np.concatenate([lo, lof]), np.concatenate([hi, hif])
+    return int(stop), c, lo, hi

@@ -1,7 +1,9 @@
 """``searchlab reproduce EXPERIMENT.json [--out DIR] [--workers N] [--ray-address ADDR] [--allow-code]``.
 
-Also ``python -m searchlab reproduce ...`` and ``python -m searchlab.study experiment=FILE [out=DIR] [workers=N]
-[ray_address=ADDR]``. Bad input is one line and exit 2 with nothing written (no directory); a repeat that fails
+Also ``python -m searchlab reproduce ...``, and ``python -m searchlab.study experiment=FILE [out=DIR] [workers=N]
+[ray_address=ADDR]``, which runs this command.
+
+Bad input is one line and exit 2 with nothing written (no directory); a repeat that fails
 for good is one line, exit 1, with the resume command; Ctrl-C / SIGTERM is one line with the pasteable resume
 command and exit 130 / 143, every finished repeat kept (docs/reference.md, docs/security.md).
 """
@@ -140,15 +142,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{PROG}: {result['ran']} repeats run; scores: {result['paths']['scores']}; "
           f"report: {result['paths']['html']}", flush=True)
     return 0
-
-
-def study_main(items: list[str]) -> int:
-    """``python -m searchlab.study experiment=FILE [out=DIR] [workers=N] [ray_address=ADDR]``."""
-    keys = {"experiment": None, "out": "--out", "workers": "--workers", "ray_address": "--ray-address"}
-    argv: list[str] = []
-    for item in items:
-        key, _, value = item.partition("=")
-        if key not in keys or not value:
-            raise ConfigError(f"{item!r}: with experiment=FILE give only out=, workers=, ray_address=")
-        argv += [value] if keys[key] is None else [str(keys[key]), value]
-    return main(argv)

@@ -52,17 +52,17 @@ def load_task(path: Path) -> dict[str, Any]:
 
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
     """``{"curve": standardised P, "lo", "hi", "raw", "raw_lo", "raw_hi", "stop"}`` or ``{"error": reason}``."""
+    from searchlab.reproduce.arrays import Description, split_curve
     from searchlab.reproduce.fastcurve import SeededCurve
-    from searchlab.reproduce.scoring import _Description, _split
 
-    desc = _Description("", "", "", "", [], "", task["minimization"])
+    desc = Description("", "", "", "", [], "", task["minimization"])
     desc.set_results(task["arrays"])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             parts = SeededCurve(desc, task["state"]).get_curve_over_time(task["time_range"], dist=task["dist"],
                                                                           confidence_level=task["level"])
-            stop, raw, raw_lo, raw_hi = _split(parts)
+            stop, raw, raw_lo, raw_hi = split_curve(parts)
             c, lo, hi = standardise(task["random"], task["optimum"], [raw, raw_lo, raw_hi])
     except (ValueError, AssertionError) as exc:
         return {"error": f"{type(exc).__name__}: {str(exc.args[0] if exc.args else exc)[:200]}"}

@@ -17,10 +17,8 @@ finished repeats stored. Progress: a line at least every 10 s with repeats done,
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +27,11 @@ from searchlab.core.records import Candidate, Config, Measurement, Status
 from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import SearchlabError
 from searchlab.reproduce.kt import RepeatSpec
+from searchlab.reproduce.progress import PROGRESS_S, Progress
 
 __all__ = ["RepeatJobs", "RunFailed", "Workers"]
 
 SERIAL_REPEATS = 40
-PROGRESS_S = 10.0
 TIMEOUT_S = 3600.0  # one repeat; past it the worker is killed and the run stops (resumable)
 
 
@@ -75,36 +73,6 @@ class RepeatJobs(Problem):
         outcome["compact"] = {k: run[k] for k in ("keys", "t", "v", "i")}
         outcome.update(started=began, ended=time.time())
         return Measurement.ok(time.perf_counter() - started, extra={"outcome": outcome})
-
-
-@dataclass
-class Progress:
-    """A progress line at least every :data:`PROGRESS_S` seconds while work is done: count, rate, ETA."""
-
-    total: int
-    done: int
-    quiet: bool
-    started: float = 0.0
-    last: float = 0.0
-    ran: int = 0
-    what: str = "repeats stored"
-
-    def start(self, how: str) -> None:
-        self.started = self.last = time.monotonic()
-        if not self.quiet:
-            print(f"searchlab reproduce: {self.done}/{self.total} {self.what}; running {self.total - self.done} "
-                  f"{how}", file=sys.stderr, flush=True)
-
-    def tick(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self.quiet or not (force or now - self.last >= PROGRESS_S):
-            return
-        self.last = now
-        left = self.total - self.done
-        rate = self.ran / max(now - self.started, 1e-9)
-        eta = f", about {left / rate:.0f} s left" if rate > 0 and left else ""
-        print(f"searchlab reproduce: {self.done}/{self.total} {self.what} ({rate:.1f}/s{eta})", file=sys.stderr,
-              flush=True)
 
 
 def _executor(serial: bool, workers: int | None, address: str | None) -> tuple[Any, str]:

@@ -32,40 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from searchlab.reproduce.arrays import Description, split_curve
+
 __all__ = ["Scores", "descriptions", "score"]
 
 PLOT_POINTS = 2000  # per-space curves are kept at this many points for figures (scores use every point)
 
 
-class _Description:
-    """Duck-typed ``caching.ResultsDescription``: the package's arrays, kept in memory."""
-
-    def __init__(self, gpu: str, application: str, name: str, display: str, time_keys: list[str],
-                 objective: str, minimization: bool) -> None:
-        self.device_name, self.application_name = gpu, application
-        self.group_name, self.group_display_name = name, display
-        self.stochastic = True
-        self.objective_time_keys = time_keys
-        self.objective_performance_keys = [objective]
-        self.minimization = minimization
-        self.arrays: dict[str, np.ndarray] = {}
-
-    def set_results(self, arrays: dict[str, np.ndarray]) -> None:
-        self.arrays = arrays
-
-    def get_results(self) -> Any:
-        from autotuning_methodology.caching import Results
-
-        return Results([self.arrays[k] for k in ("fevals_results", "objective_time_results",
-                                                 "objective_performance_results", "objective_performance_best_results",
-                                                 "objective_performance_stds", "objective_time_results_per_key",
-                                                 "objective_performance_results_per_key")])
-
-    def has_results(self) -> bool:
-        return bool(self.arrays)
-
-
-Descs = dict[str, dict[str, dict[str, _Description]]]  # gpu -> application -> strategy -> description
+Descs = dict[str, dict[str, dict[str, Description]]]  # gpu -> application -> strategy -> description
 Mapper = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]  # curve tasks -> their results, in order
 
 
@@ -104,7 +78,7 @@ def descriptions(groups: Iterable[Any], repeats: dict[str, list[dict[str, Any]]]
     out: Descs = {}
     for group in groups:
         sp = group.space
-        desc = _Description(sp.gpu, sp.application, group.name, group.display_name, time_keys, sp.objective,
+        desc = Description(sp.gpu, sp.application, group.name, group.display_name, time_keys, sp.objective,
                             sp.minimization)
         desc.set_results(write_arrays(repeats[group.key], sp.minimization))
         out.setdefault(sp.gpu, {}).setdefault(sp.application, {})[group.name] = desc
@@ -124,13 +98,6 @@ def _curve(x: np.ndarray, *ys_and_stop: Any) -> Curve:
     return Curve(thin[0], thin[1], thin[2], thin[3], thin[4], thin[5], thin[6], float(stop))
 
 
-def _split(parts: tuple[Any, ...]) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-    stop, _xr, c, lo, hi, xf, cf, lof, hif = parts
-    if xf.ndim > 0:
-        c, lo, hi = np.concatenate([c, cf]), np.concatenate([lo, lof]), np.concatenate([hi, hif])
-    return int(stop), c, lo, hi
-
-
 def _ranges(experiment: Any, stats: Any) -> tuple[np.ndarray, np.ndarray]:
     """As ``get_aggregation_data`` sets them."""
     with warnings.catch_warnings():
@@ -144,7 +111,7 @@ def _ranges(experiment: Any, stats: Any) -> tuple[np.ndarray, np.ndarray]:
 def run_tasks(tasks: list[dict[str, Any]], quiet: bool = True) -> list[dict[str, Any]]:
     """The default mapper: every curve task in this process, in order (a progress line at least every 10 s)."""
     from searchlab.reproduce.curvetask import run_task
-    from searchlab.reproduce.execute import Progress
+    from searchlab.reproduce.progress import Progress
 
     progress = Progress(len(tasks), 0, quiet, what="time-axis curves computed")
     progress.start("in this process")
@@ -213,7 +180,7 @@ def _fevals_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scor
                     parts = SeededCurve(descs[sp.gpu][sp.application][name]).get_curve_over_fevals(
                         fevals_range, dist=stats[sp.key].objective_performances_total_sorted,
                         confidence_level=experiment.confidence_level)
-                    stop, raw, raw_lo, raw_hi = _split(parts)
+                    stop, raw, raw_lo, raw_hi = split_curve(parts)
                     c, lo, hi = baseline.get_standardised_curves(fevals_range, [raw, raw_lo, raw_hi], x_type="fevals")
             except (ValueError, AssertionError) as exc:
                 out.errors.setdefault("fevals", {})[name] = f"{sp.key}: {type(exc).__name__}: {str(exc)[:200]}"

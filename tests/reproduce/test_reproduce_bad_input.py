@@ -47,11 +47,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert not out.exists()
 
 
-def test_the_study_door_refuses_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_study_door_refuses_alike(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     from searchlab.study.__main__ import main as study
 
     assert study([f"experiment={tmp_path / 'nope.json'}", f"out={tmp_path / 'out'}"]) == 2
-    err = capsys.readouterr().err.strip()
+    err = capfd.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no such file" in err and not (tmp_path / "out").exists()
     assert study([f"experiment={tmp_path / 'nope.json'}", "seeds=3"]) == 2
-    assert "only out=, workers=, ray_address=" in capsys.readouterr().err
+    assert "only out=, workers=, ray_address=" in capfd.readouterr().err

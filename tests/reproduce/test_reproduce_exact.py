@@ -52,14 +52,14 @@ def _package_arrays(t4s: list[dict[str, Any]]) -> Any:
     from autotuning_methodology.runner import write_results
     from autotuning_methodology.searchspace_statistics import convert_from_time_unit
 
-    from searchlab.reproduce.scoring import _Description
+    from searchlab.reproduce.arrays import Description
 
     repeats = []
     for t4 in copy.deepcopy(t4s):  # what runner.tune does to each run: every time converted to seconds
         for result in t4["results"]:
             result["times"] = {k: convert_from_time_unit(v, t4["metadata"]["timeunit"]) for k, v in result["times"].items()}
         repeats.append(t4["results"])
-    desc = _Description("MI250X", "convolution_milo", "x", "x", KEYS, "time", True)
+    desc = Description("MI250X", "convolution_milo", "x", "x", KEYS, "time", True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         write_results(repeats, desc, compressed=False)
