@@ -2,13 +2,27 @@
 
 import sys
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the lazy names below, typed for a caller's type checker
+    from searchlab.kernel import TuneResult, resume, tune
 
 try:
     __version__ = version("searchlab")
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+source"
 
-__all__ = ["__version__"]
+__all__ = ["TuneResult", "__version__", "resume", "tune"]
+
+
+def __getattr__(name: str) -> object:
+    """``searchlab.tune``, ``searchlab.resume`` and ``searchlab.TuneResult`` (searchlab.kernel), imported when first
+    used, so that ``import searchlab`` stays cheap."""
+    if name in ("tune", "resume", "TuneResult"):
+        import searchlab.kernel
+
+        return getattr(searchlab.kernel, name)
+    raise AttributeError(f"module 'searchlab' has no attribute {name!r}")
 
 # what ``python -m searchlab`` needs before it can say anything (import names of pyproject's dependencies)
 _NEEDED = ("hydra", "omegaconf", "numpy", "scipy", "yaml", "ray", "optuna", "pandas", "matplotlib", "futhark_server",

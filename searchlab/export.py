@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from searchlab.core.outputs import check_target, write_atomic
 from searchlab.core.records import Direction
@@ -31,6 +30,7 @@ from searchlab.interchange import open_table
 from searchlab.interchange.kt_cache import kt_cache_document
 from searchlab.interchange.t4 import Record, t4_document
 from searchlab.interchange.table import Table
+from searchlab.run.optuna_trials import Distributions, attributes, frozen_trial, wide
 
 
 @dataclass(frozen=True)
@@ -198,10 +198,10 @@ def evaluations_frame(source: Source) -> Any:
     import pandas as pd
 
     rows = []
-    wide = {k for r in source.records for k, v in r.config.items() if _wide(v) is not v}  # a column of one type
+    wider = {k for r in source.records for k, v in r.config.items() if wide(v) is not v}  # a column of one type
     for number, r in enumerate(source.records):
         m = r.measurement
-        rows.append({"number": number, **{f"param_{k}": str(v) if k in wide else _cell(v) for k, v in r.config.items()},
+        rows.append({"number": number, **{f"param_{k}": str(v) if k in wider else _cell(v) for k, v in r.config.items()},
                      "status": m.status.value, "failure_mode": m.failure_mode.value, source.objective: m.objective,
                      "samples": json.dumps(list(m.samples)), "compile_s": m.compile_s, "run_s": m.run_s,
                      "message": m.message, "device": source.device})
@@ -209,44 +209,18 @@ def evaluations_frame(source: Source) -> Any:
 
 
 def _cell(value: Any) -> Any:
-    return _wide(value) if isinstance(value, (int, float, str, bool)) or value is None else json.dumps(value, default=str)
-
-
-def _wide(value: Any) -> Any:
-    """An integer outside 64 bits as its decimal string: Parquet, pandas and Optuna hold no wider number
-    (issue 47, item 15: a ``10**400`` knob value crashed ``export optuna`` and ``export parquet``)."""
-    return str(value) if type(value) is int and not -(2**63) <= value < 2**63 else value
+    return wide(value) if isinstance(value, (int, float, str, bool)) or value is None else json.dumps(value, default=str)
 
 
 # -- export optuna (issue 36, item 4) -------------------------------------------------------------
-# Every evaluation becomes one trial, in recorded order: its configuration as ``params`` (each knob a
-# ``CategoricalDistribution`` over the values the source lists: exact for any knob, numeric or not), its
-# objective as the value (the study's direction is the source's), its state ``COMPLETE``, or ``FAIL`` for a
-# failed, timed-out or infeasible evaluation; user attributes hold what Optuna has no field for: ``samples``,
-# ``status``, ``failure_mode``, ``message`` and ``device``. optuna-dashboard and ``optuna.load_study`` open it.
-# An existing study of that name is refused (one line); a study left half-written by an error is deleted.
-def _choice(value: Any) -> Any:
-    return _wide(value) if value is None or isinstance(value, (bool, int, float, str)) else json.dumps(value, default=str)
-
-
+# Every evaluation becomes one trial, in recorded order, by the one Optuna writer the live view also uses
+# (searchlab.run.optuna_trials: parameters, value, state and user attributes). An existing study of that name is
+# refused (one line); a study left half-written by an error is deleted.
 def optuna_trials(source: Source) -> list[Any]:
     """The source's evaluations as Optuna frozen trials."""
-    from optuna.distributions import CategoricalDistribution
-    from optuna.trial import TrialState, create_trial
-
-    distributions = {n: CategoricalDistribution(tuple(dict.fromkeys(_choice(v) for v in source.values[n])))
-                     for n in source.names}
-    out = []
-    for r in source.records:
-        m = r.measurement
-        params = {n: _choice(r.config[n]) for n in source.names if n in r.config}
-        ok = m.status.value == "ok" and m.objective is not None and math.isfinite(m.objective)
-        attrs = {"samples": list(m.samples), "status": m.status.value, "failure_mode": m.failure_mode.value,
-                 "message": m.message, "device": source.device}
-        out.append(create_trial(params=params, distributions={n: distributions[n] for n in params},
-                                value=cast(float, m.objective) if ok else None,
-                                state=TrialState.COMPLETE if ok else TrialState.FAIL, user_attrs=attrs))
-    return out
+    distributions = Distributions(values={n: source.values[n] for n in source.names})
+    return [frozen_trial({n: r.config[n] for n in source.names if n in r.config}, r.measurement, distributions,
+                         attributes(r.measurement, source.device)) for r in source.records]
 
 
 MARK = "searchlab_export"  # study attribute: {"source": ..., "complete": bool}; complete only once every trial is in

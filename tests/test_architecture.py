@@ -30,7 +30,7 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
-def _targets(node: ast.AST, module: str, is_package: bool) -> list[str]:
+def _targets(node: ast.AST, module: str, is_package: bool, known: set[str] | dict[str, Path]) -> list[str]:
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     if isinstance(node, ast.ImportFrom):
@@ -38,7 +38,10 @@ def _targets(node: ast.AST, module: str, is_package: bool) -> list[str]:
         if node.level:
             parts = module.split(".")[: len(module.split(".")) - node.level + (1 if is_package else 0)]
             base = ".".join([*parts, base] if base else parts)
-        return [base, *(f"{base}.{a.name}" for a in node.names)]
+        names = [f"{base}.{a.name}" for a in node.names]
+        # ``from pkg import submodule`` imports the submodule (pkg/__init__ runs first, as for every import of a
+        # submodule); only a name that is not a module is one of the package's own (``searchlab.tune``, issue 54)
+        return [*([] if all(n in known for n in names) else [base]), *names]
     return []
 
 
@@ -52,7 +55,7 @@ def import_graph() -> dict[str, set[str]]:
         for node in ast.walk(tree):
             if id(node) in skip:
                 continue
-            for name in _targets(node, module, path.name == "__init__.py"):
+            for name in _targets(node, module, path.name == "__init__.py", files):
                 while name and name not in files:
                     name = name.rpartition(".")[0]
                 if name and name != module:

@@ -52,6 +52,7 @@ class SearchlabConfig:
     name: str | None = None  # a label stored with the run
     prior: list[str] | None = None  # recorded tables/runs of this space on other devices (searchlab.run.priors)
     plot: bool = True  # best_so_far.png beside summary.json (~0.1-0.5 s; plot=false for large replay studies)
+    live: str = "auto"  # the optuna-dashboard view: auto | true | false | a storage (searchlab.run.live)
 
 
 def problem_schemas() -> dict[str, type]:

@@ -52,6 +52,7 @@ Common overrides:
   progress=auto|bar|log|off   live progress display
   prior=[PATH,...]            tables/runs of this space on other devices for searcher=transfer* (docs/transfer.md)
   plot=false                  no best_so_far.png in the run directory (default: written beside summary.json)
+  live=auto|true|false|URL    the run as an Optuna study that optuna-dashboard shows live (auto: device problems; docs/python.md)
   problem.X=V, searcher.X=V   options of the chosen problem / searcher (listed below; one phrase each:
                               python -m searchlab problem=NAME --help, searcher=NAME --help)
 

@@ -39,7 +39,7 @@ NAMES = tuple(g.name for g in GROUPS)
 REGISTERED = tuple(g.name for g in GROUPS if g.registered)  # the registry's kinds
 ENTRY_POINTS = {g.name: g.entry_points for g in GROUPS if g.entry_points}
 # Top-level options a resume may change as well: how the run is shown, cached, confirmed and plotted.
-RESUMABLE_OPTIONS = ("progress", "cache", "confirm", "plot")
+RESUMABLE_OPTIONS = ("progress", "cache", "confirm", "plot", "live")
 RESUMABLE = (*(g.name for g in GROUPS if g.resumable), *RESUMABLE_OPTIONS)
 
 # The one alias table (issue 21): old module path -> new. A ``_target_`` stored by an earlier release

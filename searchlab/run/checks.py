@@ -43,6 +43,9 @@ def check_run_config(cfg: Mapping[str, Any]) -> None:
         for path, value in _leaves(cfg.get(group) or {}, group):
             if isinstance(value, float) and math.isnan(value):
                 raise ConfigError(f"{path}=nan: not a number; give a finite value")
+    from searchlab.run.live import check_live
+
+    check_live(cfg.get("live"))  # the optuna-dashboard view's setting (searchlab.run.live)
     target = (cfg.get("budget") or {}).get("target")
     if isinstance(target, float) and not math.isfinite(target):
         raise ConfigError(f"budget.target={target}: must be a finite number or null")

@@ -34,6 +34,7 @@ from searchlab.core.store import RunStore, is_disk_full, package_versions
 from searchlab.errors import WriteError
 from searchlab.run.confirm import ConfirmConfig, confirm_after_search
 from searchlab.run.execution import SerialExecutor
+from searchlab.run.live import LiveView
 from searchlab.run.loop import SearchLoop, StopReason, is_known_infeasible
 from searchlab.run.prepare import Prepared, prepare
 from searchlab.run.summary import build_summary, format_summary, write_json
@@ -54,6 +55,7 @@ class Run:
         self.started = time.time()
         self._guard: Guard | None = None  # signal handling: only a run that owns the process (execute)
         self.phase = "search"  # where an interrupt came: search, confirm, validation, summary (the resume line)
+        self.live = LiveView()  # the optuna-dashboard view (searchlab.run.live): a run on disk, live= on
 
     # -- the phases ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -77,6 +79,9 @@ class Run:
                                                                    p.accept_changed)) if c)
         self.store = self._open_store(p.run_dir, fingerprint, changed)
         self.store.node_of = p.executor.node_of  # evaluations.node: where each ran (issue 24)
+        self.live = LiveView.start(p.cfg.get("live") if p.cfg is not None else None, p.run_dir, p.problem,
+                                   names=p.names, seed=int(p.cfg.seed) if p.cfg is not None else 0,
+                                   devices=self.devices, prior=self.prior, quiet=self.quiet)
         if p.cache is not None and hasattr(p.cache, "fingerprint"):
             p.cache.fingerprint = fingerprint
 
@@ -84,7 +89,8 @@ class Run:
         """The search phase, until the budget (or the searcher, or an interrupt) ends it."""
         p = self.p
         self.search = SearchLoop(p.searcher, p.executor, p.budget, space=p.problem.space,
-                                 store=self.store if self.store is not None else p.recorder, cache=p.cache,
+                                 store=self.live.recorder(self.store) if self.store is not None else p.recorder,
+                                 cache=p.cache,
                                  progress=p.progress, prior=self.prior)
         self.reason = self.search.run()
         self.interrupt = self.search.interrupt
@@ -110,6 +116,7 @@ class Run:
         if self.p.plot:
             _plot(self.store.path.parent, summary, state.results)
         self.store.finish(self.reason.value, summary["status"], self.devices)
+        self.live.finish(summary)
         self.summary = summary
         return summary
 
@@ -123,6 +130,7 @@ class Run:
         self.summary.update(stop_reason=self.reason.value, status="interrupted")
         _write_summary(self.store, self.summary)
         self.store.finish(self.reason.value, "interrupted", self.devices)
+        self.live.finish(self.summary)
 
     def close(self) -> None:
         """Release everything the run holds; safe after any phase failed."""
@@ -133,6 +141,7 @@ class Run:
             self.p.executor.close()
         if self.store is not None:
             self.store.close()
+        self.live.close()  # last: a second Ctrl-C while the view catches up leaves everything else closed
 
     # -- the whole run -------------------------------------------------------------------------
     def execute(self) -> dict[str, Any]:
@@ -238,7 +247,8 @@ class Run:
         phase = self._phase_progress()
         try:  # an interrupt in either phase makes the run 'interrupted' (issue 47, case 4), its records kept
             confirmed = confirm_after_search(p.executor, state.results, prior, p.problem.direction, p.confirm,
-                                             p.problem.noisy, store, p.problem.default_config(), phase)
+                                             p.problem.noisy, self.live.recorder(store), p.problem.default_config(),
+                                             phase)
         except KeyboardInterrupt as exc:
             self.interrupt, self.reason = exc, StopReason.INTERRUPTED
             return None, {}

@@ -35,7 +35,7 @@ from searchlab.adapters.knobs._common import RESOURCE_MODEL
 from searchlab.adapters.knobs._opencl import Arch, OpenCLKnobProblem, failed
 from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._protocol import layered_protocol
-from searchlab.adapters.user._t1 import check_names, read_t1
+from searchlab.adapters.user._t1 import KernelSpec, check_names, read_t1
 from searchlab.core import files
 from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.opencl import build_output
@@ -66,6 +66,7 @@ class OpenCLKernel(OpenCLKnobProblem):
     ARCHS: ClassVar[Mapping[str, Arch]] = {}
     DEFAULT_MODEL = MODEL
     output_before_timing = True  # from fresh data, as the spec's checks expect
+    default_name = "Searchlab.Default"  # where the user gave the default (errors name it)
 
     def __init__(self, spec: str = "???", arch: str = "none", limits: Mapping[str, float] = EMPTY,
                  measure: MeasurementProtocol = MeasurementProtocol(), model: Mapping[str, Any] = EMPTY) -> None:
@@ -80,7 +81,7 @@ class OpenCLKernel(OpenCLKnobProblem):
         """
         if not spec or spec == "???":
             raise ConfigError("problem=opencl_kernel needs problem.spec=<T1 spec, .json or .yaml>")
-        self.spec = read_t1(spec)
+        self.spec = self.read_spec(spec)
         self.kernel_name = self.spec.kernel_name
         self.kernel_text = files.read_text(self.spec.kernel_file, "kernel file")
         if len(self.spec.global_size) != len(self.spec.local_size):
@@ -89,13 +90,17 @@ class OpenCLKernel(OpenCLKnobProblem):
         super().__init__(arch=arch, limits={**self.spec.limits, **limits}, model=model,
                          measure=layered_protocol(measure, self.spec.measurement))
         check_names(self.spec, [n for n, _ in self.spec.params])
-        self._default = knob_default(self.space, self.spec.default, "Searchlab.Default")
+        self._default = knob_default(self.space, self.spec.default, self.default_name)
         values = dict(self.spec.params)
         vectors = [a for a in self.spec.arguments if a.memory == "Vector"]
         self.sizes = {a.name: _data.vector_size(a, self.spec, values) for a in vectors}
         self.shapes = {a.name: _data.shape_of(a, self.spec, self.sizes[a.name]) for a in vectors}
         self._static: dict[str, dict[str, float]] = {}
         self._check_references(vectors)
+
+    def read_spec(self, path: str) -> KernelSpec:
+        """The spec as typed data (a T1 file here; searchlab.adapters.user.python_kernel reads its own manifest)."""
+        return read_t1(path)
 
     def _check_references(self, vectors: Sequence[Any]) -> None:
         """Reference expressions give the right number of values: refused here, in the driver,
