@@ -15,15 +15,15 @@ from searchlab.run.execution._ray_actor import LOOPBACK, local_ray_environment
 
 def start_local_ray(num_cpus: int, object_store_memory: int = 128 * 1024**2) -> None:
     """The one local Ray start (loopback only, no dashboard, every process reaped when this process ends:
-    ``searchlab.run.execution._ray.start_local``); Ray is imported only when this is called."""
-    from searchlab.run.execution._ray import start_local
+    ``searchlab.run.execution._local.start_local``); Ray is imported only when this is called."""
+    from searchlab.run.execution._local import start_local
 
     start_local(num_cpus, object_store_memory=object_store_memory)
 
 
 def stop_local_ray() -> None:
     """Shut down what :func:`start_local_ray` started and reap every process it left."""
-    from searchlab.run.execution._ray import stop_local
+    from searchlab.run.execution._local import stop_local
 
     stop_local()
 

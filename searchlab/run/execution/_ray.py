@@ -14,32 +14,26 @@
 - Security (issue 10, item 2; docs/security.md): a cluster we start listens on loopback only
   and keeps Ray's token authentication on (``RAY_AUTH_MODE=token``, set explicitly so Ray
   does not warn about it on every run). ``executor.address=`` is the only way across machines.
-- One local start (issue 51): :func:`start_local` is the only ``ray.init`` of a new cluster in searchlab (this
-  executor, a study's replays and ``searchlab reproduce`` call it): loopback only, no dashboard, and a watchdog
-  (:mod:`._watchdog`) that ends every process of the cluster when the driver ends, ``kill -9`` included;
-  :func:`stop_local` shuts it down and reaps what Ray leaves (its agents outlived ``ray.shutdown()``).
+- One local start (issue 51): :func:`searchlab.run.execution._local.start_local` is the only ``ray.init`` of a
+  new cluster in searchlab (this executor, a study's replays and ``searchlab reproduce`` call it).
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, cast
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
-from searchlab.core.ray_private import no_ray_sigterm_handler
 from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
-from searchlab.core.signals import deferred
 from searchlab.errors import ConfigError, ExecutorError
 from searchlab.recompose import build_problem
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.run.execution._cores import idle_first
+from searchlab.run.execution._local import start_local, stop_local
 from searchlab.run.execution._ray_actor import (
-    LOOPBACK,
     OPENCL_CPU,
     STARTUP_TIMEOUT_S,
     EvaluatorActor,
@@ -48,51 +42,6 @@ from searchlab.run.execution._ray_actor import (
     local_ray_environment,
     startup_failure,
 )
-
-_WATCHDOG: list[Any] = []  # the watchdog of the cluster this process started (at most one)
-
-
-def start_local(num_cpus: int, resources: dict[str, float] | None = None,
-                object_store_memory: int = 256 * 1024**2, log_to_driver: bool = True) -> None:
-    """Start a new local Ray cluster for this process (module docstring); Ray must not be initialised yet."""
-    local_ray_environment()  # loopback-only services, token authentication (before Ray reads the environment)
-    import ray
-
-    from searchlab.run.execution._watchdog import Watchdog
-
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    if not _WATCHDOG:
-        _WATCHDOG.append(Watchdog())  # before ray.init: it notes every process Ray starts from now on
-    # address="local": a new instance even where `ray start` left a cluster on this machine (a bare ray.init()
-    # would join it and refuse num_cpus); a signal during ray.init waits until it returns (no Ray SIGTERM handler)
-    with deferred(no_ray_sigterm_handler), _no_dashboard():
-        ray.init(address="local", num_cpus=num_cpus, resources=resources or None,
-                 object_store_memory=object_store_memory, _node_ip_address=LOOPBACK, include_dashboard=False,
-                 logging_level=logging.WARNING, log_to_driver=log_to_driver)
-
-
-@contextlib.contextmanager
-def _no_dashboard() -> Iterator[None]:
-    """No dashboard process: Ray starts its API server even with ``include_dashboard=False``
-    (:func:`searchlab.core.ray_private.no_api_server`)."""
-    from searchlab.core.ray_private import no_api_server
-
-    undo = no_api_server()
-    try:
-        yield
-    finally:
-        undo()
-
-
-def stop_local() -> None:
-    """Shut down the cluster :func:`start_local` started and reap every process it left."""
-    import ray
-
-    try:
-        ray.shutdown()
-    finally:
-        while _WATCHDOG:
-            _WATCHDOG.pop().close()
 
 
 class RayExecutor(Executor):
