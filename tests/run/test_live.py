@@ -5,7 +5,6 @@ Each test reads the study back with Optuna itself and compares it with the run's
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any, cast
@@ -86,7 +85,7 @@ def test_a_run_is_a_study_equal_to_its_records(tmp_path: Path, capsys: pytest.Ca
     records = _records(run_dir)
     assert study.study_name == "run" and len(study.trials) == len(records) == 12
     for trial, (config, objective, mode) in zip(study.trials, records):  # in recorded order, value and state alike
-        assert trial.params == json.loads(config) and trial.value == objective
+        assert trial.params == dict(Config.from_json(config)) and trial.value == objective
         assert trial.state.name == ("COMPLETE" if objective is not None else "FAIL")
         assert trial.user_attrs["failure_mode"] == mode and trial.user_attrs["device"] == "host"
     assert [t.user_attrs["evaluation"] for t in study.trials] == list(range(1, 13))
