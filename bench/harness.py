@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_type_hints
 
@@ -169,7 +169,7 @@ def provenance(ctx: Context, argv: Sequence[str], started: float, wall: float,
                load_start: list[float]) -> dict[str, Any]:
     return {"commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
             "command": " ".join(shlex.quote(a) for a in ("python", "-m", "bench", ctx.name, *argv)),
-            "started": datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+            "started": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
             "wall_s": round(wall, 3), "machine": machine(), "load_average_start": load_start,
             "load_average_end": _load_average(), "versions": versions(), "seeds": list(ctx.seeds)}
 

@@ -8,3 +8,6 @@ from bench.harness import register
 
 # register("name", "module")  -- one line per benchmark, grouped by what it measures
 register("reproduce_field", "reproduce_field")  # searchlab reproduce vs autotuning_experiment, the field's files
+
+# what a user sees: every printed command pasted, the longest silence of each (issues 46 and 54)
+register("walk", "walk")

@@ -286,6 +286,11 @@ def test_deeply_nested_json_in_a_record_is_one_line(column: str, reader: str, ta
     with closing(sqlite3.connect(run_dir / "results.db")) as conn, conn:
         conn.execute(f"UPDATE {column.split('.')[0]} SET {column.split('.')[1]}=?", (DEEP,))
     capsys.readouterr()
+    if reader == "study" and column.startswith("evaluations."):
+        # a study reads each evaluation's outcome columns only (issue 52: one record format, read lean);
+        # a column it never parses cannot stop it, and the run is still reported
+        assert _read(reader, table, run_dir) == 0
+        return
     assert _read(reader, table, run_dir) == 2
     _line(capsys, "nested more than 200 levels")
 

@@ -269,7 +269,13 @@ def _run_job(job: Job, prepared: Prepared, hydra_wrote: bool = False) -> int:
     try:
         if not prepared.resuming and not hydra_wrote:
             _save_hydra_files(save_hydra_files, job, run_dir)
-        Run(prepared, hydra_dir=str(run_dir)).execute()
+        summary = Run(prepared, hydra_dir=str(run_dir)).execute()
+        if summary.get("stop_reason") == "same_failures":  # a broken program (searchlab.run.broken): exit 3
+            from searchlab.run.broken import BROKEN_STATUS, stopped_line
+
+            print(f"searchlab: error: {stopped_line(summary)}; records: {run_dir.resolve()}", file=sys.stderr,
+                  flush=True)
+            return BROKEN_STATUS
     except SearchlabError as exc:
         return _report(exc, list(job.overrides))
     except KeyboardInterrupt as exc:

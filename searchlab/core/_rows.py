@@ -70,13 +70,13 @@ def encode(result: Result) -> EvaluationRow:
     a study's Ray task encodes its replays and the driver only inserts them).
 
     Lossless, and lean where it costs nothing (issue 52: a study's cells are written in this format now, and
-    its throughput rests on the write): ``config`` holds the canonical JSON (``config_key``'s text), and
-    ``proposal`` is NULL where it equals the configuration (most proposals), read back as the configuration.
+    its throughput rests on the write): ``config`` is the JSON object a person reading the file with SQL
+    expects (``{"block": 16}``), ``config_key`` the canonical text, and ``proposal`` is NULL where it equals the configuration (most proposals), read back as the configuration.
     The index on ``config_key`` that earlier files carry is not made any more: no query used it."""
     m, c = result.measurement, result.candidate
     key = c.config.key
     proposal = None if c.proposal is c.config or c.proposal.key == key else c.proposal.to_json()
-    return (c.id, key, key, proposal, _json_map(c.meta), m.status.value,
+    return (c.id, c.config.to_json(), key, proposal, _json_map(c.meta), m.status.value,
             m.failure_mode.value, m.message, m.objective, _json_list(m.samples), _json_map(m.sensors),
             _json_map(m.datasets), _json_list(m.log), _json_map(m.extra), result.worker, result.device,
             result.t_submit, result.t_start, result.t_end, max(0.0, result.t_start - result.t_submit), m.compile_s,
@@ -149,7 +149,7 @@ def writable(path: Path) -> bool:
 def sqlite_uri(path: Path | str, mode: str) -> str:
     """``file:PATH?mode=MODE`` with the path percent-encoded: SQLite decodes ``%XX`` in a URI, so a sweep
     job's directory (``problem.path=..%2Fdata%2Fx.json``) named another file and the study died
-    with "unable to open database file" (the newcomer walk, bench/newcomer_walk.py); ``?`` and ``#``
+    with "unable to open database file" (the newcomer walk, bench/walk.py); ``?`` and ``#``
     in a name would end the path early."""
     return f"file:{quote(str(path), safe='/')}?mode={mode}"
 

@@ -8,7 +8,7 @@ sweep, the "next step" of an error -- is built here, so there is one rule:
   Python without our dependencies (``make demo`` never activates ``.venv``). Not under ``make``
   (``MAKELEVEL`` set): the Makefile puts ``.venv/bin`` on *its* ``PATH``, not on the user's shell's, so
   a ``searchlab`` printed there was ``command not found`` when pasted (the newcomer walk,
-  bench/newcomer_walk.py);
+  bench/walk.py);
 - a value is quoted for Hydra's override grammar when it holds anything outside the unquoted
   characters (a sweep job's directory holds ``=`` and ``,``: ``resume=/s/0_seed=1,x`` is a parse
   error), and every word is quoted for the shell (``shlex.quote``).

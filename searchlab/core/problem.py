@@ -97,6 +97,9 @@ class Problem(ABC):
     deterministic: bool = False
     capabilities: frozenset[str] = frozenset()
     code_version: ClassVar[str] = "1"
+    # evaluations build and run a program (a kernel, a command, a Futhark program), so a failure may be
+    # the program's: its default is built first and identical failures stop early (searchlab.run.broken)
+    runs_user_code: ClassVar[bool] = False
     # former option -> its new spelling (``{"runs": "problem.measure.min_runs"}``): the CLI's error for
     # the old name says what to write instead (issue 21: a renamed option names its new spelling)
     renamed_options: ClassVar[Mapping[str, str]] = {}
@@ -159,6 +162,11 @@ class Problem(ABC):
         override this."""
         default = getattr(self.space, "default_config", None)
         return default() if callable(default) else None
+
+    def build_check(self, config: Config) -> str | None:
+        """Build ``config`` without measuring it: the failure's message, or None (it builds, or nothing
+        is built). Called on a worker for the default before the search (searchlab.run.broken)."""
+        return None
 
     def describe_config(self, config: Config) -> str:
         """A readable form of a configuration (a ruletree, a knob setting)."""

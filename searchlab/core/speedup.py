@@ -137,15 +137,29 @@ def show_ratio(value: float, digits: int) -> str:
     return "inf" if math.isinf(value) else f"{value:.{digits}f}"
 
 
+UNBOUNDED = "(too few rounds to bound)"
+
+
+def unbounded(lo: float, hi: float) -> bool:
+    """Whether an interval of a speed-up bounds nothing yet: the confidence sequence is unbounded on
+    both sides (fewer than 8 rounds, :func:`sequence_ranks`), stored as ``[0, inf]``."""
+    return lo <= 0.0 and math.isinf(hi)
+
+
 def show_interval(lo: float, hi: float, *also: float) -> str:
     """``[lo, hi]`` in the digits :func:`ratio_digits` picks for the bounds (and ``also``: the value
-    printed beside them, so all read alike)."""
+    printed beside them, so all read alike). An interval that bounds nothing yet reads as such
+    (issue 54: ``[0.00, inf]`` after 5 rounds), never as numbers."""
+    if unbounded(lo, hi):
+        return UNBOUNDED
     d = ratio_digits(lo, hi, *also)
     return f"[{show_ratio(lo, d)}, {show_ratio(hi, d)}]"
 
 
 def show_speedup(speedup_value: float, lo: float, hi: float) -> tuple[str, str]:
     """(``1.500``, ``[1.004, 2.240]``): a speed-up and its interval in one number of decimals."""
+    if unbounded(lo, hi):
+        return show_ratio(speedup_value, ratio_digits(speedup_value)), UNBOUNDED
     d = ratio_digits(lo, hi, speedup_value)
     return show_ratio(speedup_value, d), f"[{show_ratio(lo, d)}, {show_ratio(hi, d)}]"
 
@@ -158,7 +172,9 @@ def ordinal(n: int) -> str:
 
 def confirmed_choice(rank: int, k: int) -> str:
     """Which configuration the confirm phase chose, in words that cannot read as "the third
-    fastest": its rank among the search's single measurements, then what re-measuring found."""
+    fastest": its rank among the search's single measurements (the default counted too, so a
+    default that was the search's best makes the first candidate the 2nd-best), then what
+    re-measuring found. Not "confirmed": whether it beats the default is the decision's to say."""
     which = "the search's best single measurement" if rank == 1 else \
         f"the {ordinal(rank)}-best single measurement of the search"
-    return f"{which}, confirmed fastest of the {k} re-measured" if k > 1 else f"{which}, re-measured"
+    return f"{which}, fastest of the {k} re-measured" if k > 1 else f"{which}, re-measured"

@@ -46,6 +46,7 @@ from searchlab.run.confirm_report import (
     noise_report,
     paired_speedup,
     progress_text,
+    search_ranks,
     top_k,
 )
 from searchlab.run.execution import Executor
@@ -118,6 +119,29 @@ def confirm_configs(search: Sequence[Result], direction: Direction, k: int, defa
     return [default, *top] if default is not None else top
 
 
+class Durations:
+    """How long measuring a configuration takes, to stop *before* a cap (issue 54, item 1: the phase
+    printed "elapsed 1:17 (cap 1:00)": caps were checked between rounds, and a round under load took
+    longer than the cap). The prediction for a configuration is its latest measurement's time, from
+    submission to result (the search's measurement of it, then this phase's own); for one never
+    measured, the latest of any. Nothing known yet: 0 (the first measurement always starts)."""
+
+    def __init__(self, results: Sequence[Result] = ()) -> None:
+        self.by_key: dict[str, float] = {}
+        self.latest = 0.0
+        for r in sorted(results, key=lambda r: r.t_end):
+            self.add(r)
+
+    def add(self, result: Result) -> None:
+        if result.cache_hit or result.t_submit <= 0 or result.t_end < result.t_submit:
+            return
+        seconds = result.t_end - result.t_submit
+        self.by_key[result.config.key] = self.latest = seconds
+
+    def predict(self, config: Config) -> float:
+        return self.by_key.get(config.key, self.latest)
+
+
 class ConfirmPhase:
     """The rounds as a :class:`searchlab.run.loop.Phase`: submitted round-robin as workers free up,
     each result recorded (never told to the searcher, never charged to the budget); a new round
@@ -125,8 +149,9 @@ class ConfirmPhase:
 
     def __init__(self, executor: Executor, configs: Sequence[Config], prior: Sequence[Result],
                  store: Recorder | None, default: Config | None, options: ConfirmConfig, direction: Direction,
-                 progress: PhaseProgress | None = None) -> None:
+                 progress: PhaseProgress | None = None, search: Sequence[Result] = ()) -> None:
         self.executor, self.store, self.default, self.progress = executor, store, default, progress
+        self.durations = Durations([*search, *prior])
         self.configs, self.options, self.direction = list(configs), options, direction
         self.results = list(prior)
         self.next_id = min([r.id for r in prior] + [0]) - 1
@@ -171,7 +196,12 @@ class ConfirmPhase:
         if not self.todo and not self.in_flight and not self.stopped:
             self._more()
         while self.todo and self.executor.free() > 0:
-            round_, config = self.todo.pop(0)
+            round_, config = self.todo[0]
+            if time.time() - self.started + self.durations.predict(config) > self.options.max_time_s:
+                self.todo.clear()  # it would end past the cap: stop before, not after (issue 54, item 1)
+                self.stopped = self.stopped or "max_time_s"
+                break
+            self.todo.pop(0)
             meta: dict[str, Any] = {"phase": PHASE, "round": round_}
             if self.default is not None and config.key == self.default.key:
                 meta["default"] = True
@@ -183,6 +213,7 @@ class ConfirmPhase:
         return asked
 
     def stop_reason(self) -> StopReason | None:
+        self.show()  # also while the last measurements run after the phase stopped planning (never silent)
         return StopReason.EXHAUSTED if self.stopped and not self.todo else None
 
     def idle_reason(self) -> StopReason:
@@ -193,6 +224,7 @@ class ConfirmPhase:
             self.store.record(result)
         self.in_flight.pop(result.id, None)
         self.results.append(result)
+        self.durations.add(result)
         self.show()
 
 
@@ -205,7 +237,7 @@ def run_confirm(executor: Executor, search: Sequence[Result], prior: Sequence[Re
     end the phase as if decided, and the run exited 0 as ``finished``); a resume re-runs the phase
     and measures only the (round, configuration) pairs without a record."""
     configs = confirm_configs(search, direction, options.k, default)
-    phase = ConfirmPhase(executor, configs, prior, store, default, options, direction, progress)
+    phase = ConfirmPhase(executor, configs, prior, store, default, options, direction, progress, search)
     reason, interrupt = drive(executor, phase)
     if interrupt is not None:
         raise interrupt
@@ -244,12 +276,15 @@ def exact_versus_default(executor: Executor, search: Sequence[Result], direction
         done, complete, _ = run_confirm(executor, [], [], direction, ConfirmConfig(k=0, rounds=1), store, default)
         measured = [r for r in done if r.ok]
     top = top_k(search, direction, 1, default.key)
+    ranks = search_ranks(search, direction)
     report: dict[str, Any] = {"k": 1, "rounds": 0, "complete": complete, "candidates": [], "best": None,
                               "search_best_confirmed": False, "exact": True, "decision": None, "stopped": "exact",
-                              "default": {"config": dict(default), **entry(measured[:1])}, "versus_default": None}
+                              "default": {"config": dict(default), **entry(measured[:1]),
+                                          "search_rank": ranks.get(default.key)}, "versus_default": None}
     if top:
         best = top[0]
-        report["best"] = {"rank": 1, "config": dict(best.config), "search_objective": best.objective, **entry([best])}
+        report["best"] = {"rank": ranks[best.config.key], "config": dict(best.config),
+                          "search_objective": best.objective, **entry([best])}
         if measured:
             c = paired_speedup([replace_round(best)], [replace_round(measured[0])], direction, "tuning (exact)",
                                exact=True)

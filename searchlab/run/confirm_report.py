@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from searchlab.core.measure import Samples, median_ci, samples_are_objective
@@ -35,6 +35,13 @@ def top_k(results: Iterable[Result], direction: Direction, k: int, exclude: str 
             best[r.config.key] = r
     ranked = sorted(best.values(), key=lambda r: (loss(r.measurement, direction), r.id))
     return ranked[:k]
+
+
+def search_ranks(results: Sequence[Result], direction: Direction) -> dict[str, int]:
+    """Each configuration's rank among the search's distinct configurations by its best single
+    measurement (1: the search's best), the default included: "the 2nd-best single measurement"
+    must mean that even when the default was the best (issue 54, item 2)."""
+    return {r.config.key: n for n, r in enumerate(top_k(results, direction, len(results)), start=1)}
 
 
 def _values(results: Sequence[Result]) -> list[float]:
@@ -117,10 +124,11 @@ def confirm_report(search: Sequence[Result], confirmations: Sequence[Result], di
     best's paired speed-up over it (``versus_default``) and the ``decision`` with why it stopped."""
     candidates = []
     exclude = default.key if default is not None else None
-    for rank, found in enumerate(top_k(search, direction, k, exclude), start=1):
+    ranks = search_ranks(search, direction)
+    for found in top_k(search, direction, k, exclude):
         mine = [r for r in confirmations if r.config.key == found.config.key]
-        candidates.append({"rank": rank, "config": dict(found.config), "search_objective": found.objective,
-                           **entry(mine)})
+        candidates.append({"rank": ranks[found.config.key], "config": dict(found.config),
+                           "search_objective": found.objective, **entry(mine)})
     measured = [c for c in candidates if "median" in c]
     sign = 1.0 if direction is Direction.MINIMIZE else -1.0
     best = min(measured, key=lambda c: (sign * c["median"], c["rank"])) if measured else None
@@ -128,7 +136,8 @@ def confirm_report(search: Sequence[Result], confirmations: Sequence[Result], di
                               "candidates": candidates, "default": None, "versus_default": None,
                               "decision": None, "stopped": stopped, "equivalence": equivalence}
     if default is not None:
-        report["default"] = {"config": dict(default), **entry([r for r in confirmations if r.config.key == default.key])}
+        report["default"] = {"config": dict(default), **entry([r for r in confirmations if r.config.key == default.key]),
+                             "search_rank": ranks.get(default.key)}  # 1: the default was the search's best
         ranked = standings(confirmations, [Config(c["config"]) for c in candidates], default, direction)
         if ranked:  # with a default, the best is the one with the highest paired speed-up over it
             key = ranked[0][0].key
@@ -138,6 +147,12 @@ def confirm_report(search: Sequence[Result], confirmations: Sequence[Result], di
     report["best"] = best
     report["search_best_confirmed"] = bool(best and best["rank"] == 1)
     return report
+
+
+def default_was_best(confirm: Mapping[str, Any]) -> bool:
+    """Whether a ``confirm`` section says the user's default was the search's best single
+    measurement (issue 54, item 2: the summary must say so, not name another configuration)."""
+    return ((confirm.get("default") or {}).get("search_rank")) == 1
 
 
 def noise_report(results: Sequence[Result]) -> dict[str, Any] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from searchlab.core.buildlog import first_error_line, is_error_line
 from searchlab.core.records import Result
 
 MESSAGE_CHARS = 160  # a console line stays readable; summary.json keeps the same text
@@ -28,7 +29,8 @@ def first_failures(results: Sequence[Result]) -> dict[str, dict[str, Any]]:
             out[mode]["count"] += 1
         else:
             message = " ".join(result.measurement.message.split()) or "(no message)"
-            out[mode] = {"count": 1, "first": message, "evaluation": n}
+            out[mode] = {"count": 1, "first": message, "evaluation": n,
+                         "line": first_error_line(result.measurement.message) or message}
     return out
 
 
@@ -40,7 +42,10 @@ def failure_lines(summary: Mapping[str, Any]) -> list[str]:
     lines = ["  failures (first message of each mode):"] if failures else []
     for mode, info in sorted((failures or {}).items()):
         message = str(info["first"])
-        if len(message) > MESSAGE_CHARS:
+        line = str(info.get("line") or "")
+        if line and is_error_line(line):  # a compiler's error line is shown whole (issue 54: it was cut off)
+            message = line
+        elif len(message) > MESSAGE_CHARS:
             message = message[:MESSAGE_CHARS - 3] + "..."
         lines.append(f"    {mode} x{info['count']}, first at evaluation {info['evaluation']}: {message}")
     return lines

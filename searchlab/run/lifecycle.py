@@ -27,14 +27,17 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from searchlab.core.commands import command, override
+from searchlab.core.heartbeat import heartbeat
 from searchlab.core.problem import FinalizeContext, Problem
 from searchlab.core.records import Result
 from searchlab.core.signals import Guard, Interrupted, interruptible
 from searchlab.core.store import RunStore, is_disk_full, package_versions
 from searchlab.errors import WriteError
+from searchlab.run.broken import check_default_builds
 from searchlab.run.confirm import ConfirmConfig, confirm_after_search
 from searchlab.run.execution import SerialExecutor
 from searchlab.run.live import LiveView
+from searchlab.run.load import Load, announce_load
 from searchlab.run.loop import SearchLoop, StopReason, is_known_infeasible
 from searchlab.run.prepare import Prepared, prepare
 from searchlab.run.summary import build_summary, format_summary, write_json
@@ -54,6 +57,7 @@ class Run:
         self.summary: dict[str, Any] | None = None
         self.started = time.time()
         self._guard: Guard | None = None  # signal handling: only a run that owns the process (execute)
+        self.load: Load | None = None  # the machine's load before the workers started (run.load)
         self.phase = "search"  # where an interrupt came: search, confirm, validation, summary (the resume line)
         self.live = LiveView()  # the optuna-dashboard view (searchlab.run.live): a run on disk, live= on
 
@@ -61,7 +65,11 @@ class Run:
     def start(self) -> None:
         """Workers first (they can refuse: no device), then the records."""
         p = self.p
-        workers = p.executor.start(self._source()) if p.start_executor else []
+        self.load = announce_load(p.problem, self.quiet)  # before the workers start (they load the machine)
+        with heartbeat("start", f"starting the {p.executor.name} workers"):  # ray.init and actors: seconds
+            workers = p.executor.start(self._source()) if p.start_executor else []
+            if p.start_executor and not p.resuming:
+                check_default_builds(p.executor, p.problem)  # a kernel that does not build stops now
         if self._guard is not None:
             self._guard.install()  # after ray.init, whose handlers would print a stack and abort on SIGTERM
         self.devices = [dict(w.device.to_dict(), worker=w.name, executor=p.executor.name) for w in workers]
@@ -90,8 +98,8 @@ class Run:
         p = self.p
         self.search = SearchLoop(p.searcher, p.executor, p.budget, space=p.problem.space,
                                  store=self.live.recorder(self.store) if self.store is not None else p.recorder,
-                                 cache=p.cache,
-                                 progress=p.progress, prior=self.prior)
+                                 cache=p.cache, progress=p.progress, prior=self.prior,
+                                 same_failures=p.problem.runs_user_code)
         self.reason = self.search.run()
         self.interrupt = self.search.interrupt
         return self.reason
@@ -267,6 +275,7 @@ class Run:
                    report: Mapping[str, Any]) -> dict[str, Any]:
         """summary.json's content; the config is this session's (a resume may change the budget)."""
         info = dict(store.run_info())
+        info["load"] = self.load.to_dict() if self.load is not None else None
         if self.p.cfg is not None:
             info["config"] = OmegaConf.to_container(self.p.cfg, resolve=True)
         state = search.state

@@ -24,6 +24,7 @@ from searchlab.core.records import Candidate, Config, Direction, Measurement, Re
 from searchlab.core.spaces import Space
 from searchlab.core.threads import limit_pools
 from searchlab.errors import ConfigError
+from searchlab.run.broken import SAME_FAILURES, SameFailures
 from searchlab.run.execution import Executor
 from searchlab.searchers import Searcher
 
@@ -39,6 +40,7 @@ class Budget:
     max_failure_rate: float | None = None  # stop when failures exceed this share ...
     failure_rate_after: int = 20  # ... once this many evaluations are done
     max_infeasible_proposals: int | None = 10_000  # known-infeasible proposals (not measured, not counted above)
+    max_same_failures: int | None = SAME_FAILURES  # the same failure this many times in a row, before any success
 
     def __post_init__(self) -> None:
         if self.evaluations is not None and (isinstance(self.evaluations, bool) or self.evaluations < 1):
@@ -53,6 +55,9 @@ class Budget:
                 isinstance(self.max_infeasible_proposals, bool) or self.max_infeasible_proposals < 1):
             raise ConfigError(f"budget.max_infeasible_proposals={self.max_infeasible_proposals}: "
                               "must be a positive integer or null")
+        if self.max_same_failures is not None and (isinstance(self.max_same_failures, bool)
+                                                   or self.max_same_failures < 1):
+            raise ConfigError(f"budget.max_same_failures={self.max_same_failures}: must be a positive integer or null")
         if self.failure_rate_after < 1:
             raise ConfigError(f"budget.failure_rate_after={self.failure_rate_after}: must be >= 1")
         if self.evaluations is None and self.wall_time_s is None and self.charged_time_s is None:
@@ -68,6 +73,7 @@ class StopReason(StrEnum):
     INFEASIBLE_PROPOSALS = "infeasible_proposals"  # budget.max_infeasible_proposals reached
     EXHAUSTED = "exhausted"  # the searcher has nothing more to propose
     STALLED = "stalled"  # the searcher proposed nothing with nothing in flight
+    SAME_FAILURES = "same_failures"  # the program failed the same way K times before anything worked (run.broken)
     INTERRUPTED = "interrupted"
 
 
@@ -129,23 +135,27 @@ class SearchLoop:
 
     def __init__(self, searcher: Searcher, executor: Executor, budget: Budget, *, space: Space,
                  store: Recorder | None = None, cache: MeasurementCache | None = None,
-                 progress: Progress | None = None, prior: Sequence[Result] = ()) -> None:
+                 progress: Progress | None = None, prior: Sequence[Result] = (), same_failures: bool = False) -> None:
         self.searcher, self.executor, self.budget = searcher, executor, budget
+        # a program's own failures stop early (run.broken), never a replay's recorded ones
+        self.same = SameFailures(budget.max_same_failures if same_failures else None)
         searcher.set_budget(budget.evaluations)  # budget-dependent schedules span the run (Searcher.set_budget)
         self.space, self.store, self.cache, self.progress = space, store, cache, progress
         self.state = LoopState(searcher.direction)
         for result in prior:
             self.state.add(result)
+            self.same.observe(result)
         self.in_flight: dict[int, Candidate] = {}
         self.interrupt: KeyboardInterrupt | None = None  # what stopped the run (Ctrl-C, a signal)
         self._beat = time.time()  # the last progress call made while waiting (SearchLoop._heartbeat)
+        self.longest_s = 0.0  # this session's longest evaluation: what the next one is predicted to take
 
     def _stop_reason(self) -> StopReason | None:
         b, s = self.budget, self.state
         if b.evaluations is not None and s.done >= b.evaluations:
             return StopReason.EVALUATIONS
-        if b.wall_time_s is not None and s.elapsed >= b.wall_time_s:
-            return StopReason.WALL_TIME
+        if b.wall_time_s is not None and s.elapsed + self.longest_s >= b.wall_time_s:
+            return StopReason.WALL_TIME  # no evaluation is started that would end past the cap (issue 54)
         if b.charged_time_s is not None and s.charged_s >= b.charged_time_s:
             return StopReason.CHARGED_TIME
         if b.target is not None and s.best is not None and s.best.objective is not None:
@@ -156,6 +166,8 @@ class SearchLoop:
             return StopReason.FAILURE_RATE
         if b.max_infeasible_proposals is not None and s.infeasible >= b.max_infeasible_proposals:
             return StopReason.INFEASIBLE_PROPOSALS
+        if self.same.tripped:
+            return StopReason.SAME_FAILURES
         return None
 
     def _finish(self, result: Result) -> None:
@@ -165,8 +177,11 @@ class SearchLoop:
         if self.cache is not None and not result.cache_hit and result.status in (Status.OK, Status.FAILED):
             self.cache.put(result.config, result.measurement)
         self.in_flight.pop(result.id, None)
+        if result.t_submit >= self.state.started:
+            self.longest_s = max(self.longest_s, result.t_end - result.t_submit)
         self.searcher.tell(result)
         self.state.add(result)
+        self.same.observe(result)
         if self.progress is not None:
             self.progress(self.state, self.budget)
 
@@ -219,6 +234,7 @@ class SearchLoop:
             self.progress(self.state, self.budget)
 
     def stop_reason(self) -> StopReason | None:
+        self._heartbeat()  # also while the last evaluations run after a stop (issue 54: 15 s of silence)
         return self._stop_reason()
 
     def idle_reason(self) -> StopReason:

@@ -50,19 +50,34 @@ def y_axis(summary: Mapping[str, Any]) -> tuple[str, float]:
     return f"{name.rsplit('_', 1)[0]}, {label} ({better} is better)", per * factor
 
 
+DECISION_WORDS = {"faster": "faster than the default", "slower": "slower than the default",
+                  "equivalent": "no different from the default", "undecided": "undecided against the default"}
+
+
+def _label(confirm: Mapping[str, Any], key: str, entry: Mapping[str, Any]) -> str:
+    """A marker's legend: what was measured and, for the best, what the comparison decided. Never
+    "confirmed" (issue 54: a legend said "confirmed best" of a run that decided nothing)."""
+    what = "measured once" if confirm.get("exact") else f"re-measured in {entry.get('rounds', '?')} rounds"
+    if key == "default":
+        return f"default ({what})"
+    if confirm.get("exact") or not confirm.get("default"):
+        return f"best of the search ({what})"
+    decision = str(confirm.get("decision") or "undecided")
+    return f"best of the search ({what}; {DECISION_WORDS.get(decision, decision)})"
+
+
 def markers(summary: Mapping[str, Any]) -> list[tuple[str, float, tuple[float, float] | None]]:
     """What the confirm phase re-measured, as horizontal lines (label, objective, 95 % interval):
-    the confirmed best and the default, so the picture does not show only the search's best single
+    the re-measured best and the default, so the picture does not show only the search's best single
     measurement, which is often a lucky draw (issue 46 items 2 and 3)."""
     confirm = summary.get("confirm") or {}
     out: list[tuple[str, float, tuple[float, float] | None]] = []
-    for key, label in (("best", "confirmed best"), ("default", "default")):
+    for key in ("best", "default"):
         entry = confirm.get(key) or {}
         median = entry.get("median")
         if isinstance(median, (int, float)) and math.isfinite(median):
             ci = entry.get("ci95")
-            what = "measured once" if confirm.get("exact") else f"re-measured in {entry.get('rounds', '?')} rounds"
-            out.append((f"{label} ({what})", float(median), (float(ci[0]), float(ci[1])) if ci else None))
+            out.append((_label(confirm, key, entry), float(median), (float(ci[0]), float(ci[1])) if ci else None))
     return out
 
 

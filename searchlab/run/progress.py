@@ -80,10 +80,12 @@ class ProgressReporter:
             self._base = _before(state)
         own = state.done - self._base
         end = eta_end(total, self.space_size, state.done)
-        if end and own > 0:
-            eta = f" eta {_fmt_time(state.elapsed / own * max(0, end - state.done))}"
-        elif budget.wall_time_s:
-            eta = f" eta {_fmt_time(max(0.0, budget.wall_time_s - state.elapsed))}"
+        left = max(0.0, budget.wall_time_s - state.elapsed) if budget.wall_time_s else None
+        if end and own > 0:  # the evaluations left at this session's pace, never past the wall-time cap
+            pace = state.elapsed / own * max(0, end - state.done)
+            eta = f" eta {_fmt_time(pace if left is None else min(pace, left))}"
+        elif left is not None:
+            eta = f" eta {_fmt_time(left)}"
         return f"[{done}] failed {state.failures}  best {self.objective_name} {best}  elapsed {_fmt_time(state.elapsed)}{eta}"
 
     def __call__(self, state: LoopState, budget: Budget) -> None:

@@ -36,8 +36,11 @@ def _written(report: Mapping[str, Any]) -> dict[str, Any]:
         path = str(Path(str(report["tuning_file"])).resolve())
         return _entry(report.get("tuned") or {}, False, "measurably faster than the default", c,
                       tuning_file=path, command=report.get("use_command"))
+    candidate = report.get("candidate_tuning_file")
     return _entry(report.get("untuned") or {}, True, str(report.get("recommendation") or "kept the default"),
-                  tuning_file=None, best_candidate=dict(report.get("tuned") or {}), best_candidate_versus_default=c)
+                  tuning_file=None, best_candidate=dict(report.get("tuned") or {}), best_candidate_versus_default=c,
+                  candidate_tuning_file=str(Path(str(candidate)).resolve()) if candidate else None,
+                  check_command=report.get("check_command"))
 
 
 def recommended_entry(summary: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -53,6 +56,10 @@ def recommended_entry(summary: Mapping[str, Any]) -> dict[str, Any] | None:
         return _entry(best["config"], False, "scored above the defaults on the training tables")
     chosen, c = confirm.get("best"), confirm.get("versus_default")
     default = (confirm.get("default") or {}).get("config")
+    if default is None and summary.get("default_config") is not None:  # interrupted first, or the phase was off
+        why = ("interrupted before the comparison with the default" if summary.get("stop_reason") == "interrupted"
+               else "not compared with the default (the confirm phase was off)")
+        return _entry(summary["default_config"], True, why)
     if default is not None:
         if chosen is not None and beats_default(c):
             return _entry(chosen["config"], False, "measurably faster than the default", c,

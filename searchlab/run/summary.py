@@ -14,7 +14,7 @@ from searchlab.core.problem import Problem
 from searchlab.core.records import Direction, Result, loss
 from searchlab.core.speedup import confirmed_choice, show_speedup
 from searchlab.core.units import run_time_unit, show
-from searchlab.run.confirm_report import noise_report
+from searchlab.run.confirm_report import default_was_best, noise_report
 from searchlab.run.failures import failure_lines, first_failures
 from searchlab.run.loop import is_known_infeasible
 from searchlab.run.recommend import recommended_entry
@@ -56,11 +56,23 @@ def build_summary(run: Mapping[str, Any], results: Sequence[Result], stop_reason
         "versions": run.get("versions"), "report": dict(report),
         **measurement_counts(results), "noise": noise_report(results),
         "confirm": None if confirm is None else dict(confirm),
+        "default_config": _default(problem),  # what the user runs untuned (None: the problem has none)
+        "load": run.get("load"),  # the machine's load before the workers started (searchlab.run.load)
     }
     summary["best_measured"] = summary["best"]  # what ``best`` is: the search's best single measurement
     summary["recommended"] = recommended_entry(summary)  # what the run hands over (searchlab.run.recommend)
     summary["verdict"] = run_verdict(run, summary, results)
     return summary
+
+
+def _default(problem: Problem) -> dict[str, Any] | None:
+    """The problem's default as a plain mapping: the verdict of a run interrupted before its confirm
+    phase still knows there is one (issue 54, item 2)."""
+    try:
+        default = problem.default_config()
+    except Exception:  # a summary is written whatever a problem's hook does
+        return None
+    return None if default is None else dict(default)
 
 
 def run_verdict(run: Mapping[str, Any], summary: Mapping[str, Any], results: Sequence[Result]) -> str:
@@ -139,15 +151,19 @@ def _confirm_line(s: Mapping[str, Any], confirm: Mapping[str, Any], best: Mappin
         return f"{show(name, entry['median'], unit)} [95% CI {show(name, lo, unit)}, {show(name, hi, unit)}]"
 
     which = confirmed_choice(int(best["rank"]), len(confirm["candidates"]))
+    default = confirm.get("default")
     if confirm.get("exact"):
         return f"  default {name} = {show(name, confirm['default']['median'], unit)} (exact, measured once)" \
             if (confirm.get("default") or {}).get("median") is not None else "  default: not measured"
-    plus = " and the default" if confirm.get("default") else ""
-    text = (f"  confirmed best {name} = {cell(best)} ({which}; {best['samples']} samples, {len(confirm['candidates'])} "
-            f"candidates{plus} x {confirm['rounds']} rounds interleaved){state}")
+    plus = " and the default" if default else ""
+    text = ""
+    if default_was_best(confirm):
+        text = (f"  your default was the search's best single measurement; re-measured beside it: the next "
+                f"{len(confirm['candidates'])} best\n")
+    text += (f"  re-measured best {name} = {cell(best)} ({which}; {best['samples']} samples, "
+             f"{len(confirm['candidates'])} candidates{plus} x {confirm['rounds']} rounds interleaved){state}")
     if best["rank"] != 1:
-        text += "\n  confirmed best configuration: " + ", ".join(f"{k}={v}" for k, v in best["config"].items())
-    default = confirm.get("default")
+        text += "\n  re-measured best configuration: " + ", ".join(f"{k}={v}" for k, v in best["config"].items())
     if default and default.get("median") is not None:
         text += f"\n  default {name} = {cell(default)} (measured in the same rounds)"
     c = confirm.get("versus_default")

@@ -15,6 +15,7 @@ from typing import Any
 
 from searchlab.core.speedup import confirmed_choice, show_interval, show_ratio, show_speedup
 from searchlab.core.units import run_time_unit, show
+from searchlab.run.confirm_report import default_was_best
 
 
 def stop_words(reason: str, evaluations: int, budget: int | None, space_size: int | None, distinct: int) -> str:
@@ -29,6 +30,8 @@ def stop_words(reason: str, evaluations: int, budget: int | None, space_size: in
         "infeasible_proposals": "the searcher kept proposing known-infeasible configurations "
                                 "(budget.max_infeasible_proposals)",
         "stalled": "the searcher proposed nothing while nothing was running",
+        "same_failures": "the program failed the same way every time (budget.max_same_failures): it does not "
+                         "build or run",
         "interrupted": "interrupted (Ctrl-C or SIGTERM); every finished evaluation is kept",
     }.get(reason, reason)
     if reason == "exhausted":
@@ -71,12 +74,29 @@ def comparison_words(c: Mapping[str, Any], base: str) -> str:
     return "; ".join([*parts, total] if len(parts) > 1 else [total]) + note
 
 
-def next_step(c: Mapping[str, Any], equivalence: float) -> str:
-    """What an undecided comparison needs: the interval, and what to do next."""
+def next_step(c: Mapping[str, Any], equivalence: float, load: Mapping[str, Any] | None = None) -> str:
+    """What an undecided comparison needs: the interval, and what to do next (more rounds, a quieter
+    machine: named when the run saw other processes on its cores, searchlab.run.load)."""
     band = f" nor lies within 1 ± {equivalence:.2f}" if equivalence > 0 else ""
+    busy = ""
+    if load and load.get("busy_cores"):
+        busy = f" (this one was busy: other processes held {load['busy_cores']} of {load['cores']} cores)"
     return (f"undecided after {c.get('pairs', 0)} paired rounds: the speed-up {_x(c)}x {_interval(c)} "
             f"neither excludes 1{band}; to decide, allow more rounds (confirm.max_rounds, confirm.max_time_s) "
-            "or run on a quieter machine")
+            f"or run on a quieter machine{busy}")
+
+
+DEFAULT_BEST = "your default was the search's best single measurement"
+
+
+def _not_compared(s: Mapping[str, Any]) -> str:
+    """A run with a default whose comparison did not happen: interrupted first, or the phase was off."""
+    default = ", ".join(f"{k}={v}" for k, v in (s.get("default_config") or {}).items()) or "the default"
+    if s.get("stop_reason") == "interrupted":
+        return (f"interrupted before the comparison with your default ({default}): nothing recommended, nothing "
+                "written; resume the run to compare")
+    return (f"not compared with your default ({default}): the confirm phase was off (confirm.k=0 or "
+            "confirm.rounds=0), so nothing is recommended")
 
 
 def _which(confirm: Mapping[str, Any]) -> str:
@@ -102,16 +122,22 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
             if report.get("use_command"):
                 head += f"\nuse it: {report['use_command']}"
         else:
-            candidate = Path(str(report.get("candidate_tuning_file"))).name
+            candidate = Path(str(report.get("candidate_tuning_file"))).resolve()
             why = str(report.get("recommendation"))
             if why.startswith("undecided") and c:
-                why = next_step(c, float(confirm.get("equivalence") or 0))
-            head = (f"kept the default: {why}, so no .tuning file was written "
-                    f"(the best found, {config}, is in {candidate})")
+                why = next_step(c, float(confirm.get("equivalence") or 0), s.get("load"))
+            if default_was_best(confirm):
+                why = f"{DEFAULT_BEST}; {why}"
+            head = (f"kept the default: {why}, so no .tuning file was written; the best found ({config}) is in "
+                    f"{candidate}")
+            if report.get("check_command"):
+                head += f"\ncheck it later: {report['check_command']}"
         return "\n".join(x for x in (head, details) if x)
     if "tuned_is_default" in report:  # problem=searcher_settings: settings against the defaults on training tables
         return _settings_decision(report)
     c, best = confirm.get("versus_default"), confirm.get("best")
+    if confirm.get("default") is None and s.get("default_config") is not None:
+        return _not_compared(s)
     if confirm.get("default") is None:
         if best is not None:
             return (f"confirmed best {show(name, best['median'], unit)} {_ci(name, best, unit)}; "
@@ -124,20 +150,23 @@ def _decision(s: Mapping[str, Any], unit: tuple[str, float]) -> str:
     config = s["best"]["description"] if best is None else ", ".join(f"{k}={v}" for k, v in best["config"].items())
     details = f"tuned vs the default: {comparison_words(c, 'the default')}"
     decided = confirm.get("decision")
+    k = len(confirm.get("candidates") or [])
     if recommended(c):
         return f"recommended: {_which(confirm)} ({config})\n{details}"
+    first = f"{DEFAULT_BEST}, and " if default_was_best(confirm) else ""
     if decided == "slower":
-        k = len(confirm.get("candidates") or [])
-        return (f"keep the default: even the fastest of the {k} re-measured is measurably slower than the default "
-                f"({config})\n{details}")
+        return (f"keep the default: {first}even the fastest of the {k} re-measured is measurably slower than the "
+                f"default ({config})\n{details}")
     if decided == "equivalent":
-        return (f"keep the default: no difference from the default (the interval lies within "
+        return (f"keep the default: {first}no difference from the default (the interval lies within "
                 f"1 ± {confirm.get('equivalence', 0):.2f}; best candidate: {config})\n{details}")
     if decided == "undecided":
-        return (f"undecided, so the default is kept: {next_step(c, float(confirm.get('equivalence') or 0))} "
+        first = f"{DEFAULT_BEST}; " if first else ""
+        return (f"undecided, so the default is kept: {first}"
+                f"{next_step(c, float(confirm.get('equivalence') or 0), s.get('load'))} "
                 f"(best candidate: {config})\n{details}")
-    return (f"keep the default: nothing measurably faster than the default was found (best candidate: {config})"
-            f"\n{details}")
+    return (f"keep the default: {first}nothing measurably faster than the default was found (best candidate: "
+            f"{config})\n{details}")
 
 
 def _settings_decision(report: Mapping[str, Any]) -> str:

@@ -14,7 +14,9 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from searchlab.core.heartbeat import heartbeat
 from searchlab.errors import ConfigError, SearchlabError
 
 EPILOG = """\
@@ -121,17 +123,33 @@ def main(argv: list[str] | None = None) -> int:
         except SearchlabError as exc:
             print(f"searchlab.study: error: {exc}", file=sys.stderr, flush=True)
             return 2
-    try:
-        return _main(argv)
-    except KeyboardInterrupt as exc:
-        from searchlab.study.execution.grid import StudyInterrupted
+    from searchlab.core.signals import interruptible
 
-        if isinstance(exc, StudyInterrupted):
-            print(f"searchlab.study: interrupted; every finished run is kept in {exc.study_dir}; resume with: "
-                  f"{resume_command(argv, exc.study_dir)}", file=sys.stderr, flush=True)
-        else:
-            print("searchlab.study: interrupted; no report written", file=sys.stderr, flush=True)
-        return 130
+    with interruptible() as guard:  # SIGTERM like Ctrl-C (issue 54: exit 143 as docs/reference.md says)
+        try:
+            return _main(argv)
+        except KeyboardInterrupt as exc:
+            from searchlab.study.execution.grid import StudyInterrupted
+
+            if isinstance(exc, StudyInterrupted):
+                print(f"searchlab.study: interrupted; every finished run is kept in {exc.study_dir}; resume with: "
+                      f"{resume_command(argv, exc.study_dir)}", file=sys.stderr, flush=True)
+            else:
+                print("searchlab.study: interrupted; no report written", file=sys.stderr, flush=True)
+            return _signal_status(exc, guard)
+
+
+def _signal_status(exc: BaseException, guard: Any) -> int:
+    """130 or 143: the signal behind ``exc``, also when a cell's run caught it and the grid re-raised it as
+    :class:`StudyInterrupted` (its context holds the run's :class:`~searchlab.core.signals.Interrupted`)."""
+    from searchlab.core.signals import Interrupted
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, Interrupted):
+            return seen.exit_status
+        seen = seen.__context__
+    return int(guard.translate(exc).exit_status)
 
 
 def _main(argv: list[str]) -> int:
@@ -156,13 +174,15 @@ def _main(argv: list[str]) -> int:
             if args.name:
                 rest.append(f"name={args.name}")
             cfg = compose_study(study[-1].split("=", 1)[1], rest)
-            result = run_study(cfg, paths, args.out)
+            with heartbeat("study", f"running the grid of {cfg.name}, then the report"):  # never silent > 10 s
+                result = run_study(cfg, paths, args.out)
         elif overrides:
             raise ConfigError(f"{overrides[0]!r}: key=value overrides need study=NAME (or is it a missing path?)")
         elif not paths:
             raise ConfigError("give run directories to aggregate, or study=NAME (see --help)")
         else:
-            result = _aggregate_only(paths, args)
+            with heartbeat("study", "reading the runs and writing the report"):
+                result = _aggregate_only(paths, args)
     except SearchlabError as exc:
         from searchlab.cli.main import resolve_paths
 
@@ -175,7 +195,24 @@ def _main(argv: list[str]) -> int:
     for key in ("grid wall time (s)", "report wall time (s)", "total wall time (s)"):
         if key in meta:
             print(f"  {key}: {meta[key]}", flush=True)
+    for line in verdict_lines(Path(result["paths"]["markdown"])):  # the study's answer, not only its path
+        print(f"searchlab.study: verdict: {line}", flush=True)
     return 0
+
+
+def verdict_lines(summary_md: Path) -> list[str]:
+    """The bullet lines of the report's "Verdict" section (summary.md), as the report states them."""
+    try:
+        text = summary_md.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    section = text.split("\n## Verdict\n", 1)[1] if "\n## Verdict\n" in text else ""
+    lines = []
+    for line in section.lstrip("\n").splitlines():
+        if not line.startswith("- "):
+            break
+        lines.append(line[2:].replace("**", ""))
+    return lines
 
 
 if __name__ == "__main__":

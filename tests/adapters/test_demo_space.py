@@ -18,7 +18,8 @@ DEMO = ["problem=lud", "searcher=tag"]  # the Makefile's demo target
 def test_the_demo_tunes_sizes_with_a_budget_of_its_own() -> None:
     cfg = compose(DEMO).cfg
     assert cfg.problem.sizes is True and cfg.problem._target_.endswith("FutharkLud")
-    assert cfg.budget.evaluations == 20  # the problem's default budget (budget=small) ...
+    assert cfg.budget.evaluations == 20  # the problem's default budget (budget=demo) ...
+    assert cfg.budget.wall_time_s == 180  # ... or 3 minutes of search: the demo's bound holds on a busy machine
     assert compose([*DEMO, "budget.evaluations=7"]).cfg.budget.evaluations == 7  # ... which the command line overrides
     assert compose([*DEMO, "budget=large"]).cfg.budget.evaluations == 1000
     assert compose(["problem=matmul"]).cfg.budget.evaluations == 100  # other problems keep budget=default

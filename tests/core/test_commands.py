@@ -52,7 +52,7 @@ def test_the_program_is_this_interpreter_unless_the_console_script_is_its(tmp_pa
 def test_under_make_the_program_is_the_interpreter_even_with_our_console_script_on_path(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``make demo`` puts .venv/bin on make's PATH only: a ``searchlab resume=...`` printed after Ctrl-C
-    was "command not found" in the user's shell (bench/newcomer_walk.py, step 3)."""
+    was "command not found" in the user's shell (bench/walk.py, step 3)."""
     script = tmp_path / "searchlab"
     script.write_text(f"#!{Path(sys.executable).parent / 'python'}\n")
     script.chmod(0o755)

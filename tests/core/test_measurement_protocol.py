@@ -84,4 +84,4 @@ def test_device_problem_summary_shows_noise_and_confirmed_best(tmp_path: Path) -
     best = confirm["best"]
     assert best["samples"] >= 2 * 5 and best["ci95"][0] <= best["median"] <= best["ci95"][1]
     text = format_summary(summary, tmp_path / "run")
-    assert "noise: median CV" in text and "confirmed best time_s" in text
+    assert "noise: median CV" in text and "re-measured best time_s" in text

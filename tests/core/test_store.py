@@ -57,7 +57,7 @@ def test_cache_is_keyed_by_fingerprint(tmp_path: Path) -> None:
 def test_a_run_directory_whose_name_holds_uri_characters_is_read_back(tmp_path: Path) -> None:
     """A sweep job's directory holds Hydra's escaped override (``problem.path=..%2Fdata%2Fx.json``):
     SQLite decoded the ``%2F`` of a ``file:`` URI and the study of the sweep died with "unable to open
-    database file" (bench/newcomer_walk.py, step 4)."""
+    database file" (bench/walk.py, step 4)."""
     from searchlab.study.execution.publish import dump_rows
 
     run_dir = tmp_path / "0_problem.path=..%2Fdata%2Fx.json,seed=1 ?#"

@@ -90,7 +90,7 @@ def test_confirm_phase_is_recorded_not_charged_and_reported(tmp_path: Path) -> N
     assert best["ci95"][0] <= best["median"] <= best["ci95"][1]
     assert best["median"] == min(e["median"] for e in c["candidates"])
     text = format_summary(summary, tmp_path / "run")
-    assert "confirmed best" in text and "95% CI" in text
+    assert "re-measured best" in text and "95% CI" in text
 
 
 def test_confirm_runs_by_default_only_where_measurements_are_noisy(tmp_path: Path) -> None:

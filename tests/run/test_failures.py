@@ -38,8 +38,20 @@ def test_first_failures_keeps_each_modes_first_message_and_count() -> None:
                _result(2, Measurement.failed(FailureMode.COMPILE, "")),
                _result(3, Measurement.failed(FailureMode.WRONG_OUTPUT, "a later one"))]
     assert first_failures(results) == {
-        "wrong_output": {"count": 2, "first": "wrong output: got 1 at index 0, want 2", "evaluation": 2},
-        "compile": {"count": 1, "first": "(no message)", "evaluation": 3}}
+        "wrong_output": {"count": 2, "first": "wrong output: got 1 at index 0, want 2", "evaluation": 2,
+                         "line": "wrong output: got 1 at index 0,"},
+        "compile": {"count": 1, "first": "(no message)", "evaluation": 3, "line": "(no message)"}}
+
+
+def test_a_compilers_error_line_is_shown_whole_however_long_the_log() -> None:
+    """Issue 54: the terminal cut a build log's first 160 characters, before ``12:33: expected ';'``."""
+    from searchlab.run.failures import failure_lines
+
+    log = "build failed: clBuildProgram failed: BUILD_PROGRAM_FAILURE " * 4 + "\n\nerror: 12:33: expected ';'" + \
+        " at end of declaration after a long explanation" * 3
+    summary = {"failures": first_failures([_result(0, Measurement.failed(FailureMode.COMPILE, log))])}
+    (line,) = [x for x in failure_lines(summary) if "compile x1" in x]
+    assert line.endswith("error: 12:33: expected ';'" + " at end of declaration after a long explanation" * 3)
 
 
 def test_cli_summary_and_summary_json_give_the_first_reason(tmp_path: Path) -> None:
@@ -55,6 +67,7 @@ def test_cli_summary_and_summary_json_give_the_first_reason(tmp_path: Path) -> N
     for mode in {m for _, m, _ in failed}:
         n, _, message = next(f for f in failed if f[1] == mode)
         count = sum(1 for f in failed if f[1] == mode)
-        assert summary["failures"][mode] == {"count": count, "first": message, "evaluation": n}
+        assert {k: v for k, v in summary["failures"][mode].items() if k != "line"} == {
+            "count": count, "first": message, "evaluation": n}
         assert f"    {mode} x{count}, first at evaluation {n}: {message[:100]}" in out.stdout
     assert "  failures (first message of each mode):" in out.stdout

@@ -24,7 +24,9 @@ def test_a_decided_bound_never_prints_as_one() -> None:
     assert show_interval(0.9996, 1.2) == "[0.9996, 1.2000]"
     assert show_interval(1.0, 2.33) == "[1.00, 2.33]"  # an exact 1 (undecided) keeps two decimals
     assert show_interval(1.45, 1.54) == "[1.45, 1.54]"
-    assert show_interval(0.0, float("inf")) == "[0.00, inf]"
+    # an interval that bounds nothing yet (fewer than 8 rounds) says so (issue 54: "[0.00, inf]" after 5 rounds)
+    assert show_interval(0.0, float("inf")) == "(too few rounds to bound)"
+    assert show_speedup(1.27, 0.0, float("inf")) == ("1.27", "(too few rounds to bound)")
     assert show_speedup(1.5, 1.0039, 2.24) == ("1.500", "[1.004, 2.240]")
     assert ratio_digits(1.0 + 1e-9) == 9
 
@@ -43,8 +45,8 @@ def test_the_same_printed_bound_never_means_decided_and_undecided() -> None:
 def test_the_confirmed_choice_cannot_read_as_third_fastest() -> None:
     assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 103)] == \
         ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "103rd"]
-    assert confirmed_choice(3, 3) == "the 3rd-best single measurement of the search, confirmed fastest of the 3 re-measured"
-    assert confirmed_choice(1, 3).startswith("the search's best single measurement, confirmed fastest")
+    assert confirmed_choice(3, 3) == "the 3rd-best single measurement of the search, fastest of the 3 re-measured"
+    assert confirmed_choice(1, 3).startswith("the search's best single measurement, fastest")
     assert "#" not in confirmed_choice(2, 4)
 
 
@@ -162,13 +164,17 @@ def test_plot_has_units_integer_ticks_and_the_confirm_markers() -> None:
                "confirm": {"best": {"median": 0.0068, "ci95": [0.0067, 0.0069], "samples": 30, "rounds": 10},
                            "default": {"median": 0.0090, "ci95": [0.0088, 0.0093], "samples": 30, "rounds": 10}}}
     assert y_axis(summary) == ("time, ms (lower is better)", pytest.approx(1e3))
-    assert [m[0] for m in markers(summary)] == ["confirmed best (re-measured in 10 rounds)",
-                                                "default (re-measured in 10 rounds)"]
+    # never "confirmed" for what was not decided (issue 54): the decision is said, or "undecided"
+    assert [m[0] for m in markers(summary)] == ["best of the search (re-measured in 10 rounds; undecided against "
+                                                "the default)", "default (re-measured in 10 rounds)"]
+    assert markers({**summary, "confirm": {**summary["confirm"], "decision": "faster"}})[0][0] == \
+        "best of the search (re-measured in 10 rounds; faster than the default)"
     fig = figure(summary, results)
     try:
         ax = fig.axes[0]
         labels = ax.get_legend_handles_labels()[1]
-        assert "confirmed best (re-measured in 10 rounds) 6.8" in labels and "default (re-measured in 10 rounds) 9" in labels
+        assert not any("confirmed" in label for label in labels)
+        assert "default (re-measured in 10 rounds) 9" in labels
         assert ax.get_ylabel() == "time, ms (lower is better)"
         fig.canvas.draw()
         ticks = [t for t in ax.get_xticks() if 0.5 <= t <= 3.5]

@@ -172,30 +172,37 @@ def finalize_server_run(problem: Any, ctx: FinalizeContext) -> dict[str, Any]:
     out = _finish(problem, ctx, run_dir, run_dir / f"{problem.source.name}.tuning", problem.source.stem,
                   problem.validation_runs, reference)
     rows = out.pop("rows")
+    out["candidate_tuning_file"] = str(Path(out["candidate_tuning_file"]).resolve())
     if out["tuning_file"]:
         out["tuning_file"] = str(Path(out["tuning_file"]).resolve())
         out["use_command"] = use_command(problem, run_dir.resolve(), Path(out["tuning_file"]))
+    else:  # undecided or kept: the candidate and the one command that checks it later (issue 54, item 1)
+        out["check_command"] = use_command(problem, run_dir.resolve(), Path(out["candidate_tuning_file"]),
+                                           extension=False)
     out["spec_file"] = str(spec)
     out["validation"] = {label: {d: {"median_ms": v["median"] * 1e3, "ci95_ms": [x * 1e3 for x in v["ci95"]],
                                      "cv": v["cv"]} for d, v in times.items()} for label, times in rows.items()}
     return out
 
 
-def use_command(problem: Any, run_dir: Path, tuning: Path) -> str:
+def use_command(problem: Any, run_dir: Path, tuning: Path, extension: bool = True) -> str:
     """The one command that runs the program with the written ``.tuning`` (issue 46 item 2), pasteable in
     a fresh shell: the compiler by its absolute path (``.venv/bin`` is on ``make``'s PATH, not the
     user's). ``futhark bench --tuning=EXT`` takes an *extension*, not a file: it uses
     ``PROG.fut.tuning`` beside ``PROG.fut``. So a bundled program (no imports) is copied into the run
     directory beside its ``.tuning`` (nothing is written into the installed package); a program of the
-    user's own gets the file through the compiled program's own ``--tuning FILE`` option."""
+    user's own, or any other file (``extension=False``: the ``.candidate.tuning`` of a run that kept the
+    default, issue 54), gets the file through the compiled program's own ``--tuning FILE`` option."""
     futhark = os.path.abspath(shutil.which(problem.binary) or problem.binary)
     head = [futhark, "bench", f"--backend={problem.backend}"]
+    program = problem.source
     bundled = getattr(type(problem), "default_program", None)
     if bundled is not None and Path(bundled).resolve() == problem.source:
-        copy = run_dir / problem.source.name
-        shutil.copyfile(problem.source, copy)
-        return shlex.join([*head, str(copy)])
-    return shlex.join([*head, "--no-tuning", f"--pass-option=--tuning={tuning}", str(problem.source)])
+        program = run_dir / problem.source.name
+        shutil.copyfile(problem.source, program)
+        if extension:
+            return shlex.join([*head, str(program)])
+    return shlex.join([*head, "--no-tuning", f"--pass-option=--tuning={tuning}", str(program)])
 
 
 def write_spec(problem: Any, run_dir: Path) -> Path:

@@ -17,9 +17,11 @@ import math
 import statistics
 import time
 from collections.abc import Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from searchlab.core.heartbeat import heartbeat
 from searchlab.core.measure import median_ci
 from searchlab.core.problem import FinalizeContext
 from searchlab.core.records import Config
@@ -36,14 +38,19 @@ def validation_rounds(problem: Any, ctx: FinalizeContext, configs: Mapping[str, 
     ``ctx.max_time_s``) is reached (searchlab.core.speedup; the confirm phase's rule)."""
     labels = list(configs)
     out: Rounds = {label: [] for label in labels}
-    started, n = time.time(), 0
-    while n < max(ctx.rounds, 1) or not _settled(out, ctx, started, n, configs):
-        shift = n % len(labels)
+    started, n, last = time.time(), 0, 0.0
+    # the cap holds from the second round on: a round is started only when the last one's length says it
+    # ends before the cap (issue 54, item 1); the first always runs (nothing is compared without it)
+    while n == 0 or (time.time() - started + last <= ctx.max_time_s
+                     and (n < max(ctx.rounds, 1) or not _settled(out, ctx, started, n, configs))):
+        shift, begun = n % len(labels), time.time()
         for label in [*labels[shift:], *labels[:shift]]:
             _show(ctx, out, n, started, label)
-            times = ctx.call("validation_times", dict(configs[label]), names, runs)
+            beat = heartbeat("validation", f"round {n + 1}, measuring {label}") if ctx.progress else nullcontext()
+            with beat:  # one call may outlast the display's pace (issue 54: never silent > 10 s)
+                times = ctx.call("validation_times", dict(configs[label]), names, runs)
             out[label].append({d: float(v["median"] if isinstance(v, Mapping) else v) for d, v in times.items()})
-        n += 1
+        n, last = n + 1, time.time() - begun
     return out
 
 

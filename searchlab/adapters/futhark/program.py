@@ -62,6 +62,7 @@ class FutharkServerProblem(Problem):
     name = "futhark"
     device_need = DeviceNeed.OPENCL
     capabilities = frozenset({"instrumentation", "datasets", "validation"})
+    runs_user_code = True  # the user's program: identical failures before any success stop early
     objective_name = "time_s"
     code_version = "2"  # 2: a threshold of 0 means the default, as in a .tuning file (split, _discover)
     default_validation: tuple[str, ...] = ()

@@ -32,6 +32,7 @@ import numpy as np
 from searchlab.adapters.knobs._arch import UNCAPPED, Arch, apply_arch, compile_violation, failed, static_violation
 from searchlab.adapters.knobs._common import RESOURCE_MODEL, DeviceBuffers, HostData
 from searchlab.adapters.knobs._compile_cache import CompileTimes, pocl_cache
+from searchlab.core.buildlog import build_message
 from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, Samples, measure, protocol_from
 from searchlab.core.mismatch import not_close
@@ -63,6 +64,7 @@ class OpenCLKnobProblem(Problem):
     """Base class: subclasses give knobs, a kernel generator, the launch shape and the data."""
 
     device_need = DeviceNeed.OPENCL
+    runs_user_code = True  # a kernel that does not build stops the run early (searchlab.run.broken)
     objective_name = "time_s"
     capabilities = frozenset({"sensors"})
     kernel_name: str = "kern"  # per instance where a spec names it (user kernels)
@@ -204,7 +206,13 @@ class OpenCLKnobProblem(Problem):
         try:
             return self._build(text)
         except cl.Error as exc:
-            return failed(FailureMode.COMPILE, "build", f"build failed: {str(exc)[:400]}", {"code_bytes": len(text)})
+            return failed(FailureMode.COMPILE, "build", build_message(str(exc)), {"code_bytes": len(text)})
+
+    def build_check(self, config: Config) -> str | None:
+        """Whether ``config`` builds (searchlab.run.broken: the default is built before the search);
+        the failure's message, or None. The build is kept: the evaluation reuses it."""
+        built = self._build_or_failure(self.source(config))
+        return built.message if isinstance(built, Measurement) else None
 
     def _resource_failure(self, sensors: Mapping[str, float]) -> Measurement | None:
         """Static limits checked before any launch: the device's own caps are never exceeded

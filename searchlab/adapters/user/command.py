@@ -33,6 +33,7 @@ from searchlab.adapters._default import knob_default
 from searchlab.adapters.user._process import Finished, run_process
 from searchlab.adapters.user._protocol import given_fields, layered_protocol
 from searchlab.core import files
+from searchlab.core.buildlog import build_message
 from searchlab.core.expr import Expression
 from searchlab.core.measure import MeasurementProtocol, measure
 from searchlab.core.problem import DeviceInfo, Problem
@@ -181,6 +182,7 @@ class Command(Problem):
     """Any executable (see the module docstring)."""
 
     name = "command"
+    runs_user_code = True  # a program that does not build stops the run early (searchlab.run.broken)
 
     def __init__(self, spec: str = "???", timeout_s: float | None = None, workdir: str | None = None,
                  measure: MeasurementProtocol = MeasurementProtocol()) -> None:
@@ -242,25 +244,49 @@ class Command(Problem):
         assert self._dir is not None, "setup() first"
         return {**{k: str(v) for k, v in config.items()}, "workdir": str(self._dir), "specdir": str(self.spec.path.parent)}
 
-    def evaluate(self, config: Config) -> Measurement:
+    def _render(self, config: Config) -> tuple[dict[str, str], dict[str, str]]:
+        """The template written into the working directory; (placeholder values, environment)."""
         values = self._values(config)
         assert self._dir is not None
         if self.spec.template:
             source, target = self.spec.template
             (self._dir / target).write_text(Template(files.read_text(source, "template.source")).substitute(values))
-        env = {**os.environ, **{k: t.substitute(values) for k, t in self.spec.env.items()}}
+        return values, {**os.environ, **{k: t.substitute(values) for k, t in self.spec.env.items()}}
+
+    def _build(self, values: Mapping[str, str], env: Mapping[str, str], deadline: _Deadline) -> Measurement | float:
+        """The spec's build: its wall time, or the failure (a non-zero exit leads with the compiler's
+        first error line, whole: searchlab.core.buildlog)."""
+        assert self._dir is not None
+        build_argv = [a for a in (t.substitute(values) for t in self.spec.build) if a]
+        built = run_process(build_argv, self._dir, env, deadline.left())
+        if built.timed_out:
+            return Measurement(Status.TIMEOUT, message=f"build exceeded timeout_s={self.spec.timeout_s}",
+                               compile_s=built.wall_s)
+        if built.returncode != 0:
+            return Measurement.failed(FailureMode.COMPILE, build_message(built.stderr or built.stdout or "(no output)",
+                                                                         f"build exited {built.returncode}"),
+                                      compile_s=built.wall_s)
+        return built.wall_s
+
+    def build_check(self, config: Config) -> str | None:
+        """The spec's build with ``config`` (searchlab.run.broken: the default before the search): the
+        failure's message, or None (it builds, or the spec has no build)."""
+        if not self.spec.build:
+            return None
+        values, env = self._render(config)
+        built = self._build(values, env, _Deadline(self.spec.timeout_s))
+        return built.message if isinstance(built, Measurement) and built.status is Status.FAILED else None
+
+    def evaluate(self, config: Config) -> Measurement:
+        values, env = self._render(config)
         argv = [a for a in (t.substitute(values) for t in self.spec.run) if a]
         deadline = _Deadline(self.spec.timeout_s)
         compile_s = 0.0
         if self.spec.build:
-            build_argv = [a for a in (t.substitute(values) for t in self.spec.build) if a]
-            built = run_process(build_argv, self._dir, env, deadline.left())
-            compile_s = built.wall_s
-            if built.timed_out:
-                return Measurement(Status.TIMEOUT, message=f"build exceeded timeout_s={self.spec.timeout_s}", compile_s=compile_s)
-            if built.returncode != 0:
-                return Measurement.failed(FailureMode.COMPILE, f"build exited {built.returncode}: {built.tail()}",
-                                          compile_s=compile_s)
+            built = self._build(values, env, deadline)
+            if isinstance(built, Measurement):
+                return built
+            compile_s = built
         try:
             samples = measure(lambda: self._run_once(argv, env, deadline), self.spec.protocol)
         except _RunFailed as exc:

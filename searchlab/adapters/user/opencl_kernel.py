@@ -37,6 +37,7 @@ from searchlab.adapters.user._formulas import evaluate_int
 from searchlab.adapters.user._protocol import layered_protocol
 from searchlab.adapters.user._t1 import KernelSpec, check_names, read_t1
 from searchlab.core import files
+from searchlab.core.buildlog import first_error_line
 from searchlab.core.measure import MeasurementProtocol
 from searchlab.core.opencl import build_output
 from searchlab.core.records import Config, FailureMode, Measurement
@@ -180,7 +181,7 @@ class OpenCLKernel(OpenCLKnobProblem):
                 program = cl.Program(context, "\n".join([*defines, "#line 1", ref.file.read_text()])).build()
             kernel = cl.Kernel(program, ref.name)
         except cl.Error as exc:
-            raise ConfigError(f"Searchlab.ReferenceKernel {ref.name!r} does not build: {str(exc)[:300]}") from None
+            raise ConfigError(f"Searchlab.ReferenceKernel {ref.name!r} does not build: {first_error_line(str(exc))}") from None
         bufs = {n: cl.Buffer(context, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=v.copy())
                 for n, v in self._initial.items()}
         glob = tuple(evaluate_int(e, env, "ReferenceKernel.GlobalSize") for e in ref.global_size)
