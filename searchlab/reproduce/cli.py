@@ -79,21 +79,14 @@ def reproduce(experiment_path: str, out: str | None = None, workers: int | None 
               ray_address: str | None = None, quiet: bool = False, allow_code: bool = False,
               include_marked: bool = False) -> dict[str, Any]:
     """Run (or resume) and score an experiment file; returns the paths written and the scores."""
-    import threading
-
     from searchlab.reproduce.experiment import load_experiment
+    from searchlab.reproduce.progress import Heartbeat
     from searchlab.reproduce.session import Session
 
     started = time.perf_counter()
-    note = threading.Timer(5.0, lambda: print(f"{PROG}: still reading {experiment_path} and its spaces",
-                                              file=sys.stderr, flush=True))
-    if not quiet:  # never silent for long, yet one line when the file is refused at once (bad input)
-        note.daemon = True
-        note.start()
-    try:
+    # never silent for long, yet one line when the file is refused at once (bad input)
+    with Heartbeat(f"reading {experiment_path} and its spaces", quiet):
         experiment = load_experiment(experiment_path, allow_code)  # refuses before anything is written
-    finally:
-        note.cancel()
     root = Path(out) if out else default_out(experiment.name)
     check_out(root)
     session = Session(experiment, root, quiet, include_marked)

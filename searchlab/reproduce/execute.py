@@ -27,7 +27,7 @@ from searchlab.core.records import Candidate, Config, Measurement, Status
 from searchlab.core.spaces import KnobSpace, OrdinalKnob
 from searchlab.errors import SearchlabError
 from searchlab.reproduce.kt import RepeatSpec
-from searchlab.reproduce.progress import PROGRESS_S, Progress
+from searchlab.reproduce.progress import Progress
 
 __all__ = ["RepeatJobs", "RunFailed", "Workers"]
 
@@ -123,7 +123,7 @@ class Workers:
             while queue and self.executor.free():
                 i = queue.pop(0)
                 self.executor.submit(Candidate(i, configs[i], configs[i]))
-            for result in self.executor.collect(timeout=PROGRESS_S / 2):
+            for result in self.executor.collect(timeout=1.0):
                 done(result.candidate.id, result.measurement, self.executor.node_of(result.worker))
             if progress is not None:
                 progress.tick()

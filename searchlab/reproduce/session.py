@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.errors import ConfigError
+from searchlab.reproduce.progress import Heartbeat, said
 
 __all__ = ["Session"]
 
@@ -30,6 +31,7 @@ class Session:
     def say(self, text: str) -> None:
         if not self.quiet:
             print(f"searchlab reproduce: {text}", file=sys.stderr, flush=True)
+            said()
 
     def _statistics(self) -> dict[str, Any]:
         from searchlab.reproduce.plan import statistics
@@ -49,7 +51,8 @@ class Session:
         exp = self.experiment
         self.say(f"{len(exp.spaces)} space(s), {len(exp.strategies)} strateg{'y' if len(exp.strategies) == 1 else 'ies'},"
                  f" {sum(g.repeats for g in exp.groups)} repeats; statistics of the spaces")
-        stats = self._statistics()
+        with Heartbeat("computing the spaces' statistics", self.quiet):
+            stats = self._statistics()
         fresh = not self.root.exists()
         store = RepeatStore(self.root)
         try:
@@ -93,9 +96,10 @@ class Session:
                 clock = time.perf_counter()
                 ran = pool.run(sum(p.group.repeats for p in plans), keep)
                 run_wall = time.perf_counter() - clock
-                if scorer is not None and scorer.ready:
-                    return scorer.report(ran, run_wall, started)
-                return self._report(store, stats, ran, run_wall, started, pool.mapper(self.root / ".scoring"))
+                with Heartbeat("scoring", self.quiet):
+                    if scorer is not None and scorer.ready:
+                        return scorer.report(ran, run_wall, started)
+                    return self._report(store, stats, ran, run_wall, started, pool.mapper(self.root / ".scoring"))
             finally:
                 if scorer is not None:
                     scorer.close()
