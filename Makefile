@@ -74,7 +74,7 @@ lint: setup
 	$(BIN)/mypy
 
 bench: setup
-	$(BIN)/python bench/overhead.py
+	$(BIN)/python -m bench overhead
 
 study: setup
 	$(BIN)/python -m searchlab.study study=synthetic_replay $(ARGS)

@@ -1,50 +1,46 @@
 """The winner's curse in replays with noise, and what the confirm phase does about it.
 
-On the four shared Kernel Tuner tables, replayed with ``sample_noise=true`` (each evaluation
-draws one of the entry's 32 recorded times, docs/measurement.md), random search runs 50
-evaluations per seed, then the confirm phase re-measures its 3 best configurations for 5
-interleaved rounds. Per run, each estimate against what it estimates:
+On the four shared Kernel Tuner tables, replayed with ``sample_noise=true`` (each evaluation draws one of the
+entry's 32 recorded times, docs/measurement.md), random search runs 50 evaluations per seed, then the confirm
+phase re-measures its 3 best configurations for 5 interleaved rounds. Per run, each estimate against what it
+estimates:
 
-- ``search_bias``: the search's best objective (one draw, the lucky one) / the recorded mean
-  time of that configuration (a draw's expectation, Kernel Tuner's ``time``) - 1: the
-  winner's curse (negative: the search reports too good a time);
-- ``confirm_bias``: the confirmed median / the median of the confirmed configuration's
-  recorded samples - 1 (recorded times are right-skewed: their median is below their mean);
-- ``regret_search`` / ``regret_confirmed``: true value of the reported configuration / the
-  table's optimum - 1 (does the confirm phase pick a truly better configuration?);
-- ``covered``: whether the confirmed 95 % interval holds the median of that configuration's
-  recorded samples.
+- ``search_bias``: the search's best objective (one draw, the lucky one) / the recorded mean time of that
+  configuration (a draw's expectation, Kernel Tuner's ``time``) - 1: the winner's curse;
+- ``confirm_bias``: the confirmed median / the median of the confirmed configuration's recorded samples - 1;
+- ``regret_search`` / ``regret_confirmed``: true value of the reported configuration / the table's optimum - 1;
+- ``covered``: whether the confirmed 95 % interval holds the median of that configuration's recorded samples.
 
-Means come with 95 % bootstrap intervals (2000 resamples, seeded) and Wilcoxon signed-rank
-p-values (against 0, and paired search vs confirmed).
-
-    python bench/confirm.py --seeds 20
-
-Writes bench/results/confirm.json and bench/results/confirm.png.
+Means come with 95 % bootstrap intervals (2000 resamples, seeded) and Wilcoxon signed-rank p-values (against 0,
+and paired search vs confirmed). Replays: no number here is a timing. The report is the figure (SVG).
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import argparse
-import json
-import platform
 import statistics
-import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "kernel_tuner"
-OUT = Path(__file__).resolve().parent / "results" / "confirm.json"
+from bench.common import kt_tables
+from bench.common.stats import bootstrap_mean
+from bench.harness import Benchmark, Context
+
 METRICS = ("search_bias", "confirm_bias", "regret_search", "regret_confirmed")
 
 
-def one_run(path: Path, seed: int, budget: int, k: int, rounds: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Options:
+    seeds: int = 20
+    budget: int = 50
+    k: int = 3  # configurations confirmed
+    rounds: int = 5  # confirm rounds
+
+
+def one_run(path: Path, seed: int, o: Options) -> dict[str, Any]:
     from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
     from searchlab.core.records import Config
@@ -58,31 +54,24 @@ def one_run(path: Path, seed: int, budget: int, k: int, rounds: int) -> dict[str
     executor = SerialExecutor()
     executor.start(problem)
     try:
-        outcome = optimize(problem, RandomSearcher(problem.space, seed=seed), Budget(evaluations=budget),
+        outcome = optimize(problem, RandomSearcher(problem.space, seed=seed), Budget(evaluations=o.budget),
                            executor=executor)
-        options = ConfirmConfig(k=k, rounds=rounds)
+        options = ConfirmConfig(k=o.k, rounds=o.rounds)
         confirmations, complete, _ = run_confirm(executor, outcome.results, [], problem.direction, options)
     finally:
         executor.close()
-    report = confirm_report(outcome.results, confirmations, problem.direction, options.k, complete)
+    report_ = confirm_report(outcome.results, confirmations, problem.direction, options.k, complete)
     rows, optimum = problem.table.rows, problem.known_optimum
-    assert outcome.best is not None and report["best"] is not None and optimum
-    true_search = rows[outcome.best.config].objective
-    chosen = rows[Config(report["best"]["config"])]
-    lo, hi = report["best"]["ci95"]
-    return {"table": path.name, "seed": seed,
-            "search_bias": outcome.best.objective / true_search - 1,
-            "confirm_bias": report["best"]["median"] / statistics.median(chosen.samples) - 1,
-            "regret_search": true_search / optimum - 1, "regret_confirmed": chosen.objective / optimum - 1,
-            "covered": bool(lo <= statistics.median(chosen.samples) <= hi),
-            "changed_choice": report["best"]["rank"] != 1}
-
-
-def bootstrap_mean(values: list[float], seed: int = 0, n: int = 2000) -> list[float]:
-    rng = np.random.default_rng(seed)
-    data = np.asarray(values)
-    means = rng.choice(data, size=(n, len(data)), replace=True).mean(axis=1)
-    return [float(np.mean(data)), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]
+    if outcome.best is None or report_["best"] is None or not optimum:
+        raise SystemExit(f"confirm: {path.name} seed {seed}: nothing to confirm")
+    true_search = float(rows[outcome.best.config].objective or 0.0)
+    chosen = rows[Config(report_["best"]["config"])]
+    lo, hi = report_["best"]["ci95"]
+    middle = statistics.median(chosen.samples)
+    return {"table": path.name, "seed": seed, "search_bias": float(outcome.best.objective or 0.0) / true_search - 1,
+            "confirm_bias": report_["best"]["median"] / middle - 1, "regret_search": true_search / optimum - 1,
+            "regret_confirmed": float(chosen.objective or 0.0) / optimum - 1, "covered": bool(lo <= middle <= hi),
+            "changed_choice": report_["best"]["rank"] != 1}
 
 
 def wilcoxon(x: list[float], y: list[float] | None = None) -> float | None:
@@ -104,50 +93,38 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def plot(payload: dict[str, Any], path: Path) -> None:
+def run(ctx: Context, o: Options) -> dict[str, Any]:
+    ctx.used_seeds(range(o.seeds))
+    runs = []
+    for path in kt_tables():
+        runs += [one_run(path, seed, o) for seed in range(o.seeds)]
+        ctx.log(f"{path.name}: {o.seeds} seeds")
+    tables = {t: summarise([r for r in runs if r["table"] == t]) for t in sorted({r["table"] for r in runs})}
+    return {"searcher": "random", "budget": o.budget, "seeds": o.seeds, "confirm": [o.k, o.rounds],
+            "tables": tables, "all": summarise(runs), "runs": runs}
+
+
+def report(ctx: Context, results: Mapping[str, Any]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tables = list(payload["tables"])
+    tables = list(results["tables"])
     fig, ax = plt.subplots(figsize=(8, 4))
     for i, metric in enumerate(("search_bias", "confirm_bias")):
-        mean = [payload["tables"][t][metric][0] * 100 for t in tables]
-        err = [[(payload["tables"][t][metric][0] - payload["tables"][t][metric][1]) * 100 for t in tables],
-               [(payload["tables"][t][metric][2] - payload["tables"][t][metric][0]) * 100 for t in tables]]
-        ax.bar(np.arange(len(tables)) + (i - 0.5) * 0.38, mean, 0.38, yerr=err, capsize=3, label=metric)
+        cells = [results["tables"][t][metric] for t in tables]
+        err = [[(c[0] - c[1]) * 100 for c in cells], [(c[2] - c[0]) * 100 for c in cells]]
+        ax.bar(np.arange(len(tables)) + (i - 0.5) * 0.38, [c[0] * 100 for c in cells], 0.38, yerr=err, capsize=3,
+               label=metric)
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xticks(range(len(tables)), [t.replace(".json.gz", "") for t in tables])
     ax.set_ylabel("reported / true time - 1 (%)")
     ax.set_title("Winner's curse with replay noise: search's best vs confirmed best (95 % bootstrap CI)")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    ctx.save_figure(fig)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--budget", type=int, default=50)
-    parser.add_argument("--k", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
-    start, load = time.time(), os.getloadavg()
-    runs = [one_run(path, seed, args.budget, args.k, args.rounds)
-            for path in sorted(DATA.glob("*.json.gz")) for seed in range(args.seeds)]
-    tables = {t: summarise([r for r in runs if r["table"] == t]) for t in sorted({r["table"] for r in runs})}
-    payload = {"searcher": "random", "budget": args.budget, "seeds": args.seeds, "confirm": [args.k, args.rounds],
-               "tables": tables, "all": summarise(runs), "runs": runs, "wall_s": time.time() - start,
-               "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load_at_start": load,
-                           "load_at_end": os.getloadavg(),
-                           "note": "2 cores shared with other engineers' jobs; replay figures do not depend on load"}}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(payload, indent=1))
-    plot(payload, args.out.with_suffix(".png"))
-    print(json.dumps({"tables": tables, "all": payload["all"]}, indent=1))
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Benchmark("confirm", "the winner's curse in noisy replays and the confirm phase's bias, 4 Kernel Tuner "
+                      "tables x 20 seeds", Options, run, report, cited_by=("docs/measurement.md",))

@@ -21,29 +21,31 @@ decision in alternating order. Every repetition's decision, interval and rounds 
 no run is picked. A "flip" is a repetition whose decision differs from the protocol's most
 frequent one.
 
-    python bench/confirm_flips.py --repeats 10
-
-Writes bench/results/confirm_flips.json. Run it alone (``cpuslot --exclusive``).
+Run it alone (``cpuslot --exclusive``).
 """
 
 from __future__ import annotations
 
 import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import argparse
-import json
-import platform
 import statistics
-import subprocess
 import time
 from collections import Counter
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-OUT = Path(__file__).resolve().parent / "results" / "confirm_flips.json"
+from bench.common import busy_core
+from bench.harness import Benchmark, Context
+
 PROBLEMS = {"lud": [], "matmul": [], "conv2d": ["problem.arch=none"]}
+
+
+@dataclass(frozen=True)
+class Options:
+    repeats: int = 10
+    budget: int = 10
+    max_rounds: int = 40  # the product's defaults (confirm.*)
+    max_time_s: float = 60.0
+    problems: tuple[str, ...] = tuple(PROBLEMS)
 
 
 def old_decision(confirmations: list[Any], default: Any, direction: Any) -> dict[str, Any]:
@@ -72,53 +74,70 @@ def new_decision(report: dict[str, Any]) -> dict[str, Any]:
             "stopped": report["stopped"]}
 
 
-def one_problem(name: str, extra: list[str], repeats: int, budget: int, options: Any) -> dict[str, Any]:
-    from searchlab.api import optimize
-    from searchlab.core.records import loss
+def _problem(name: str, extra: list[str]) -> Any:
+    from omegaconf import OmegaConf
+
+    from searchlab.cli.compose import compose
     from searchlab.recompose import build_problem
+
+    config = OmegaConf.to_container(compose([f"problem={name}", *extra]).cfg["problem"], resolve=True)
+    assert isinstance(config, dict)
+    return build_problem({str(k): v for k, v in config.items()})
+
+
+def repeat(n: int, problem: Any, executor: Any, search: list[Any], default: Any, options: Any) -> dict[str, Any]:
+    """One repetition: one old and one new decision on the same candidates, in alternating order."""
     from searchlab.run.confirm import ConfirmConfig, run_confirm
     from searchlab.run.confirm_report import confirm_report
+
+    row: dict[str, Any] = {"repeat": n}
+    for protocol in ("old", "new") if n % 2 == 0 else ("new", "old"):
+        t0 = time.time()
+        if protocol == "old":
+            done, _, _ = run_confirm(executor, search, [], problem.direction, ConfirmConfig(k=3, rounds=5, max_rounds=5),
+                                     None, default)
+            row["old"] = {**old_decision(done, default, problem.direction), "seconds": time.time() - t0}
+        else:
+            done, complete, stopped = run_confirm(executor, search, [], problem.direction, options, None, default)
+            report = confirm_report(search, done, problem.direction, options.k, complete, default,
+                                    equivalence=options.equivalence, stopped=stopped)
+            row["new"] = {**new_decision(report), "seconds": time.time() - t0}
+    return row
+
+
+def one_problem(ctx: Context, name: str, o: Options, options: Any) -> dict[str, Any]:
+    from searchlab.api import optimize
+    from searchlab.core.records import loss
     from searchlab.run.execution import SerialExecutor
     from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
-    from searchlab.study.execution.grid import _compose_run
 
-    problem = build_problem(_compose_run([f"problem={name}", *extra])["problem"])
+    problem = _problem(name, PROBLEMS.get(name, []))
     executor = SerialExecutor()
     (worker,) = executor.start(problem)
     # the load arrives after the executor chose its (idle) core, on that very core: the worst case
     core = (worker.device.cores or (sorted(os.sched_getaffinity(0))[-1],))[0]
-    load = subprocess.Popen(["taskset", "-c", str(core), "yes"], stdout=subprocess.DEVNULL)
+    load = busy_core(core)
     started = time.time()
     try:
-        outcome = optimize(problem, RandomSearcher(problem.space, seed=0), Budget(evaluations=budget), executor=executor)
+        outcome = optimize(problem, RandomSearcher(problem.space, seed=0), Budget(evaluations=o.budget),
+                           executor=executor)
         ok = sorted((r for r in outcome.results if r.ok), key=lambda r: loss(r.measurement, problem.direction))
         default = problem.default_config() or ok[len(ok) // 2].config
         search = [r for r in outcome.results if r.config.key != default.key]
-        old_cfg = ConfirmConfig(k=3, rounds=5, max_rounds=5)
         rows = []
-        for n in range(repeats):
-            row: dict[str, Any] = {"repeat": n}
-            for protocol in (("old", "new") if n % 2 == 0 else ("new", "old")):
-                t0 = time.time()
-                if protocol == "old":
-                    done, _, _ = run_confirm(executor, search, [], problem.direction, old_cfg, None, default)
-                    row["old"] = {**old_decision(done, default, problem.direction), "seconds": time.time() - t0}
-                else:
-                    done, complete, stopped = run_confirm(executor, search, [], problem.direction, options, None, default)
-                    report = confirm_report(search, done, problem.direction, options.k, complete, default,
-                                            equivalence=options.equivalence, stopped=stopped)
-                    row["new"] = {**new_decision(report), "seconds": time.time() - t0}
-            rows.append(row)
-            print(name, n, row["old"]["decision"], row["new"]["decision"], row["new"]["rounds"], flush=True)
+        for n in range(o.repeats):
+            rows.append(repeat(n, problem, executor, search, default, options))
+            ctx.log(f"{name} {n}: old {rows[-1]['old']['decision']}, new {rows[-1]['new']['decision']} "
+                    f"({rows[-1]['new']['rounds']} rounds)")
     finally:
         load.terminate()
         load.wait()
         executor.close()
-    out: dict[str, Any] = {"problem": name, "overrides": extra, "search_budget": budget, "loaded_core": core,
+    out: dict[str, Any] = {"problem": name, "overrides": PROBLEMS.get(name, []), "search_budget": o.budget,
+                           "loaded_core": core, "runs": rows, "wall_s": time.time() - started,
                            "baseline": "the problem's default" if problem.default_config() else
-                           f"median-rank configuration of the search: {dict(default)}",
-                           "runs": rows, "wall_s": time.time() - started}
+                           f"median-rank configuration of the search: {dict(default)}"}
     for protocol in ("old", "new"):
         counts = Counter(r[protocol]["decision"] for r in rows)
         mode = counts.most_common(1)[0][0]
@@ -128,37 +147,22 @@ def one_problem(name: str, extra: list[str], repeats: int, budget: int, options:
     return out
 
 
-def main() -> None:
+def run(ctx: Context, o: Options) -> dict[str, Any]:
     from searchlab.run.confirm import ConfirmConfig
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--budget", type=int, default=10)
-    parser.add_argument("--max-rounds", type=int, default=40)  # the product's defaults (confirm.*)
-    parser.add_argument("--max-time-s", type=float, default=60.0)
-    parser.add_argument("--problems", nargs="*", default=list(PROBLEMS))
-    args = parser.parse_args()
-    options = ConfirmConfig(k=3, rounds=5, max_rounds=args.max_rounds, max_time_s=args.max_time_s, equivalence=0.02)
-    results: list[dict[str, Any]] = []
-    for p in args.problems:  # written after every problem: a stopped bench keeps what it measured
-        results.append(one_problem(p, PROBLEMS.get(p, []), args.repeats, args.budget, options))
-        write(args, results)
-    for r in results:
-        print(r["problem"], "old", r["old"], "new", r["new"])
+    ctx.used_seeds([0])
+    options = ConfirmConfig(k=3, rounds=5, max_rounds=o.max_rounds, max_time_s=o.max_time_s, equivalence=0.02)
+    results: dict[str, Any] = {
+        "load": "yes > /dev/null pinned to the measuring core (loaded_core), started after the executor chose it: "
+                "the worst case, which choosing idle cores at start cannot avoid", "repeats": o.repeats,
+        "new_rule": {"rounds": 5, "max_rounds": o.max_rounds, "max_time_s": o.max_time_s, "equivalence": 0.02,
+                     "k": 3, "alpha": 0.05},
+        "old_rule": {"rounds": 5, "k": 3, "interval": "range of the 5 paired ratios"}, "problems": []}
+    for name in o.problems:  # written after every problem: a stopped bench keeps what it measured
+        results["problems"].append(one_problem(ctx, name, o, options))
+        ctx.checkpoint(results)
+    return results
 
 
-def write(args: Any, results: list[dict[str, Any]]) -> None:
-    payload = {"load": "yes > /dev/null pinned to the measuring core (loaded_core), started after the executor "
-                       "chose it: the worst case, which choosing idle cores at start cannot avoid", "repeats": args.repeats,
-               "new_rule": {"rounds": 5, "max_rounds": args.max_rounds, "max_time_s": args.max_time_s,
-                            "equivalence": 0.02, "k": 3, "alpha": 0.05},
-               "old_rule": {"rounds": 5, "k": 3, "interval": "range of the 5 paired ratios"},
-               "problems": results,
-               "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-               "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(payload, indent=2, default=str) + "\n")
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Benchmark("confirm_flips", "how often the run-end decision flips under a one-core load: old 5-round "
+                      "protocol vs the sequential rule", Options, run, cited_by=("docs/measurement.md",))

@@ -1,37 +1,24 @@
 """A fixed set of DFT plans against FFTW_MEASURE, interleaved (issue 26, item 2: library speed).
 
-TAG's own plans change with every search (its timings steer it), so a change to the library
-is judged on *fixed* plans: the ones docs/grammar.md reports (TAG's 150-evaluation plans,
-DP's plans, hand-written ones). FFTW is planned once per size from a wisdom file (FFTW_MEASURE
-otherwise picks between near-equal plans by noise: 8 to 16 Gflop/s at 2^16 on this machine),
-so it is the same yardstick in every run. Each round times every plan, under every
-``--variants`` setting of the library (``chunk,buf_group,compact_kB,rep``; ``1,1,1048576,0``
-runs as the library did before these settings existed), and FFTW, in an order reversed every
-round, under the protocol of ``bench/dft_fftw.py``. Reported per plan and setting: ours / FFTW
-(median of the per-round ratios, 95 % order-statistic interval) and the speed-up over the
-first setting (same rounds):
-
-    OMP_NUM_THREADS=1 /work/bin/cpuslot --exclusive python bench/dft_fixed.py \
-        --variants 1,1,1048576,0 8,0,256,1 --out bench/results/dft_fixed.json
+TAG's own plans change with every search (its timings steer it), so a change to the library is judged on
+*fixed* plans: the ones docs/grammar.md reports (TAG's 150-evaluation plans, DP's plans, hand-written ones).
+FFTW is planned once per size from a wisdom file (FFTW_MEASURE otherwise picks between near-equal plans by
+noise: 8 to 16 Gflop/s at 2^16 on this machine), so it is the same yardstick in every run. Each round times
+every plan, under every ``--variants`` setting of the library (``chunk,buf_group,compact_kB,rep``;
+``1,1,1048576,0`` runs as the library did before these settings existed), and FFTW, in an order reversed every
+round, under the search protocol. Reported per plan and setting: ours / FFTW (median of the per-round ratios,
+95 % order-statistic interval) and the speed-up over the first setting (same rounds). Run it under
+``cpuslot --exclusive``.
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import argparse
-import json
-import platform
-import sys
-import time
-from pathlib import Path
+import dataclasses
+import statistics
+from dataclasses import dataclass
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-PROTOCOL = {"min_runs": 3, "max_runs": 10, "min_time_s": 0.003, "target_rel_ci": 0.03, "warmup": 1}
+from bench.harness import Benchmark, Context
 
 PLANS: dict[str, tuple[int, str]] = {
     "1024 CT(32v, 32v)": (1024, "DFT_1024(TW_32(t1v_32),DFT_32(n1v_32))"),
@@ -70,86 +57,87 @@ PLANS: dict[str, tuple[int, str]] = {
 }
 
 
-def one_size(n: int, names: list[str], args: argparse.Namespace) -> dict[str, Any]:
-    """FFTW planned once (from the wisdom file), then every plan of size n and FFTW timed in
-    alternating rounds, the order reversed every round; per round ratio = FFTW's time / ours."""
-    import numpy as np
+@dataclass(frozen=True)
+class Options:
+    rounds: int = 7
+    only: tuple[str, ...] = ()  # substrings of plan names to run (default: all)
+    variants: tuple[str, ...] = ()  # 'chunk,buf_group,compact_kB,rep' library settings compared in one run (first: base)
+    batch_s: float = 0.0005
+    wisdom: str = "/tmp/dft_fixed.wisdom"  # FFTW wisdom file: the same FFTW plan in every run (made on first use)
 
-    from searchlab.adapters.grammar import DftProblem, _clib
-    from searchlab.adapters.grammar._fftw import FftwPlan
-    from searchlab.core.measure import MeasurementProtocol, median_ci
+
+def _set_variant(lib: Any, variant: str | None) -> None:
+    from searchlab.adapters.grammar.library import COMPACT_BYTES
+
+    if variant is not None:
+        chunk, group, compact_kb, rep = (int(c) for c in variant.split(","))
+        lib.fl_set_options(chunk, group, rep)
+        COMPACT_BYTES[0] = compact_kb << 10
+
+
+def one_size(n: int, names: list[str], o: Options) -> dict[str, Any]:
+    """FFTW planned once (from the wisdom file), then every plan of size n and FFTW timed in alternating
+    rounds, the order reversed every round; per round ratio = FFTW's time / ours."""
+    from searchlab.adapters.grammar import SEARCH_PROTOCOL, DftProblem
+    from searchlab.adapters.grammar.library import FftwPlan, load
+    from searchlab.core.measure import median_ci
     from searchlab.core.records import Config
 
-    problem = DftProblem(size=n, measure=MeasurementProtocol(**PROTOCOL), batch_s=args.batch_s)  # type: ignore[arg-type]
+    problem = DftProblem(size=n, measure=SEARCH_PROTOCOL, batch_s=o.batch_s)
     problem.setup(problem.device)
-    lib = _clib.load(problem.max_codelet)
-    variants = args.variants or [None]
+    lib = load(problem.max_codelet)
+    variants: list[str | None] = list(o.variants) or [None]
     keys = [*((name, var) for name in names for var in variants), ("fftw", None)]
     times: dict[tuple[str, str | None], list[float]] = {key: [] for key in keys}
-    with FftwPlan(n, "measure", wisdom=str(args.wisdom)) as fftw:
-        for r in range(args.rounds):
-            for name, var in (keys if r % 2 == 0 else keys[::-1]):
+    with FftwPlan(n, "measure", wisdom=o.wisdom) as fftw:
+        for r in range(o.rounds):
+            for name, var in keys if r % 2 == 0 else keys[::-1]:
                 if name == "fftw":
                     times[name, var].append(fftw.measure(problem.protocol, problem.batch_s, problem.clock,
                                                          problem.pin).median)
                     continue
-                if var is not None:
-                    chunk, group, compact_kb, rep = (int(c) for c in var.split(","))
-                    lib.fl_set_options(chunk, group, rep)
-                    _clib.COMPACT_BYTES[0] = compact_kb << 10
+                _set_variant(lib, var)
                 m = problem.evaluate(Config(word=PLANS[name][1]))
                 if m.objective is None:
-                    raise SystemExit(f"{name}: {m.message}")
+                    raise SystemExit(f"dft_fixed: {name}: {m.message}")
                 times[name, var].append(float(m.sensors["time_median_s"]))
     out: dict[str, Any] = {}
     fftw_s = times["fftw", None]
     for name, var in keys[:-1]:
-        ratios = [f / o for f, o in zip(fftw_s, times[name, var])]
-        first = times[name, variants[0]]
+        ratios = [f / w for f, w in zip(fftw_s, times[name, var])]
         res = {"n": n, "word": PLANS[name][1], "variant": var,
                "describe": problem.describe_config(Config(word=PLANS[name][1])),
-               "ours_over_fftw_median": float(np.median(ratios)), "ours_over_fftw_ci95": list(median_ci(ratios)),
-               "ours_over_fftw_rounds": ratios, "ours_mflops_median": fftw.mflops(float(np.median(times[name, var]))),
-               "fftw_mflops_median": fftw.mflops(float(np.median(fftw_s)))}
+               "ours_over_fftw_median": statistics.median(ratios), "ours_over_fftw_ci95": list(median_ci(ratios)),
+               "ours_over_fftw_rounds": ratios, "ours_mflops_median": fftw.mflops(statistics.median(times[name, var])),
+               "fftw_mflops_median": fftw.mflops(statistics.median(fftw_s))}
         if var is not None and var != variants[0]:
-            speedup = [a / b for a, b in zip(first, times[name, var])]
-            res |= {"speedup_over_first_variant": float(np.median(speedup)),
-                    "speedup_ci95": list(median_ci(speedup))}
+            speedup = [a / b for a, b in zip(times[name, variants[0]], times[name, var])]
+            res |= {"speedup_over_first_variant": statistics.median(speedup), "speedup_ci95": list(median_ci(speedup))}
         out[name if var is None else f"{name} [{var}]"] = res
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--only", nargs="*", default=None, help="substrings of plan names to run")
-    parser.add_argument("--variants", nargs="*", default=None,
-                        help="'chunk,buf_group,compact_kB,rep' library settings, compared in one run (first: base)")
-    parser.add_argument("--batch-s", type=float, default=0.0005)
-    parser.add_argument("--wisdom", type=Path, default=Path("/tmp/dft_fixed.wisdom"),
-                        help="FFTW wisdom file: the same FFTW plan in every run (created on first use)")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "dft_fixed.json")
-    args = parser.parse_args()
-    load, started = os.getloadavg(), time.time()
-    out: dict[str, Any] = {"what": "fixed plans vs one FFTW_MEASURE plan per size (wisdom), interleaved",
-                           "rounds": args.rounds, "protocol": PROTOCOL | {"batch_s": args.batch_s}, "plans": {}}
+def run(ctx: Context, o: Options) -> dict[str, Any]:
+    from searchlab.adapters.grammar import SEARCH_PROTOCOL
+
+    results: dict[str, Any] = {"what": "fixed plans vs one FFTW_MEASURE plan per size (wisdom), interleaved",
+                               "rounds": o.rounds, "plans": {},
+                               "protocol": dataclasses.asdict(SEARCH_PROTOCOL) | {"batch_s": o.batch_s}}
     sizes: dict[int, list[str]] = {}
     for name, (n, _) in PLANS.items():
-        if not args.only or any(s in name for s in args.only):
+        if not o.only or any(s in name for s in o.only):
             sizes.setdefault(n, []).append(name)
     for n, names in sizes.items():
-        for name, res in one_size(n, names, args).items():
-            out["plans"][name] = res
+        for name, res in one_size(n, names, o).items():
+            results["plans"][name] = res
             lo, hi = res["ours_over_fftw_ci95"]
             gain = (f"  x{res['speedup_over_first_variant']:.3f} [{res['speedup_ci95'][0]:.3f}, "
                     f"{res['speedup_ci95'][1]:.3f}]" if "speedup_ci95" in res else "")
-            print(f"{name}: {res['ours_over_fftw_median']:.3f} [{lo:.3f}, {hi:.3f}]  ours {res['ours_mflops_median']:.0f} "
-                  f"FFTW {res['fftw_mflops_median']:.0f} Mflop/s{gain}", flush=True)
-    out["machine"] = {"platform": platform.platform(), "cpus": os.cpu_count(), "load_average_before": list(load),
-                      "load_average_after": list(os.getloadavg()), "elapsed_s": time.time() - started}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1))
+            ctx.log(f"{name}: {res['ours_over_fftw_median']:.3f} [{lo:.3f}, {hi:.3f}]  ours "
+                    f"{res['ours_mflops_median']:.0f} FFTW {res['fftw_mflops_median']:.0f} Mflop/s{gain}")
+        ctx.checkpoint(results)
+    return results
 
 
-if __name__ == "__main__":
-    main()
+BENCHMARK = Benchmark("dft_fixed", "fixed DFT plans (and library settings) vs one FFTW_MEASURE plan per size, "
+                      "interleaved", Options, run, cited_by=("docs/grammar.md",))

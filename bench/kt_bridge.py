@@ -1,69 +1,71 @@
-"""Does the bridge reproduce Kernel Tuner? Its strategies through searchlab's loop vs. Kernel Tuner's own runs.
+"""Does the bridge reproduce Kernel Tuner? Its strategies through searchlab's loop vs Kernel Tuner's own runs.
 
-Issue 23, item 5 (searchlab/searchers/_kernel_tuner). Each ``kt_<strategy>`` searcher replays the
-four shared tables (``../shared/data/kernel_tuner/convolution_*``, ``problem=kernel_tuner_cache``
-with ``recorded_failures=hidden``: failures are met and counted, as live) for ``--budget``
-evaluations and ``--seeds`` seeds. Kernel Tuner's side is the stored ``hidden`` row of
-``bench/results/peers22_kt_hidden.json`` (``bench/peers.py --only kt --counting hidden``: Kernel
-Tuner 1.5's ``tune_kernel`` in simulation mode, 20 seeds per table; Kernel Tuner's strategies are
-not seeded there, so its runs are independent draws and the comparison is unpaired); a strategy
-without a stored row (``firefly_algorithm``) is run fresh in Kernel Tuner for the same seeds
-(``bench/peers_kt.kt_run``).
+Issue 23, item 5 (searchlab/searchers/_kernel_tuner). Each ``kt_<strategy>`` searcher replays the four shared
+tables (``problem=kernel_tuner_cache`` with ``recorded_failures=hidden``: failures are met and counted, as live)
+for ``--budget`` evaluations and ``--seeds`` seeds. Kernel Tuner's side is its own ``tune_kernel`` in simulation
+mode under the same counting (bench/common/kernel_tuner.py): the stored rows of ``--kernel-tuner-runs`` (a
+result of bench/peers.py ``--only kt --counting hidden``, 20 seeds per table; Kernel Tuner's strategies are not
+seeded there, so its runs are independent draws and the comparison is unpaired), or, for a strategy without a
+stored row or with ``--kernel-tuner-runs ''``, run fresh for the same seeds.
 
-Reported per strategy and checkpoint: mean fraction of the optimum on each side with a 95 %
-bootstrap interval of the mean, the difference (bridge minus Kernel Tuner) with a 95 % bootstrap
-interval, and a two-sided Mann-Whitney p-value; an interval that holds 0 is "no difference".
-Expected differences, by design: where Kernel Tuner's strategy stops before the budget
-(dual_annealing after SciPy's ``maxfun`` of cost-function calls; simulated_annealing, whose
-default ``T=0.1`` reaches ``T_min`` at three quarters of ``max_fevals``) Kernel Tuner's curve stays
-flat while the bridge restarts the strategy with a fresh seed.
+Reported per strategy and checkpoint: mean fraction of the optimum on each side with a 95 % bootstrap interval
+of the mean, the difference (bridge minus Kernel Tuner) with a 95 % bootstrap interval, and a two-sided
+Mann-Whitney p-value; an interval that holds 0 is "no difference". Expected differences, by design: where Kernel
+Tuner's strategy stops before the budget (dual_annealing after SciPy's ``maxfun``; simulated_annealing, whose
+default ``T=0.1`` reaches ``T_min`` at three quarters of ``max_fevals``) its curve stays flat while the bridge
+restarts the strategy with a fresh seed.
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/kt_bridge.py [--seeds 10] [--budget 220] [--workers 2] [--out kt_bridge]
+``--exact-seeds N`` also replays Kernel Tuner's own runs with its global random states seeded as the bridge
+seeds its first strategy run, and checks that both visit the same configurations in the same order (every
+strategy but diff_evo, whose own run draws an unseeded Latin hypercube). Replays: no number here is a timing.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-from peers import CHECKPOINTS, TABLES, _pad, _table_values  # noqa: E402
-from peers_kt import kt_run  # noqa: E402
+from bench.common import RESULTS, kt_tables
+from bench.common.kernel_tuner import kt_results, kt_run, pad, table_optimum
+from bench.harness import Benchmark, Context
 
 STRATEGIES = ("genetic_algorithm", "pso", "simulated_annealing", "dual_annealing", "greedy_ils", "diff_evo",
               "random_sample", "firefly_algorithm")
-STORED = ROOT / "bench" / "results" / "peers22_kt_hidden.json"
+CHECKPOINTS = (20, 40, 55, 100, 220)
+
+
+@dataclass(frozen=True)
+class Options:
+    seeds: int = 10
+    budget: int = 220
+    workers: int = 2
+    strategies: tuple[str, ...] = STRATEGIES
+    kernel_tuner_runs: str = str(RESULTS / "peers22_kt_hidden.json")  # stored KT rows (missing or '': run fresh)
+    exact_seeds: int = 0  # also check identical trajectories for seeds 0..N-1
+    only_exact: bool = False
 
 
 def bridge_runs(job: tuple[str, str, int, int]) -> list[list[float]]:
-    """Best-so-far objective after each measurement of ``kt_<strategy>``, one curve per seed
-    (the table is parsed once per job)."""
-    table, strategy, seeds, budget = job
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    """Best-so-far objective after each measurement of ``kt_<strategy>``, one curve per seed."""
     from searchlab import registry
     from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
     from searchlab.core import threads
     from searchlab.run.loop import Budget
 
+    table, strategy, seeds, budget = job
     threads.limit_pools(1)
     problem = KernelTunerCache(path=table, recorded_failures="hidden")
     curves = []
     for seed in range(seeds):
         searcher = registry.searcher_class(f"kt_{strategy}")(problem.space, direction=problem.direction, seed=seed)
-        outcome = optimize(problem, searcher, Budget(evaluations=budget))
         best, curve = np.inf, []
-        for r in outcome.results:
+        for r in optimize(problem, searcher, Budget(evaluations=budget)).results:
             if r.ok and r.measurement.objective is not None:
                 best = min(best, float(r.measurement.objective))
             curve.append(best)
@@ -72,12 +74,9 @@ def bridge_runs(job: tuple[str, str, int, int]) -> list[list[float]]:
 
 
 def exact(job: tuple[str, str, int, int]) -> dict[str, Any]:
-    """Kernel Tuner's own simulation run, its global random states seeded as the bridge seeds its
-    first strategy run, against the bridge: do both visit the same configurations in the same order
-    (up to the budget, or to where Kernel Tuner's run ends and the bridge restarts)?"""
+    """Kernel Tuner's own run, its global random states seeded as the bridge seeds its first strategy run,
+    against the bridge: the same configurations in the same order (up to where Kernel Tuner's run ends)?"""
     import random
-
-    from peers_kt import kt_results
 
     from searchlab import registry
     from searchlab.adapters.knobs import KernelTunerCache
@@ -87,7 +86,7 @@ def exact(job: tuple[str, str, int, int]) -> dict[str, Any]:
 
     table, strategy, seed, budget = job
     threads.limit_pools(1)
-    first = int(np.random.default_rng(seed).integers(2**32))  # KernelTunerSearcher._run's first seed
+    first = int(np.random.default_rng(seed).integers(2**32))  # the bridge's first strategy seed
     random.seed(first)
     np.random.seed(first)
     results, names = kt_results(table, strategy, 0, budget, "hidden")
@@ -101,11 +100,9 @@ def exact(job: tuple[str, str, int, int]) -> dict[str, Any]:
 
 def fractions(curves_by_table: dict[str, list[list[float]]], budget: int) -> dict[str, list[list[float]]]:
     """Per table, per run: fraction of the table's optimum at each checkpoint."""
-    out = {}
-    for table, curves in curves_by_table.items():
-        _, optimum = _table_values(ROOT.parent / "shared" / "data" / "kernel_tuner" / table)
-        out[table] = [[float(optimum / _pad(c, budget)[k - 1]) for k in CHECKPOINTS if k <= budget] for c in curves]
-    return out
+    paths = {p.name: p for p in kt_tables()}
+    return {table: [[float(table_optimum(paths[table]) / pad(c, budget)[k - 1]) for k in CHECKPOINTS if k <= budget]
+                    for c in curves] for table, curves in curves_by_table.items()}
 
 
 def _mean_ci(x: np.ndarray, rng: np.random.Generator) -> dict[str, Any]:
@@ -125,80 +122,58 @@ def compare(ours: np.ndarray, theirs: np.ndarray, rng: np.random.Generator) -> d
             "verdict": "no difference" if lo <= 0 <= hi else ("bridge higher" if lo > 0 else "bridge lower")}
 
 
-def _kt_fresh(strategy: str, seeds: int, budget: int, workers: int) -> dict[str, list[list[float]]]:
-    jobs = [(str(t), strategy, s, budget, "hidden") for t in TABLES for s in range(seeds)]
-    with ProcessPoolExecutor(workers) as pool:
+def _kernel_tuner_fresh(strategy: str, o: Options) -> dict[str, list[list[float]]]:
+    jobs = [(str(t), strategy, s, o.budget, "hidden") for t in kt_tables() for s in range(o.seeds)]
+    with ProcessPoolExecutor(o.workers) as pool:
         curves = list(pool.map(kt_run, jobs, chunksize=1))
     out: dict[str, list[list[float]]] = {}
     for (table, *_), curve in zip(jobs, curves):
         out.setdefault(Path(table).name, []).append(curve)
-    return fractions(out, budget)
+    return fractions(out, o.budget)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--budget", type=int, default=220)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--strategies", default=",".join(STRATEGIES))
-    parser.add_argument("--out", default="kt_bridge")
-    parser.add_argument("--exact-seeds", type=int, default=0,
-                        help="also replay Kernel Tuner's own runs seeded like the bridge (seeds 0..N-1) and compare")
-    parser.add_argument("--only-exact", action="store_true", help="run only the exact comparison (kt_bridge_exact.json)")
-    args = parser.parse_args()
-    if args.exact_seeds:
-        run_exact(args)
-        if args.only_exact:
-            return
-    strategies = [s for s in args.strategies.split(",") if s]
-    stored = json.loads(STORED.read_text())["results"]
-    start = time.time()
-    jobs = [(str(t), s, args.seeds, args.budget) for s in strategies for t in TABLES]
-    with ProcessPoolExecutor(args.workers) as pool:
+def run_exact(ctx: Context, o: Options) -> dict[str, Any]:
+    jobs = [(str(t), s, seed, o.budget) for s in o.strategies if s != "diff_evo" for t in kt_tables()
+            for seed in range(o.exact_seeds)]
+    with ProcessPoolExecutor(o.workers) as pool:
+        rows = list(pool.map(exact, jobs, chunksize=1))
+    summary = {s: f"{sum(r['identical'] for r in rows if r['strategy'] == s)}/{sum(r['strategy'] == s for r in rows)}"
+               for s in dict.fromkeys(r["strategy"] for r in rows)}
+    ctx.log(f"identical trajectories: {summary}")
+    return {"seeds": o.exact_seeds, "budget": o.budget, "counting": "hidden", "identical": summary, "runs": rows}
+
+
+def run(ctx: Context, o: Options) -> dict[str, Any]:
+    ctx.used_seeds(range(max(o.seeds, o.exact_seeds)))
+    out: dict[str, Any] = {"exact": run_exact(ctx, o)} if o.exact_seeds else {}
+    if o.only_exact:
+        return out
+    stored_path = Path(o.kernel_tuner_runs) if o.kernel_tuner_runs else None
+    stored = json.loads(stored_path.read_text())["results"] if stored_path and stored_path.is_file() else {}
+    jobs = [(str(t), s, o.seeds, o.budget) for s in o.strategies for t in kt_tables()]
+    with ProcessPoolExecutor(o.workers) as pool:
         runs = list(pool.map(bridge_runs, jobs, chunksize=1))
     bridge: dict[str, dict[str, list[list[float]]]] = {}
     for (table, strategy, _, _), curves in zip(jobs, runs):
         bridge.setdefault(strategy, {})[Path(table).name] = curves
-    rng = np.random.default_rng(0)
-    checkpoints = [k for k in CHECKPOINTS if k <= args.budget]
+    rng, checkpoints = np.random.default_rng(0), [k for k in CHECKPOINTS if k <= o.budget]
     rows: dict[str, Any] = {}
-    for strategy in strategies:
-        ours = fractions(bridge[strategy], args.budget)
-        row = stored.get(f"kt:{strategy}")
-        theirs, source = ((row["runs"], f"{STORED.name} (stored, {len(next(iter(row['runs'].values())))} seeds)")
-                          if row else (_kt_fresh(strategy, args.seeds, args.budget, args.workers),
-                                       f"fresh kt_run, seeds 0..{args.seeds - 1}"))
+    for strategy in o.strategies:
+        ours, row = fractions(bridge[strategy], o.budget), stored.get(f"kt:{strategy}")
+        theirs, source = ((row["runs"], f"{stored_path} (stored, {len(next(iter(row['runs'].values())))} seeds)") if row
+                          else (_kernel_tuner_fresh(strategy, o), f"fresh Kernel Tuner runs, seeds 0..{o.seeds - 1}"))
         a = np.array([v for per in ours.values() for v in per])
         b = np.array([v for t in ours for v in theirs[t]])
         rows[f"kt_{strategy}"] = {"kernel_tuner_source": source, "runs": {"bridge": len(a), "kernel_tuner": len(b)},
                                   **{f"@{k}": compare(a[:, i], b[:, i], rng) for i, k in enumerate(checkpoints)},
                                   "bridge_runs": ours}
-    meta = {"seeds": args.seeds, "first_seed": 0, "budget": args.budget, "tables": [t.name for t in TABLES],
-            "counting": "hidden", "wall_s": round(time.time() - start, 1), "load_average": list(os.getloadavg()),
-            "note": "replays: quality numbers, no timing; other sessions shared the 2-core machine"}
-    out = ROOT / "bench" / "results" / f"{args.out}.json"
-    out.write_text(json.dumps({"meta": meta, "results": rows}, indent=1))
-    for name, row in rows.items():
-        cells = [f"{row[f'@{k}']['bridge']['mean']:.3f}/{row[f'@{k}']['kernel_tuner']['mean']:.3f} "
-                 f"{row[f'@{k}']['difference']:+.3f} [{row[f'@{k}']['difference_ci95'][0]:+.3f}, "
-                 f"{row[f'@{k}']['difference_ci95'][1]:+.3f}]" for k in checkpoints]
-        print(name, " | ".join(cells))
-    print(f"wrote {out}")
+        ctx.log(f"kt_{strategy}: " + " | ".join(
+            f"@{k} {rows[f'kt_{strategy}'][f'@{k}']['difference']:+.3f} {rows[f'kt_{strategy}'][f'@{k}']['verdict']}"
+            for k in checkpoints))
+    return out | {"seeds": o.seeds, "budget": o.budget, "tables": [t.name for t in kt_tables()], "counting": "hidden",
+                  "results": rows}
 
 
-def run_exact(args: argparse.Namespace) -> None:
-    """Every strategy but diff_evo (its own run draws an unseeded Latin hypercube) on every table."""
-    jobs = [(str(t), s, seed, args.budget) for s in args.strategies.split(",") if s and s != "diff_evo"
-            for t in TABLES for seed in range(args.exact_seeds)]
-    with ProcessPoolExecutor(args.workers) as pool:
-        rows = list(pool.map(exact, jobs, chunksize=1))
-    summary = {s: f"{sum(r['identical'] for r in rows if r['strategy'] == s)}/{sum(r['strategy'] == s for r in rows)}"
-               for s in dict.fromkeys(r["strategy"] for r in rows)}
-    out = ROOT / "bench" / "results" / f"{args.out}_exact.json"
-    out.write_text(json.dumps({"meta": {"seeds": args.exact_seeds, "budget": args.budget, "counting": "hidden"},
-                               "identical": summary, "runs": rows}, indent=1))
-    print("identical trajectories:", summary)
-
-
-if __name__ == "__main__":
-    main()
+BENCHMARK = Benchmark("kt_bridge", "Kernel Tuner's strategies through searchlab's loop (kt_*) vs Kernel Tuner's own "
+                      "simulation runs, hidden counting: fraction of optimum with intervals", Options, run,
+                      cited_by=("docs/baselines.md",))

@@ -1,36 +1,41 @@
-"""Driver overhead per evaluation and actor utilisation on the Ray executor.
+"""Driver overhead per evaluation and actor utilisation on the Ray executor (``make bench``).
 
-1. Overhead: a no-op problem on 2 Ray actors; the loop's wall time per evaluation
-   (ask + dispatch + Ray round trip + SQLite commit + tell), with a per-phase breakdown of
-   the driver-side work. Target: <= 2 ms per evaluation.
-2. Utilisation: 100 ms evaluations on 2 actors; busy time (measured inside the actors)
-   over workers x wall time. Target: >= 90 %.
+1. Overhead: a no-op problem on 2 Ray actors; the loop's wall time per evaluation (ask + dispatch + Ray round
+   trip + SQLite commit + tell), with a per-phase breakdown of the driver-side work. Target: <= 2 ms per
+   evaluation.
+2. Utilisation: 100 ms evaluations on 2 actors; busy time (measured inside the actors) over workers x wall
+   time. Target: >= 90 %.
 
-Writes bench/results/overhead.json. Usage: python bench/overhead.py [--evaluations N]
+A target missed is written and exits 1. Run it under ``cpuslot --exclusive``: it times wall clock.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
+import logging
 import os
-import platform
 import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
+from bench.harness import Benchmark, Context
 from searchlab.core.problem import Problem
 from searchlab.core.records import Config, Measurement
 from searchlab.core.spaces import IntKnob, KnobSpace
-from searchlab.core.store import RunStore, package_versions
-from searchlab.run.execution import RayExecutor
+from searchlab.core.store import RunStore
 from searchlab.run.loop import Budget, SearchLoop
 from searchlab.searchers import RandomSearcher
 
-OUT = Path(__file__).parent / "results" / "overhead.json"
+
+@dataclass(frozen=True)
+class Options:
+    evaluations: int = 2000
+    sleep_evaluations: int = 100
+    workers: int = 2
+    overhead_ms: float = 2.0  # target
+    utilisation: float = 0.9  # target
 
 
 class Sleep(Problem):
@@ -62,9 +67,12 @@ def _timed(phases: dict[str, float], name: str, fn: Callable[..., Any]) -> Calla
     return wrapper
 
 
-def run(problem: Problem, evaluations: int, workers: int) -> dict[str, Any]:
+def measure(problem: Problem, evaluations: int, workers: int) -> dict[str, Any]:
+    from searchlab.run.execution import RayExecutor
+
     phases: dict[str, float] = defaultdict(float)
-    executor = RayExecutor(workers=workers)
+    ray_executor: Any = RayExecutor  # resolved lazily by the package (Ray imported only when used)
+    executor = ray_executor(workers=workers)
     executor.start(problem)
     with tempfile.TemporaryDirectory() as tmp:
         store = RunStore.create(tmp, {"problem": problem.name, "searcher": "random", "seed": 0, "config": {}})
@@ -72,8 +80,8 @@ def run(problem: Problem, evaluations: int, workers: int) -> dict[str, Any]:
         searcher.ask = _timed(phases, "ask", searcher.ask)  # type: ignore[method-assign]
         searcher.tell = _timed(phases, "tell", searcher.tell)  # type: ignore[method-assign]
         store.record = _timed(phases, "record", store.record)  # type: ignore[method-assign]
-        executor.submit = _timed(phases, "dispatch", executor.submit)  # type: ignore[method-assign]
-        executor.collect = _timed(phases, "collect_wait", executor.collect)  # type: ignore[method-assign]
+        executor.submit = _timed(phases, "dispatch", executor.submit)
+        executor.collect = _timed(phases, "collect_wait", executor.collect)
         loop = SearchLoop(searcher, executor, Budget(evaluations=evaluations), space=problem.space, store=store)
         start = time.perf_counter()
         loop.run()
@@ -91,31 +99,24 @@ def run(problem: Problem, evaluations: int, workers: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--evaluations", type=int, default=2000)
-    parser.add_argument("--sleep-evaluations", type=int, default=100)
-    args = parser.parse_args()
+def run(ctx: Context, o: Options) -> dict[str, Any]:
     import ray
 
-    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR")
+    ctx.used_seeds([0])
+    ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, logging_level=logging.ERROR)
     try:
-        noop = run(Sleep(0.0), args.evaluations, 2)
-        sleepy = run(Sleep(0.1), args.sleep_evaluations, 2)
+        ctx.log(f"{o.evaluations} no-op evaluations on {o.workers} actors")
+        noop = measure(Sleep(0.0), o.evaluations, o.workers)
+        ctx.log(f"{o.sleep_evaluations} 100 ms evaluations on {o.workers} actors")
+        sleepy = measure(Sleep(0.1), o.sleep_evaluations, o.workers)
     finally:
         ray.shutdown()
-    report = {
-        "benchmark": "driver overhead and actor utilisation (Ray executor, 2 actors)",
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()}, "versions": package_versions(),
-        "noop": noop, "sleep_100ms": sleepy,
-        "targets": {"overhead_ms": 2.0, "utilisation": 0.9},
-        "met": {"overhead": noop["wall_per_evaluation_ms"] <= 2.0, "utilisation": sleepy["utilisation"] >= 0.9},
-    }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2))
-    print(json.dumps({"overhead_ms": noop["wall_per_evaluation_ms"], "phases": noop["driver_phase_ms_per_evaluation"],
-                      "utilisation": sleepy["utilisation"]}, indent=2))
+    met = {"overhead": noop["wall_per_evaluation_ms"] <= o.overhead_ms, "utilisation": sleepy["utilisation"] >= o.utilisation}
+    ctx.log(f"overhead {noop['wall_per_evaluation_ms']:.2f} ms per evaluation, utilisation {sleepy['utilisation']:.3f}")
+    ctx.failed = not all(met.values())
+    return {"benchmark": "driver overhead and actor utilisation (Ray executor)", "noop": noop, "sleep_100ms": sleepy,
+            "targets": {"overhead_ms": o.overhead_ms, "utilisation": o.utilisation}, "met": met}
 
 
-if __name__ == "__main__":
-    main()
+BENCHMARK = Benchmark("overhead", "driver overhead per evaluation (no-op problem, 2 Ray actors) and actor utilisation "
+                      "with 100 ms evaluations", Options, run)

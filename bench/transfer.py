@@ -1,90 +1,84 @@
 """Transfer across devices, leave one device out (issue 25): the study and its report, one command.
 
-Runs ``python -m searchlab.study study=transfer_lodo`` (each of the four shared convolution
-tables tuned with the other three as ``prior=``; up to 7 searchers x 20 seeds x 100 evaluations,
-replayed with recorded-sample noise, a run directory per cell) into ``--out``: the baselines in
-one study (``out/grid``), ``transfer`` in one study per ``searcher.front`` that the held-out
-devices' folds chose on the other three tables (bench/transfer_select.py; ``out/transfer_front<K>``).
-It then reports per held-out device and
-searcher the mean fraction of the optimum after 5/10/20/50/100 evaluations with 95 %
-percentile-bootstrap intervals over seeds, paired Wilcoxon signed-rank tests against cold
-``auto`` (Holm over the four devices, per searcher and budget), the issue's goals for
-``searcher=transfer``, and the cases where a transfer method is significantly worse than cold
-``auto``. A run's fraction at n is the table optimum over the *recorded table value* of the
-best configuration among its first n evaluations (noise-free, as the top-k numbers in the
-issue), so replay noise does not inflate it.
+Runs ``python -m searchlab.study study=transfer_lodo`` (each of the four shared convolution tables tuned with the
+other three as ``prior=``; up to 7 searchers x 20 seeds x 100 evaluations, replayed with recorded-sample noise,
+a run directory per cell) into ``--study-dir``: the baselines in one study (``<dir>/grid``), ``transfer`` in one
+study per ``searcher.front`` that the held-out devices' folds chose on the other three tables (the
+``transfer_select`` benchmark; ``<dir>/transfer_front<K>``). It then reports per held-out device and searcher
+the mean fraction of the optimum after 5/10/20/50/100 evaluations with 95 % percentile-bootstrap intervals over
+seeds, paired Wilcoxon signed-rank tests against cold ``auto`` (Holm over the four devices, per searcher and
+budget), the issue's goals for ``searcher=transfer``, and the cases where a transfer method is significantly
+worse than cold ``auto``. A run's fraction at n is the table optimum over the *recorded table value* of the best
+configuration among its first n evaluations (noise-free), so replay noise does not inflate it.
 
-Issue 38 adds: ``searcher=transfer`` against the zero-shot ranking (``transfer_topk``, the whole
-ranking) after 10, 20 and 100 evaluations -- paired differences with 95 % bootstrap intervals and
-Wilcoxon tests, Holm over the four devices per budget -- and, from each ``transfer`` run's
-``summary.json`` (``priors``), how often cold ``auto`` took over and which tables were dropped.
-
-Writes bench/results/NAME.json and bench/results/NAME.md (``--name``, default transfer). Usage:
-    python bench/transfer.py [--out outputs/study/transfer_lodo] [--seeds 20] [--only transfer,auto] [--workers 2]
-    python bench/transfer.py --report-only     # re-read the runs already in --out
-Re-running into the same --out keeps finished runs (the study resumes).
+Issue 38 adds: ``searcher=transfer`` against the zero-shot ranking (``transfer_topk``) after 10, 20 and 100
+evaluations (paired differences with 95 % bootstrap intervals and Wilcoxon tests, Holm over the four devices per
+budget) and, from each ``transfer`` run's ``summary.json`` (``priors``), how often cold ``auto`` took over and
+which tables were dropped. Re-running into the same ``--study-dir`` keeps finished runs (the study resumes);
+``--report-only`` re-reads them. The report is the markdown (``<out>.md``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import os
-import subprocess
-import sys
-import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
-DATA = ROOT.parent / "shared" / "data" / "kernel_tuner"
+from bench.common import KT_DATA, REPO, RESULTS, searchlab_cli
+from bench.harness import Benchmark, Context
+
 DEVICES = ("A100", "A4000", "MI250X", "W6600")
 SEARCHERS = ("transfer", "transfer_topk", "transfer_warm", "transfer_prune", "transfer_gp", "auto", "random")
 BUDGETS = (5, 10, 20, 50, 100)
 ALPHA = 0.05
-
-
 ZERO_SHOT = "transfer_topk"
 VERSUS_ZERO_SHOT = (10, 20, 100)
 
 
-def run_study(out: Path, seeds: int, searchers: list[str], devices: list[str], workers: int,
+@dataclass(frozen=True)
+class Options:
+    study_dir: str = str(REPO / "outputs" / "study" / "transfer_lodo")
+    seeds: int = 20
+    only: tuple[str, ...] = ()  # searcher labels to run (default: all)
+    workers: int = 2  # the study's replay workers (one per core)
+    fronts: str = str(RESULTS / "transfer_select.json")  # each held-out device's front, chosen on the other three
+    report_only: bool = False
+
+
+def run_study(ctx: Context, out: Path, o: Options, searchers: list[str], devices: list[str],
               extra: tuple[str, ...] = ()) -> None:
-    cmd = [sys.executable, "-m", "searchlab.study", "study=transfer_lodo", f"seeds={seeds}", f"workers={workers}"]
-    cmd += [f"~searchers.{s}" for s in SEARCHERS if s not in searchers]
-    cmd += [f"~problems.{d}" for d in DEVICES if d not in devices]
-    cmd += [*extra, "--out", str(out)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    proc = subprocess.run(cmd, cwd=ROOT, env=env)
-    if proc.returncode != 0:
-        sys.exit(f"study failed ({proc.returncode}): {' '.join(cmd)}")
+    args = ["study=transfer_lodo", f"seeds={o.seeds}", f"workers={o.workers}"]
+    args += [f"~searchers.{s}" for s in SEARCHERS if s not in searchers]
+    args += [f"~problems.{d}" for d in DEVICES if d not in devices]
+    ctx.log(f"study into {out}: {', '.join(searchers)} on {', '.join(devices)}")
+    searchlab_cli([*args, *extra, "--out", str(out)], module="searchlab.study")
 
 
 def fold_fronts(path: Path) -> dict[str, int]:
-    """Each held-out device's ``front``, chosen on the other three tables (bench/transfer_select.py)."""
+    """Each held-out device's ``front``, chosen on the other three tables (the transfer_select benchmark)."""
     if not path.is_file():
         return {}
-    return {d: int(f["chosen_front"]) for d, f in json.loads(path.read_text())["folds"].items()}
+    data = json.loads(path.read_text())
+    folds = (data.get("results") or data)["folds"]  # this schema, or the historical layout
+    return {d: int(f["chosen_front"]) for d, f in folds.items()}
 
 
-def run_all(out: Path, seeds: int, only: list[str], workers: int, fronts: dict[str, int]) -> float:
-    """The cold and baseline searchers in one study (``out/grid``); ``transfer`` in one study per
-    chosen ``front`` over the devices whose fold chose it (``out/transfer_front<K>``)."""
-    started = time.time()
-    others = [s for s in SEARCHERS if s != "transfer" and (not only or s in only)]
+def run_all(ctx: Context, out: Path, o: Options, fronts: dict[str, int]) -> None:
+    """The cold and baseline searchers in one study (``out/grid``); ``transfer`` in one study per chosen
+    ``front`` over the devices whose fold chose it (``out/transfer_front<K>``)."""
+    others = [s for s in SEARCHERS if s != "transfer" and (not o.only or s in o.only)]
     if others:
-        run_study(out / "grid", seeds, others, list(DEVICES), workers)
-    if not only or "transfer" in only:
+        run_study(ctx, out / "grid", o, others, list(DEVICES))
+    if not o.only or "transfer" in o.only:
         for front in sorted(set(fronts.values())) or [0]:
             devices = [d for d in DEVICES if fronts.get(d, 0) == front]
             extra = (f'searchers.transfer=["searcher=transfer","searcher.front={front}"]',) if front else ()
-            run_study(out / (f"transfer_front{front}" if front else "transfer"), seeds, ["transfer"], devices,
-                      workers, extra)
-    return time.time() - started
+            run_study(ctx, out / (f"transfer_front{front}" if front else "transfer"), o, ["transfer"], devices, extra)
 
 
 def run_dirs(out: Path, device: str, searcher: str = "*") -> list[Path]:
@@ -99,7 +93,7 @@ def curves(out: Path, budget: int) -> dict[tuple[str, str], dict[int, np.ndarray
 
     found: dict[tuple[str, str], dict[int, np.ndarray]] = {}
     for device in DEVICES:
-        table = load_kernel_tuner_cache(DATA / f"convolution_{device}.json.gz")
+        table = load_kernel_tuner_cache(KT_DATA / f"convolution_{device}.json.gz")
         value = {c: m.objective for c, m in table.rows.items() if m.objective is not None}
         optimum = min(value.values())
         for run_dir in run_dirs(out, device):
@@ -186,7 +180,7 @@ def decisions(out: Path) -> dict[str, Any]:
     return found
 
 
-def markdown(report: dict[str, Any]) -> str:
+def markdown(report: Mapping[str, Any]) -> str:
     cells = report["cells"]
     fronts = report.get("fold_fronts") or {}
     lines = [f"`searcher.front` per held-out device, chosen on the other three tables: {fronts or 'the default'}", ""]
@@ -224,30 +218,23 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(ROOT / "outputs" / "study" / "transfer_lodo"))
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--only", default="", help="comma-separated searcher labels to run (default: all)")
-    parser.add_argument("--workers", type=int, default=2, help="the study's replay workers (one per core)")
-    parser.add_argument("--name", default="transfer", help="bench/results/NAME.json and NAME.md")
-    parser.add_argument("--fronts", default=str(RESULTS / "transfer_select.json"),
-                        help="each held-out device's front, chosen on the other three (bench/transfer_select.py)")
-    parser.add_argument("--report-only", action="store_true")
-    args = parser.parse_args()
-    out = Path(args.out).resolve()
-    only = [s for s in args.only.split(",") if s]
-    fronts = fold_fronts(Path(args.fronts))
-    wall = None if args.report_only else run_all(out, args.seeds, only, args.workers, fronts)
-    report = {**summarise(curves(out, max(BUDGETS))), "fold_fronts": fronts, "decisions": decisions(out)}
-    record = {"command": "python bench/transfer.py " + " ".join(sys.argv[1:]), "study": str(out),
-              "study_wall_s": wall, "load_avg": os.getloadavg(), "metric": "fraction of optimum (noise-free table value "
-              "of the best configuration evaluated so far); intervals: 95 % percentile bootstrap over seeds", **report}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(record, indent=1, default=float) + "\n")
-    (RESULTS / f"{args.name}.md").write_text(markdown(report))
-    print(markdown(report))
+def run(ctx: Context, o: Options) -> dict[str, Any]:
+    out = Path(o.study_dir).resolve()
+    fronts = fold_fronts(Path(o.fronts))
+    ctx.used_seeds(range(o.seeds))
+    if not o.report_only:
+        run_all(ctx, out, o, fronts)
+    report_ = {**summarise(curves(out, max(BUDGETS))), "fold_fronts": fronts, "decisions": decisions(out)}
+    return {"study": str(out), "metric": "fraction of optimum (noise-free table value of the best configuration "
+            "evaluated so far); intervals: 95 % percentile bootstrap over seeds", **report_}
 
 
-if __name__ == "__main__":
-    main()
+def report(ctx: Context, results: Mapping[str, Any]) -> None:
+    text = markdown(results)
+    ctx.artefact(".md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+BENCHMARK = Benchmark("transfer", "transfer across devices, leave one device out on the four convolution tables: "
+                      "the study, fraction of optimum with intervals, paired tests against cold auto and the "
+                      "zero-shot ranking", Options, run, report, cited_by=("docs/transfer.md",))

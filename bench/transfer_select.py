@@ -1,43 +1,42 @@
 """Choose ``searcher=transfer``'s ``front`` by leave-one-device-out on the four shared tables (issue 38).
 
-For each held-out device d (A100, A4000, MI250X, W6600) the setting is chosen on the other
-three tables only: each of them in turn is the target, replayed with its recorded samples as
-noise, and the remaining two are its ``prior=`` (d's table is never read). Score of a candidate
-``front``: the mean over those three targets and the seeds of the fraction of the optimum after
-10, 20 and 100 evaluations (mean of the three; noise-free table values, as bench/transfer.py).
-The highest score wins; a score within ``TIE`` of the best counts as a tie, won by the smaller
-``front`` (the GP starts earlier). Seeds 100-101 (the reported study uses 0-19).
-
-Writes bench/results/transfer_select.json. Usage:
-    python bench/transfer_select.py [--fronts 5,10,15,20] [--seeds 2] [--evaluations 100]
+For each held-out device d (A100, A4000, MI250X, W6600) the setting is chosen on the other three tables only:
+each of them in turn is the target, replayed with its recorded samples as noise, and the remaining two are its
+``prior=`` (d's table is never read). Score of a candidate ``front``: the mean over those three targets and the
+seeds of the fraction of the optimum after 10, 20 and 100 evaluations (mean of the three; noise-free table
+values, as the transfer benchmark). The highest score wins; a score within ``TIE`` of the best counts as a tie,
+won by the smaller ``front`` (the GP starts earlier). Seeds 100-101 (the reported study uses 0-19).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
-import time
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "transfer_select.json"
-DATA = ROOT.parent / "shared" / "data" / "kernel_tuner"
+from bench.common import KT_DATA
+from bench.harness import Benchmark, Context
+
 DEVICES = ("A100", "A4000", "MI250X", "W6600")
 SCORED = (10, 20, 100)
 TIE = 0.001
 FIRST_SEED = 100
 
 
+@dataclass(frozen=True)
+class Options:
+    fronts: tuple[int, ...] = (5, 10, 15, 20)
+    seeds: int = 2
+    evaluations: int = 100
+
+
 def path(device: str) -> str:
-    return str(DATA / f"convolution_{device}.json.gz")
+    return str(KT_DATA / f"convolution_{device}.json.gz")
 
 
 def replay(target: str, priors: list[str], front: int, seed: int, evaluations: int) -> list[float]:
     """Fraction of the optimum after each evaluation of one ``transfer`` run."""
-    from searchlab.adapters.knobs.kernel_tuner import KernelTunerCache
+    from searchlab.adapters.knobs import KernelTunerCache
     from searchlab.api import optimize
     from searchlab.run.loop import Budget
     from searchlab.run.priors import load_prior
@@ -55,44 +54,29 @@ def replay(target: str, priors: list[str], front: int, seed: int, evaluations: i
     return curve + [curve[-1] if curve else 0.0] * (evaluations - len(curve))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fronts", default="5,10,15,20")
-    parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--evaluations", type=int, default=100)
-    args = parser.parse_args()
-    fronts = [int(f) for f in args.fronts.split(",")]
-    seeds = list(range(FIRST_SEED, FIRST_SEED + args.seeds))
-    started = time.time()
+def run(ctx: Context, o: Options) -> dict[str, Any]:
+    seeds = ctx.used_seeds(range(FIRST_SEED, FIRST_SEED + o.seeds))
     runs: dict[str, dict[str, list[float]]] = {}  # "target|excluded" -> front -> [score per seed]
     for target in DEVICES:
-        for excluded in DEVICES:
-            if excluded == target:
-                continue
+        for excluded in (d for d in DEVICES if d != target):
             priors = [d for d in DEVICES if d not in (target, excluded)]
             cell = runs.setdefault(f"{target}|{excluded}", {})
-            for front in fronts:
+            for front in o.fronts:
                 for seed in seeds:
-                    curve = replay(target, priors, front, seed, args.evaluations)
+                    curve = replay(target, priors, front, seed, o.evaluations)
                     score = sum(curve[b - 1] for b in SCORED if b <= len(curve)) / len(SCORED)
                     cell.setdefault(str(front), []).append(round(score, 5))
-                print(f"target {target} priors {priors} front {front}: {cell[str(front)]}", file=sys.stderr, flush=True)
+                ctx.log(f"target {target} priors {priors} front {front}: {cell[str(front)]}")
     folds: dict[str, Any] = {}
     for held in DEVICES:
         cells = [runs[f"{t}|{held}"] for t in DEVICES if t != held]
-        mean = {f: sum(sum(c[str(f)]) for c in cells) / sum(len(c[str(f)]) for c in cells) for f in fronts}
-        top = max(mean.values())
-        chosen = min(f for f in fronts if mean[f] >= top - TIE)
+        mean = {f: sum(sum(c[str(f)]) for c in cells) / sum(len(c[str(f)]) for c in cells) for f in o.fronts}
+        chosen = min(f for f in o.fronts if mean[f] >= max(mean.values()) - TIE)
         folds[held] = {"trained_on": [t for t in DEVICES if t != held], "score": mean, "chosen_front": chosen}
-    record = {"command": "python bench/transfer_select.py " + " ".join(sys.argv[1:]), "seeds": seeds,
-              "evaluations": args.evaluations, "fronts": fronts, "scored_budgets": list(SCORED), "tie": TIE,
-              "wall_s": round(time.time() - started, 1), "runs": runs, "folds": folds}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(record, indent=1) + "\n")
-    for held, fold in folds.items():
-        print(f"held out {held}: chosen front={fold['chosen_front']} on {fold['trained_on']}; "
-              + ", ".join(f"{f}: {s:.4f}" for f, s in fold["score"].items()))
+        ctx.log(f"held out {held}: chosen front={chosen} on {folds[held]['trained_on']}")
+    return {"seeds": seeds, "evaluations": o.evaluations, "fronts": list(o.fronts), "scored_budgets": list(SCORED),
+            "tie": TIE, "runs": runs, "folds": folds}
 
 
-if __name__ == "__main__":
-    main()
+BENCHMARK = Benchmark("transfer_select", "searcher=transfer's front, chosen by leave-one-device-out on the four "
+                      "convolution tables (each fold on the other three)", Options, run, cited_by=("docs/transfer.md",))

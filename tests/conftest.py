@@ -18,7 +18,7 @@ PARALLEL_SAFE = (
     "searchers/",
     "core/test_expr.py", "core/test_measure.py", "core/test_sampler.py", "core/test_sequential.py",
     "core/test_spaces.py", "core/test_store.py", "core/test_commands.py",
-    "registry/",
+    "registry/", "bench/",
     "tuning/test_live.py", "tuning/test_tuner.py", "tuning/test_tuner_split.py",
     "study/test_study_data.py", "study/test_study_tuned.py", "study/test_study_stats.py",
     "study/test_study_metrics.py", "study/test_study_methodology.py", "study/test_study_paper.py",

@@ -71,7 +71,8 @@ def encode(result: Result) -> EvaluationRow:
 
     Lossless, and lean where it costs nothing (issue 52: a study's cells are written in this format now, and
     its throughput rests on the write): ``config`` is the JSON object a person reading the file with SQL
-    expects (``{"block": 16}``), ``config_key`` the canonical text, and ``proposal`` is NULL where it equals the configuration (most proposals), read back as the configuration.
+    expects (``{"block": 16}``), ``config_key`` the canonical text, and ``proposal`` is NULL where it equals
+    the configuration (most proposals), read back as the configuration.
     The index on ``config_key`` that earlier files carry is not made any more: no query used it."""
     m, c = result.measurement, result.candidate
     key = c.config.key

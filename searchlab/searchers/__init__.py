@@ -19,7 +19,7 @@ searcher added here is found by :mod:`searchlab.registry` with no other change; 
 from searchlab.searchers._auto.searcher import AutoConfig, AutoSearcher
 from searchlab.searchers._bandit.mc import McConfig, McSearcher
 from searchlab.searchers._bandit.tag import TagConfig, TagSearcher
-from searchlab.searchers._bandit.tag_scaled import TagScaledConfig, TagScaledSearcher
+from searchlab.searchers._bandit.tag_scaled import ArmTerms, TagScaledConfig, TagScaledSearcher, ascent_terms
 from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
 from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
@@ -116,6 +116,7 @@ SCHEMAS: dict[str, type] = {
 __all__ = [
     "SCHEMAS",
     "ActiveSearcher",
+    "ArmTerms",
     "AutoSearcher",
     "BinarySearcher",
     "CmaIndexSearcher",
@@ -163,6 +164,7 @@ __all__ = [
     "TransferWarmSearcher",
     "Tunable",
     "UctSearcher",
+    "ascent_terms",
     "searcher_config",
     "tunable_ranges",
 ]

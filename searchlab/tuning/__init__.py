@@ -2,8 +2,10 @@
 training tables (issue 23; docs/tuning.md). It runs searches, so it sits above the run layer
 (issue 21) and is registered through searchlab's built-in entry points, not the adapters' bundle."""
 
+from searchlab.tuning._train import fraction_score, replay, train_table
 from searchlab.tuning.searcher_settings import SearcherSettings
 
 SCHEMAS: dict[str, type] = {"searcher_settings": SearcherSettings}
 
-__all__ = ["SCHEMAS", "SearcherSettings"]
+# replay one searcher on a training table and score it as the settings problem does (bench/tuner_folds.py)
+__all__ = ["SCHEMAS", "SearcherSettings", "fraction_score", "replay", "train_table"]

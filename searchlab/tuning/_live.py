@@ -6,8 +6,8 @@ N whose plans are measured *once*, the first time any replay (any seed, any sett
 into a shared cache (``problem.cache=PATH``, a JSON file kept between runs); later replays read the
 cached value, so every setting sees the same numbers (paired) and a repeated plan costs nothing.
 
-- Protocol: the one bench/dag_search.py uses (3-10 runs, 3 ms, a 3 % interval, batches of 0.5 ms,
-  thread CPU clock, pinned), declared once here; the cache records it and refuses another.
+- Protocol: ``searchlab.adapters.grammar.SEARCH_PROTOCOL`` (3-10 runs, 3 ms, a 3 % interval, batches of
+  0.5 ms, thread CPU clock, pinned), the one the DFT benchmarks use; the cache records it and refuses another.
 - Reference (the "optimum" of the fraction score): DP's best plan (paper 002 §4.2; sub-problems in
   context), found once through the same cache and stored with it. A plan can beat it (a score > 1).
 - Live replays run in this process, one after another, never as Ray tasks: two timings at once on
@@ -16,6 +16,7 @@ cached value, so every setting sees the same numbers (paired) and a repeated pla
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -24,12 +25,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from searchlab.adapters.grammar.dft import SEARCH_BATCH_S, SEARCH_PROTOCOL
 from searchlab.core.records import Config, Direction, FailureMode, Measurement, Result, loss
 from searchlab.errors import ConfigError, EvaluationError
 
 SPEC = re.compile(r"^dft:(\d+)$")
-PROTOCOL: dict[str, Any] = {"min_runs": 3, "max_runs": 10, "min_time_s": 0.003, "target_rel_ci": 0.03, "warmup": 1}
-BATCH_S = 0.0005
+PROTOCOL: dict[str, Any] = dataclasses.asdict(SEARCH_PROTOCOL)  # as the cache records it
+BATCH_S = SEARCH_BATCH_S
 FORMAT = "searchlab-live-cache-1"
 
 
@@ -88,9 +90,8 @@ class LiveTarget:
     def problem(self) -> Any:
         if self._problem is None:
             from searchlab.adapters.grammar import DftProblem
-            from searchlab.core.measure import MeasurementProtocol
 
-            self._problem = DftProblem(size=self.n, measure=MeasurementProtocol(**PROTOCOL), batch_s=BATCH_S)
+            self._problem = DftProblem(size=self.n, measure=SEARCH_PROTOCOL, batch_s=BATCH_S)
             self._problem.setup(self._problem.device)
         return self._problem
 

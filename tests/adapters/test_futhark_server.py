@@ -149,6 +149,19 @@ def test_space_and_one_evaluation(loopmm: tuple[FutharkLoopmm, SerialExecutor]) 
     assert len(result.extra["dataset_samples"]["[96][96]f32"]) == 3
 
 
+@pytest.mark.slow
+@pytest.mark.opencl
+def test_timed_runs_set_thresholds_as_an_evaluation_or_as_given(loopmm: tuple[FutharkLoopmm, SerialExecutor]) -> None:
+    """The door bench/futhark_check.py times through: one dataset's runs on the timing server after a warm-up,
+    thresholds set live with a 0 sent as the default (as a .tuning file gives it) or sent as given."""
+    problem, executor = loopmm
+    zeros = {name: 0 for name in problem.tree.names}
+    as_evaluated = executor.call("timed_runs", zeros, "[96][96]f32", 3)
+    as_given = executor.call("timed_runs", zeros, "[96][96]f32", 2, True)
+    assert len(as_evaluated) == 3 and len(as_given) == 2
+    assert all(isinstance(t, float) and t > 0 for t in as_evaluated + as_given)
+
+
 SEARCHERS: dict[str, Any] = {
     "simple": SimpleSearcher, "binary": BinarySearcher, "active": ActiveSearcher, "cma_index": CmaIndexSearcher,
     "instrumented": InstrumentedSearcher, "futhark_autotune": FutharkAutotuneSearcher,

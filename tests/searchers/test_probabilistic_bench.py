@@ -1,17 +1,14 @@
-"""The statistics of bench/probabilistic.py: censored tests-to-reach (the old bench's percentile
+"""The statistics of bench/probabilistic.py (bench/common/stats.py): censored tests-to-reach (the old bench's percentile
 over lists holding inf gave NaN, reported as "not reached"), random search's expected tests,
 and paired comparisons that call a difference only outside the noise."""
 
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import probabilistic_stats as stats
+from bench.common import stats
 
 censored_quantiles, expected_random_tests, paired = stats.censored_quantiles, stats.expected_random_tests, stats.paired
 uninformative_levels, reach = stats.uninformative_levels, stats.tests_to_reach

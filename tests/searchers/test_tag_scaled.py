@@ -84,3 +84,28 @@ def test_its_root_counts_follow_rewards_more_than_the_papers() -> None:
 def test_bad_options_are_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         TagScaledSearcher(SyntheticDag().space, **kwargs)
+
+
+@pytest.mark.parametrize("cls", [TagSearcher, TagScaledSearcher])
+def test_on_decision_sees_every_bandit_decision_and_changes_none(cls: type) -> None:
+    """The diagnostic hook (bench/tag_study.py): called before each decision with the vertex and its open arms,
+    where the public views (played, stats, evaluations) agree with the search; the run is the same without it."""
+    problem = SyntheticDag()
+
+    def run(hook: bool) -> tuple[list[Any], list[tuple[Any, int, int]]]:
+        searcher = cls(problem.space, direction=problem.direction, seed=3)
+        seen: list[tuple[Any, int, int]] = []
+        if hook:
+            def decide(vertex: Any, arms: Any) -> None:
+                assert list(arms) == searcher.arms(vertex) and arms
+                seen.append((vertex, len(arms), searcher.evaluations))
+
+            searcher.on_decision = decide
+        outcome = optimize(problem, searcher, Budget(evaluations=25))
+        return [r.config for r in outcome.results], seen
+
+    plain, _ = run(False)
+    hooked, seen = run(True)
+    assert hooked == plain
+    assert seen and seen[0][0] == problem.space.root and seen[0][2] == 0
+    assert max(e for _, _, e in seen) == 24  # the last descent happens before the 25th evaluation is proposed

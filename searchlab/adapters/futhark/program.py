@@ -266,6 +266,17 @@ class FutharkServerProblem(Problem):
                 raise EvaluationError(exc.mode, f"with sizes {dict(sizes)}: {exc.message}") from None
             raise
 
+    def timed_runs(self, params: Mapping[str, int], name: str, runs: int, as_given: bool = False) -> list[float]:
+        """Seconds of ``runs`` timed runs of dataset ``name`` after one warm-up, on the timing server of the
+        default sizes, thresholds set live as an evaluation sets them (a 0 becomes the default, as a
+        ``.tuning`` file gives it) or ``as_given`` (a 0 sent as 0). Checking our timing against
+        ``futhark bench`` (bench/futhark_check.py) needs exactly this and nothing of the protocol."""
+        data = self.data[name]
+        server = self._pool.get((), False)
+        server.set_params(dict(params) if as_given else self.split(params)[0])
+        self._run_once(server, data)
+        return [self._run_once(server, data) for _ in range(runs)]
+
     def evaluate(self, config: Config) -> Measurement:
         if config.key not in (self.space.default_config().key, self._default.key):  # off the plateau grid, measured too
             self._space.validate(config)

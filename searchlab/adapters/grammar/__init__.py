@@ -4,7 +4,7 @@ of our adaptive C DFT library (generated codelets, recursive executor, timed in 
 from searchlab.adapters.grammar._grammar import Grammar, Production, load_grammar, word_counts
 from searchlab.adapters.grammar._strings import StringGraph
 from searchlab.adapters.grammar._tree import TreeGraph
-from searchlab.adapters.grammar.dft import DftProblem, dft_grammar, ruletree
+from searchlab.adapters.grammar.dft import SEARCH_BATCH_S, SEARCH_PROTOCOL, DftProblem, dft_grammar, ruletree
 from searchlab.adapters.grammar.problem import GrammarProblem, Word
 
 SCHEMAS: dict[str, type] = {
@@ -14,6 +14,8 @@ SCHEMAS: dict[str, type] = {
 
 __all__ = [
     "SCHEMAS",
+    "SEARCH_BATCH_S",
+    "SEARCH_PROTOCOL",
     "DftProblem",
     "Grammar",
     "GrammarProblem",

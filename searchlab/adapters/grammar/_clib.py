@@ -74,7 +74,13 @@ def build(max_codelet: int, cc: str = "gcc") -> Path:
 
 @functools.lru_cache(maxsize=4)
 def load(max_codelet: int) -> ctypes.CDLL:
-    lib = ctypes.CDLL(str(build(max_codelet)))
+    return open_library(build(max_codelet))
+
+
+def open_library(path: Path) -> ctypes.CDLL:
+    """A compiled library file, its entry points typed (:func:`load` opens this tree's; bench/dft_ab.py
+    opens other builds of it beside this one)."""
+    lib = ctypes.CDLL(str(path))
     lib.fl_leaf.restype, lib.fl_leaf.argtypes = _P, [ctypes.c_int, _L]
     lib.fl_buffered.restype, lib.fl_buffered.argtypes = _P, [_P]
     lib.fl_split.restype, lib.fl_split.argtypes = _P, [_P, _P, _P, ctypes.c_int, _L]

@@ -49,11 +49,17 @@ from searchlab.core.problem import DeviceInfo, Problem
 from searchlab.core.records import Config, Direction, FailureMode, Measurement
 from searchlab.errors import ConfigError, EvaluationError
 
-__all__ = ["PROTOCOL", "DftProblem", "dft_grammar", "ruletree"]
+__all__ = ["PROTOCOL", "SEARCH_BATCH_S", "SEARCH_PROTOCOL", "DftProblem", "dft_grammar", "ruletree"]
 
 
 # The protocol before issue 21 (the flat problem.min_runs ... problem.warmup options).
 PROTOCOL = MeasurementProtocol(min_runs=5, max_runs=30, min_time_s=0.01, target_rel_ci=0.02, warmup=1)
+# The cheaper protocol plans are measured under *during a search* when searchers are compared on one measured
+# table (paper 002 §5: every plan measured once, replayed to every run): 3-10 runs, 3 ms, a 3 % interval, C
+# batches of 0.5 ms. Declared once, here: the DFT benchmarks (bench/common.py) and the live ``dft:N`` training
+# problems of ``problem=searcher_settings`` (searchlab/tuning/_live.py, whose cache records it) both use it.
+SEARCH_PROTOCOL = MeasurementProtocol(min_runs=3, max_runs=10, min_time_s=0.003, target_rel_ci=0.03, warmup=1)
+SEARCH_BATCH_S = 0.0005
 
 
 def _integer(value: object, name: str, top: int) -> int:

@@ -4,7 +4,7 @@ from searchlab.recompose import build_problem
 from searchlab.run.execution._auto import AutoExecutor, needs_ray
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.run.execution._serial import SerialExecutor
-from searchlab.run.execution._worker import WorkerRuntime
+from searchlab.run.execution._worker import WorkerRuntime, limit_threads
 
 __all__ = [
     "AutoExecutor",
@@ -15,6 +15,7 @@ __all__ = [
     "WorkerInfo",
     "WorkerRuntime",
     "build_problem",
+    "limit_threads",
     "needs_ray",
 ]
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from searchlab.core.records import Candidate, Result
@@ -45,6 +45,10 @@ from searchlab.searchers._base import Proposal
 
 class GraphBanditSearcher(DagSearcher):
     """Base of TAG and UCT: grow Ĝ by bandit descents, Monte-Carlo evaluation, backup."""
+
+    # Called with (vertex, its open arms) before each bandit decision of a descent: a diagnostic reads the
+    # bandit's state there (:meth:`played`, :meth:`stats`, :attr:`evaluations`; bench/tag_study.py).
+    on_decision: Callable[[Node, Sequence[Arc]], None] | None = None
 
     def __init__(self, space: Space, *, no_repeat: bool = True, arcs: str = "all", **kwargs: Any) -> None:
         super().__init__(space, no_repeat=no_repeat, arcs=arcs, **kwargs)
@@ -135,6 +139,19 @@ class GraphBanditSearcher(DagSearcher):
         """(n: evaluations in R(vertex), pending included; known finite losses, sorted)."""
         return len(self._rewards[vertex]), self._losses[vertex]
 
+    def played(self, vertex: Node) -> list[Node]:
+        """The children of ``vertex`` in Ê (arcs played so far)."""
+        return list(self._played.get(vertex, ()))
+
+    def arms(self, vertex: Node) -> list[Arc]:
+        """The arcs open at ``vertex`` (``no_repeat`` leaves exhausted ones out)."""
+        return self._arms(vertex)
+
+    @property
+    def evaluations(self) -> int:
+        """Evaluations proposed so far (pending included)."""
+        return self._next_eval
+
     # -- descent -------------------------------------------------------------------------
     def _arms(self, vertex: Node) -> list[Arc]:
         if vertex not in self._arms_cache:
@@ -146,6 +163,8 @@ class GraphBanditSearcher(DagSearcher):
         raise NotImplementedError
 
     def _select(self, vertex: Node, arms: Sequence[Arc]) -> Arc:
+        if self.on_decision is not None:
+            self.on_decision(vertex, arms)
         scores = self._index(vertex, arms)
         top = max(scores)
         ties = [i for i, s in enumerate(scores) if s == top]

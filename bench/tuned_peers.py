@@ -1,25 +1,32 @@
-"""The default-versus-tuned table of ``study=tuned_peers`` (issue 23, item 5), from a finished study directory.
+"""Default versus tuned, for every knob searcher with Tunable settings: ``study=tuned_peers`` (issue 23, item 5).
 
-Copies the study's ``tuned.csv`` and ``study.yaml`` into ``bench/results/tuned_peers/``, gathers every fold's tuning
-result (chosen settings, training scores before and after, the meta-search's seed, wall time) into ``tuning.json``,
-and prints the Markdown table of docs/baselines.md ("Default versus tuned, for every row"):
-
-    python -m searchlab.study study=tuned_peers --out DIR      # the study (resumes what DIR holds)
-    python bench/tuned_peers_table.py DIR                       # the committed results and the table
+Runs ``python -m searchlab.study study=tuned_peers --out STUDY_DIR`` (about 90 minutes on one core; the grid's
+cells and tuning runs are kept, so a re-run resumes; ``--report-only`` reads a finished study), then keeps what
+docs/baselines.md reports ("Default versus tuned, for every row"): the study's ``tuned.csv`` rows, its config,
+and every fold's tuning result (chosen settings, training scores before and after, the meta-search's seed, wall
+time, from each run's summary.json). The report is the markdown table (``<out>_table.md``).
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
-import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "bench" / "results" / "tuned_peers"
+from bench.common import REPO, searchlab_cli
+from bench.harness import Benchmark, Context
+
 FOLDS = ("train_A100_MI250X", "train_A4000_W6600")
+
+
+@dataclass(frozen=True)
+class Options:
+    study_dir: str = str(REPO / "outputs" / "study" / "tuned_peers")
+    overrides: tuple[str, ...] = ()  # more study overrides (e.g. seeds=2; a smaller grid says so in the result)
+    report_only: bool = False  # read a finished study, run nothing
 
 
 def tuning(study: Path) -> dict[str, dict[str, Any]]:
@@ -37,7 +44,7 @@ def tuning(study: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _settings(fold: dict[str, Any] | None) -> str:
+def _settings(fold: Mapping[str, Any] | None) -> str:
     if not fold or not fold.get("tuned_overrides"):
         return "—"
     return " ".join(o.split("searcher.", 1)[1] for o in fold["tuned_overrides"] if o.startswith("searcher."))
@@ -52,7 +59,7 @@ def _p(value: str) -> str:
     return f"{p:.2g}" if p < 0.995 else "1"
 
 
-def table(rows: list[dict[str, str]], tuned: dict[str, dict[str, Any]]) -> str:
+def table(rows: list[Mapping[str, str]], tuned: Mapping[str, Mapping[str, Any]]) -> str:
     """The Markdown table: one row per tuned searcher, the fraction over the budget and at the last evaluation."""
     head = ("| searcher | settings tuned on A100 + MI250X (tested on A4000, W6600) | settings tuned on A4000 + W6600 "
             "(tested on A100, MI250X) | training score, default → tuned (fold 1; fold 2) | test: fraction over the "
@@ -76,20 +83,25 @@ def table(rows: list[dict[str, str]], tuned: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("study", type=Path, help="the study directory (python -m searchlab.study study=tuned_peers --out DIR)")
-    parser.add_argument("--results", type=Path, default=OUT, help=f"where the results go (default {OUT})")
-    args = parser.parse_args()
-    args.results.mkdir(parents=True, exist_ok=True)
-    for name in ("tuned.csv", "study.yaml"):
-        shutil.copy(args.study / name, args.results / name)
-    tuned = tuning(args.study)
-    (args.results / "tuning.json").write_text(json.dumps(tuned, indent=1, sort_keys=True) + "\n")
-    with open(args.study / "tuned.csv", newline="") as f:
+def run(ctx: Context, o: Options) -> dict[str, Any]:
+    study = Path(o.study_dir).resolve()
+    if not o.report_only:
+        ctx.log(f"study=tuned_peers into {study} (resumes what is there)")
+        searchlab_cli(["study=tuned_peers", *o.overrides, "--out", str(study)], module="searchlab.study")
+    with open(study / "tuned.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    print(table(rows, tuned))
+    return {"study": str(study), "overrides": list(o.overrides), "study_yaml": (study / "study.yaml").read_text(), "tuned": rows,
+            "tuning": tuning(study)}
 
 
-if __name__ == "__main__":
-    main()
+def report(ctx: Context, results: Mapping[str, Any]) -> None:
+    if "tuned" not in results:  # the historical directory bench/results/historical/tuned_peers/ holds csv files
+        raise SystemExit("tuned_peers: this result has no tuned rows")
+    text = table(results["tuned"], results["tuning"]) + "\n"
+    ctx.artefact("_table.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+BENCHMARK = Benchmark("tuned_peers", "every knob searcher with Tunable settings, default vs tuned on tables it was "
+                      "not tuned on (study=tuned_peers), the table of docs/baselines.md", Options, run, report,
+                      cited_by=("docs/baselines.md",))

@@ -1,25 +1,64 @@
-"""Statistics of ``bench/probabilistic.py``: censored tests-to-reach, the expected tests of random
-search on a table, and paired comparisons with bootstrap intervals and Wilcoxon p-values.
+"""The statistics the benchmarks report with: a mean's bootstrap interval, a median's order-statistic interval,
+Mann-Whitney, quartile summaries with censored runs, and censored tests-to-reach with paired comparisons.
 
-Tests-to-reach a fraction of peak are *censored*: a run that never reaches the level within
-its 50 tests has "more than 50", not infinity and not NaN (``np.percentile`` over a list
-holding ``inf`` interpolates ``inf - inf`` and gives NaN, which the old bench reported as "not
-reached" even when most runs reached it). Every run is censored at the same horizon, so an
-empirical quantile without interpolation (``inverted_cdf``) is exact: it is a number when at
-least that share of runs reached the level, else "> 50". Paired comparisons give censored
-runs the value ``TESTS + 1``: every censored run ranks above every uncensored one, which is
-all a rank test needs; the difference is that of *restricted* means (bounded by 51), and
-medians are exact while fewer than half the runs are censored (else "> 50", and a ratio of
-medians becomes a bound).
+Tests-to-reach a fraction of peak are *censored*: a run that never reaches the level within its budget has
+"more than the budget", not infinity and not NaN (``np.percentile`` over a list holding ``inf`` interpolates
+``inf - inf`` and gives NaN, which an old bench reported as "not reached" even when most runs reached it).
+Every run is censored at the same horizon, so an empirical quantile without interpolation (``inverted_cdf``)
+is exact: a number when at least that share of runs reached the level, else "> horizon". Paired comparisons
+give censored runs the value ``horizon + 1``: every censored run ranks above every uncensored one, which is
+all a rank test needs; the difference is that of *restricted* means, and medians are exact while fewer than
+half the runs are censored (else "> horizon", and a ratio of medians becomes a bound).
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from searchlab.core.measure import median_ci
+
+
+def bootstrap_mean(values: Sequence[float], seed: int = 0, resamples: int = 2000) -> list[float]:
+    """[mean, 2.5 %, 97.5 %]: the mean with its 95 % percentile-bootstrap interval (seeded)."""
+    data = np.asarray(values, dtype=float)
+    means = np.random.default_rng(seed).choice(data, size=(resamples, len(data)), replace=True).mean(axis=1)
+    return [float(np.mean(data)), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))]
+
+
+def median_interval(values: Sequence[float]) -> dict[str, Any]:
+    """The median with its distribution-free 95 % interval (order statistics; few values: their range)."""
+    lo, hi = median_ci(list(values))
+    return {"median": statistics.median(values), "ci95": [lo, hi], "values": list(values)}
+
+
+def mann_whitney(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
+    """Two-sided Mann-Whitney U test of two searchers' per-seed values, with the difference of medians."""
+    from scipy.stats import mannwhitneyu
+
+    test = mannwhitneyu(a, b, alternative="two-sided")
+    return {"median_a": statistics.median(a), "median_b": statistics.median(b),
+            "median_difference": statistics.median(a) - statistics.median(b), "p_value": float(test.pvalue),
+            "seeds": [len(a), len(b)]}
+
+
+def summary(values: Sequence[float | None]) -> dict[str, Any]:
+    """Median and quartiles; runs that never got there count as +inf (a censored median is None)."""
+    data = [math.inf if v is None else float(v) for v in values]
+    finite = [v for v in data if math.isfinite(v)]
+    pct = np.percentile(data, [25, 75], method="nearest") if data else [math.nan] * 2
+    lo, hi = median_ci(data) if data else (math.nan, math.nan)
+    return {"median": _num(statistics.median(data)) if data else None, "p25": _num(pct[0]), "p75": _num(pct[1]),
+            "median_ci95": [_num(lo), _num(hi)], "reached": len(finite), "runs": len(data)}
+
+
+def _num(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
 
 CENSORED = "not reached"
 
