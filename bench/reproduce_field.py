@@ -47,7 +47,7 @@ FILES = ("mockfiles/test.json", "mockfiles/test_cached.json", "mockfiles/test_im
          "experiment_files/ktt_vectorAddition_two_search_methods.json", "bench/convolution_milo.json")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Options:
     files: list[str] = field(default_factory=lambda: list(FILES))  # methodology-relative, or bench/<name>
     workdir: str = "outputs/bench_reproduce_field"

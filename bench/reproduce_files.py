@@ -43,10 +43,9 @@ def _link(target: Path, link: Path) -> None:
 
 
 def _write_json(path: Path, doc: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc))
-    tmp.replace(path)
+    from bench.harness import write
+
+    write(path, doc)  # the one JSON writer of bench/ (atomic)
 
 
 def _cache_from_t4(t4: Path, t1: Path, out: Path, device: str) -> None:

@@ -231,7 +231,7 @@ def run_repeat(spec: RepeatSpec) -> dict[str, Any]:
     attempt with no results (and is retried), where the reference's whole run ends with a traceback. Kernel Tuner
     1.5's ``greedy_ils`` does this when the time budget is spent by its first evaluation (that call sits outside
     its ``try``): on the convolution_milo W6600 space (a 15 s budget) one of 25 repeats hit it and ended
-    ``autotuning_experiment`` after 950 s (bench/results/reproduce.json)."""
+    ``autotuning_experiment`` after 950 s (bench/results/historical/reproduce.json)."""
     _import_kernel_tuner()
     from kernel_tuner.util import StopCriterionReached
 

@@ -1,6 +1,6 @@
 """A strategy that lets Kernel Tuner's StopCriterionReached escape tune_kernel (Kernel Tuner 1.5's greedy_ils when
 its first evaluation spends the time budget) costs one retried attempt, not the whole run (issue 45; the reference
-``autotuning_experiment`` ends with a traceback there, bench/results/reproduce.json)."""
+``autotuning_experiment`` ends with a traceback there, bench/results/historical/reproduce.json)."""
 
 from __future__ import annotations
 
