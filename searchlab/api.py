@@ -9,7 +9,7 @@ phase and no summary. An interrupt (Ctrl-C) ends the search with ``StopReason.IN
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from searchlab.core.problem import Problem
 from searchlab.core.records import Result
 from searchlab.run.execution import Executor, SerialExecutor
 from searchlab.run.lifecycle import Run
-from searchlab.run.loop import Budget, MeasurementCache, Progress, Recorder, StopReason
+from searchlab.run.loop import Budget, LoopState, MeasurementCache, Progress, Recorder, StopReason, as_progress
 from searchlab.run.prepare import Prepared
 from searchlab.searchers import Searcher
 
@@ -33,7 +33,8 @@ class Outcome:
 
 def optimize(problem: Problem, searcher: Searcher, budget: Budget | None = None, *,
              executor: Executor | None = None, store: Recorder | None = None,
-             cache: MeasurementCache | None = None, progress: Progress | None = None,
+             cache: MeasurementCache | None = None,
+             progress: Progress | Callable[[LoopState, Budget], None] | None = None,
              prior: Sequence[Result] = (), started: bool = True) -> Outcome:
     """Run ``searcher`` on ``problem`` (serial executor unless one is given) until the budget ends.
 
@@ -41,7 +42,7 @@ def optimize(problem: Problem, searcher: Searcher, budget: Budget | None = None,
     it is started here and closed at the end (the parts of :func:`searchlab.run.prepare.build_parts`)."""
     own = executor is None or not started
     prepared = Prepared(None, budget or Budget(), problem, searcher, executor or SerialExecutor(),
-                        progress=progress, cache=cache, start_executor=own, recorder=store, prior=tuple(prior))
+                        progress=as_progress(progress), cache=cache, start_executor=own, recorder=store, prior=tuple(prior))
     run = Run(prepared)
     try:
         run.start()

@@ -1,4 +1,5 @@
-"""Compose the command line's overrides into jobs, once each (issue 21, item 2).
+"""Compose the command line's overrides into jobs, once each (issue 21, item 2); the one place that composes
+Hydra configs (issue 52, item 4: :func:`compose_config`, :func:`hydra_app`).
 
 Hydra composes each job's config exactly once, here, through its compose API: a single run is
 one job, a sweep (``-m a=1,2 b=x,y``) one job per combination, in the order of Hydra's basic
@@ -6,6 +7,10 @@ sweeper (the first override varies slowest). A job's directory comes from the sa
 (``hydra.run.dir``, or ``hydra.sweep.dir``/``hydra.sweep.subdir``), so nothing is created
 before its run passed :func:`searchlab.run.prepare.prepare` (a sweep: before every job passed it;
 the jobs then run through Hydra's sweeper and launcher, :mod:`searchlab.cli.launch`).
+
+Every other composition goes through :func:`compose_config` too -- a study file (``conf/study/``), a study's
+cells, the sweep's launcher (:func:`hydra_app`) -- so Hydra's and OmegaConf's errors become one line the same
+way everywhere (:func:`one_line`), with the caller's prefix.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,8 +87,8 @@ def _hint(exc: BaseException, text: str, options: list[str]) -> str:
             hint = _renamed(schema, str(key), text)
         cause = cause.__cause__
     text = re.sub(r"Could not override '([^']*)'\. Key '[^']*' not in '[^']*'", r"\1: no such option", text) + hint
-    if not hint:
-        text += append_hint(exc)
+    if not hint and append_hint(exc):  # a mapping that may gain the key (a study's searchers): say how
+        text = re.sub(r"(Could not override '[^']*')\. Key '[^']*' is not in struct", r"\1", text) + append_hint(exc)
     return _typed(exc, text) or _listing(text, options)
 
 
@@ -178,21 +185,55 @@ def task_combinations(overrides: list[str]) -> tuple[list[str], list[list[str]]]
     return hydra, [list(job) for job in batch]
 
 
-def compose(overrides: list[str], num: int = 0) -> Job:
-    """The job of ``overrides`` (number ``num`` of a sweep); one line (ConfigError) if Hydra refuses."""
+def compose_config(overrides: list[str], *, name: str = "config", group: str = "", where: str = "",
+                   hydra: bool = False, resolve: bool = False) -> DictConfig:
+    """``searchlab/conf/[group/]name.yaml`` with ``overrides``, composed by Hydra's compose API; every refusal is one
+    ConfigError line, ``where`` its prefix (``study=NAME: ...``). ``hydra``: keep Hydra's own node (a job's
+    directories); ``resolve``: resolve every interpolation now, so a bad one is refused here, not later."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.errors import HydraException
-    from omegaconf import OmegaConf, open_dict, read_write
+    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     from searchlab.cli.config import register_configs
 
     register_configs()
-    _parse(overrides)
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = hydra_compose("config", overrides=overrides, return_hydra_config=True)
+        with initialize_config_dir(config_dir=str(CONF_DIR / group), version_base="1.3"):
+            cfg = hydra_compose(name, overrides=overrides, return_hydra_config=hydra)
+        if resolve:
+            OmegaConf.to_container(cfg, resolve=True)
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:  # ValueError: `budget=1`
+        raise ConfigError(f"{where}{one_line(exc)}") from None
+    return cfg
+
+
+@contextmanager
+def hydra_app(job_name: str = "searchlab") -> Iterator[Any]:
+    """Hydra's application over ``searchlab/conf/`` (a sweep's launcher composes its master config with it and
+    runs the jobs inside it: :mod:`searchlab.cli.launch`)."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from searchlab.cli.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name=job_name):
+        app = GlobalHydra.instance().hydra
+        assert app is not None
+        yield app
+
+
+def compose(overrides: list[str], num: int = 0) -> Job:
+    """The job of ``overrides`` (number ``num`` of a sweep); one line (ConfigError) if Hydra refuses."""
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf, open_dict, read_write
+    from omegaconf.errors import OmegaConfBaseException
+
+    _parse(overrides)
+    cfg = compose_config(overrides, hydra=True)
+    try:
         with open_dict(cfg):
             cfg.hydra.job.num = num
         dirs = _directories(cfg)

@@ -364,11 +364,11 @@ def _ranges(group: str, name: str) -> dict[str, Any]:
     """A searcher's tunable ranges, declared once in its constructor signature (``Annotated``)."""
     if group != "searcher":
         return {}
-    from searchlab import registry
     from searchlab.errors import ConfigError
+    from searchlab.searchers import searcher_class
     from searchlab.searchers._tunable import tunable_ranges
 
     try:
-        return dict(tunable_ranges(registry.searcher_class(name)))
+        return dict(tunable_ranges(searcher_class(name)))
     except ConfigError:
         return {}

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from omegaconf import DictConfig
 
-from searchlab.core.groups import CONF_DIR
 from searchlab.errors import ConfigError, SearchlabError
 
 if TYPE_CHECKING:
@@ -93,18 +92,16 @@ def launch(overrides: list[str], jobs: Sequence[tuple[list[str], Job]], task: Ca
 
     ``task`` is each job's function (``searchlab.cli.main.sweep_job``), passed in so that this module does
     not import the one that imports it."""
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.core.plugins import Plugins
     from hydra.core.utils import JobReturn
     from hydra.types import HydraContext, RunMode
     from omegaconf import OmegaConf
 
+    from searchlab.cli.compose import hydra_app
 
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3", job_name="searchlab"):
-        app = GlobalHydra.instance().hydra
-        assert app is not None
+
+    with hydra_app() as app:
         master = app.compose_config("config", overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=True)
         HydraConfig.instance().set_config(master)
         print(f"searchlab: sweep directory: {Path(str(master.hydra.sweep.dir)).resolve()}", flush=True)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from searchlab.core._rows import check_cells, read_connection
+from searchlab.core._rows import check_cells, holds_many, read_connection, select_results
 from searchlab.core.jsondata import TooDeep, loads
-from searchlab.core.records import FailureMode, Status
+from searchlab.core.records import FailureMode, Result, Status
 from searchlab.errors import ConfigError, StoreError
 
 DB_NAME = "results.db"
@@ -208,3 +208,60 @@ def _legacy(conn: sqlite3.Connection, db: Path) -> list[RecordedRun]:
                              " WHERE cell=? ORDER BY idx", (str(info["node"]), info["key"])).fetchall()
         out.append(RecordedRun(db, str(info["key"]), info, _columns(evals, db) if evals else _EMPTY, True))
     return out
+
+
+def read_run(run_dir: str | Path, name: str | None = None) -> tuple[dict[str, Any], list[Result]]:
+    """A run's row and its results, whole (resume, export, a run read as a table); ``name``: which run of a
+    records file of many (a study's, a reproduce's). A study reads runs through :func:`read_runs`."""
+    path = Path(run_dir) / DB_NAME
+    if not path.is_file():
+        raise StoreError(f"{run_dir}: no {DB_NAME}")
+    try:
+        conn = read_connection(path)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
+    try:
+        check_cells(conn, path)
+        run_id = _run_id(conn, path, name)
+        conn.row_factory = sqlite3.Row
+        try:
+            info = _parsed(dict(conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()), path)
+        finally:
+            conn.row_factory = None
+        info["inputs"] = _inputs(conn, path) if _has_meta(conn) else None
+        return info, select_results(conn, path, run_id, "candidate_id >= 0")
+    except (sqlite3.DatabaseError, TypeError) as exc:
+        raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
+    finally:
+        conn.close()
+
+
+def _run_id(conn: sqlite3.Connection, path: Path, name: str | None) -> int:
+    if name is not None:
+        row = conn.execute("SELECT id FROM runs WHERE name=?", (name,)).fetchone()
+        if row is None:
+            raise StoreError(f"{path}: holds no run named {name!r}")
+        return int(row[0])
+    if holds_many(conn):
+        count = int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+        raise StoreError(f"{path}: holds the records of {count} runs (a study's or a reproduce's), not one run "
+                         f"directory's; read it with searchlab.study, or name one run")
+    return int(conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0])
+
+
+def _has_meta(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone() is not None
+
+
+def node_counts(run_dir: str | Path) -> dict[str, int]:
+    """Evaluations of a run per node ("" for unknown: a schema-1 run or one outside Ray)."""
+    path = Path(run_dir) / DB_NAME
+    conn = read_connection(path)
+    try:
+        if "node" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}:
+            return {"": int(conn.execute("SELECT COUNT(*) FROM evaluations WHERE candidate_id >= 0").fetchone()[0])}
+        rows = conn.execute("SELECT COALESCE(node, ''), COUNT(*) FROM evaluations WHERE candidate_id >= 0"
+                            " GROUP BY 1").fetchall()
+        return {str(n): int(c) for n, c in rows}
+    finally:
+        conn.close()

@@ -94,6 +94,15 @@ def migrate(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
 
+def select_results(conn: sqlite3.Connection, path: Path, run_id: int, where: str) -> list[Result]:
+    """The evaluations of run ``run_id`` matching ``where`` (a fixed clause of the caller's), in recorded order."""
+    rows = conn.execute(
+        "SELECT candidate_id, config, proposal, meta, status, failure_mode, message, objective, samples,"
+        " sensors, datasets, log, extra, compile_s, run_s, charged_s, worker, device, t_submit, t_start,"
+        f" t_end, cache_hit FROM evaluations WHERE run_id=? AND {where} ORDER BY id", (run_id,)).fetchall()
+    return [_row_to_result(r, path) for r in rows]
+
+
 def _row_to_result(r: Sequence[Any], path: Path) -> Result:
     """One evaluation row; a damaged one (bad JSON, an unknown status) is one StoreError naming it."""
     try:

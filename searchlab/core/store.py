@@ -38,9 +38,11 @@ from searchlab.core._read import LEGACY_STORE as LEGACY_STORE
 from searchlab.core._read import Outcomes as Outcomes
 from searchlab.core._read import RecordedRun as RecordedRun
 from searchlab.core._read import find_records as find_records
+from searchlab.core._read import node_counts as node_counts
+from searchlab.core._read import read_run as read_run
 from searchlab.core._read import read_runs as read_runs
 from searchlab.core._rows import _SCHEMA as _SCHEMA
-from searchlab.core._rows import INSERT_EVALUATION, _row_to_result, check_cells, encode, holds_many, writable
+from searchlab.core._rows import INSERT_EVALUATION, check_cells, encode, holds_many, select_results, writable
 from searchlab.core._rows import SCHEMA_VERSION as SCHEMA_VERSION
 from searchlab.core._rows import is_disk_full as is_disk_full
 from searchlab.core._rows import migrate as migrate
@@ -255,11 +257,7 @@ class RunStore:
         return self._select("candidate_id < 0")
 
     def _select(self, where: str) -> list[Result]:
-        rows = self._conn.execute(
-            "SELECT candidate_id, config, proposal, meta, status, failure_mode, message, objective, samples,"
-            " sensors, datasets, log, extra, compile_s, run_s, charged_s, worker, device, t_submit, t_start,"
-            f" t_end, cache_hit FROM evaluations WHERE run_id=? AND {where} ORDER BY id", (self.run_id,)).fetchall()
-        return [_row_to_result(r, self.path) for r in rows]
+        return select_results(self._conn, self.path, self.run_id, where)
 
     def finish(self, stop_reason: str, status: str = "finished", devices: Sequence[Any] | None = None) -> None:
         """The run's status and stop reason; a failed write (a full disk) is a WriteError saying what is kept."""
@@ -293,56 +291,3 @@ class RunStore:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
-
-
-def read_run(run_dir: str | Path, name: str | None = None) -> tuple[dict[str, Any], list[Result]]:
-    """A run's row and its results, whole (resume, export, a run read as a table); ``name``: which run of a
-    records file of many (a study's, a reproduce's). A study reads runs through :func:`read_runs`."""
-    path = Path(run_dir) / DB_NAME
-    if not path.is_file():
-        raise StoreError(f"{run_dir}: no {DB_NAME}")
-    try:
-        conn = read_connection(path)
-    except sqlite3.Error as exc:
-        raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
-    try:
-        check_cells(conn, path)
-        store = RunStore(path, conn, _run_id(conn, path, name), 0)
-        info = store.run_info()
-        info["inputs"] = store.inputs() if _has_meta(conn) else None
-        return info, store.results()
-    except (sqlite3.DatabaseError, TypeError) as exc:
-        raise StoreError(f"{path} is not a readable searchlab database ({exc})") from None
-    finally:
-        conn.close()
-
-
-def _run_id(conn: sqlite3.Connection, path: Path, name: str | None) -> int:
-    if name is not None:
-        row = conn.execute("SELECT id FROM runs WHERE name=?", (name,)).fetchone()
-        if row is None:
-            raise StoreError(f"{path}: holds no run named {name!r}")
-        return int(row[0])
-    if holds_many(conn):
-        count = int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
-        raise StoreError(f"{path}: holds the records of {count} runs (a study's or a reproduce's), not one run "
-                         f"directory's; read it with searchlab.study, or name one run")
-    return int(conn.execute("SELECT id FROM runs ORDER BY id LIMIT 1").fetchone()[0])
-
-
-def _has_meta(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone() is not None
-
-
-def node_counts(run_dir: str | Path) -> dict[str, int]:
-    """Evaluations of a run per node ("" for unknown: a schema-1 run or one outside Ray)."""
-    path = Path(run_dir) / DB_NAME
-    conn = read_connection(path)
-    try:
-        if "node" not in {str(r[1]) for r in conn.execute("PRAGMA table_info(evaluations)")}:
-            return {"": int(conn.execute("SELECT COUNT(*) FROM evaluations WHERE candidate_id >= 0").fetchone()[0])}
-        rows = conn.execute("SELECT COALESCE(node, ''), COUNT(*) FROM evaluations WHERE candidate_id >= 0"
-                            " GROUP BY 1").fetchall()
-        return {str(n): int(c) for n, c in rows}
-    finally:
-        conn.close()

@@ -1,11 +1,13 @@
 """One registered searchlab searcher driven by another tool's loop (Kernel Tuner, Optuna, Ray Tune).
 
-Why one driver: each tool owns its loop (when to evaluate, what a trial is, when to stop); all three
-need the same four things from us: a searcher built by name over a knob space, the next
-configuration, a finished evaluation told back (value, or failure with its mode), and a result
-the tool measured without asking us (a resumed study, a trial enqueued by hand) replayed into
-the searcher (:meth:`Searcher.replay`). Failures reach the searcher as ``FAILED`` measurements,
-so ``auto``'s feasibility model learns them as it does in searchlab's own runs.
+Each tool owns its loop (when to evaluate, what a trial is, when to stop); all three need the same things
+from us, and get them from the product's own parts (issue 52): a searcher built by name over a knob space
+(:func:`searchlab.searchers.build_searcher`, the one builder), and the steps of the one ask/tell loop
+(:class:`searchlab.run.loop.SearchLoop`): the next configuration, a finished evaluation told back (value, or
+failure with its mode), a result the tool measured without asking us (a resumed study, a trial enqueued by
+hand: :meth:`SearchLoop.observe`), a trial the tool dropped, and the end (:meth:`Driver.close`: the searcher
+releases what it holds). Failures reach the searcher as ``FAILED`` measurements, so ``auto``'s feasibility
+model learns them as it does in searchlab's own runs.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.core.records import Candidate, Config, Direction, FailureMode, Measurement, Result
+from searchlab.core.records import Candidate, Config, FailureMode, Measurement, Result
 from searchlab.core.spaces import IntKnob, Knob, KnobSpace
-from searchlab.errors import ConfigError, IncompatibleError
 from searchlab.searchers import Searcher
 
 
@@ -52,32 +53,15 @@ def nearest(knob: Knob, value: Any) -> Any:
     return min(near, key=lambda v: abs(float(v) - float(value)))
 
 
-def build_searcher(searcher: str | type[Searcher], space: KnobSpace, *, seed: int, direction: Direction,
-                   options: Mapping[str, Any]) -> Searcher:
-    """A registered searcher (by name) or a Searcher class over ``space``; one line if it cannot work there."""
-    from searchlab import registry
-
-    cls = registry.searcher_class(searcher) if isinstance(searcher, str) else searcher
-    name = searcher if isinstance(searcher, str) else getattr(cls, "name", cls.__name__)
-    if not (isinstance(cls, type) and issubclass(cls, Searcher)):
-        raise ConfigError(f"searcher={name!r}: not a searchlab Searcher")
-    reason = cls.incompatibility(space)
-    if reason:
-        raise IncompatibleError(f"searcher={name}: {reason}")
-    try:
-        built: Searcher = cls(space, direction=direction, seed=seed, **dict(options))
-    except TypeError as exc:
-        raise ConfigError(f"searcher={name}: options {sorted(options)} not accepted ({exc})") from None
-    return built
-
-
 class Driver:
-    """ask / tell / replay over one searcher, by configuration (the tools speak in parameter dicts)."""
+    """The one loop's steps by configuration (the tools speak in parameter dicts); ``budget``: the evaluation
+    count the tool will allow, told to the searcher (:meth:`Searcher.set_budget`); the tool decides when to stop."""
 
     def __init__(self, searcher: Searcher, budget: int | None = None) -> None:
+        from searchlab.run.loop import SearchLoop
+
         self.searcher = searcher
-        if budget is not None and budget >= 1:
-            searcher.set_budget(int(budget))
+        self.loop = SearchLoop(searcher, horizon=int(budget) if budget is not None and budget >= 1 else None)
 
     @property
     def space(self) -> KnobSpace:
@@ -87,19 +71,20 @@ class Driver:
 
     def ask(self) -> Candidate | None:
         """The next configuration, or None when the searcher has nothing more to propose."""
-        out = self.searcher.ask(1)
+        out = self.loop.propose(1)
         return out[0] if out else None
 
     def tell(self, candidate: Candidate, outcome: Outcome) -> None:
-        self.searcher.tell(Result(candidate, outcome.measurement()))
+        self.loop.finish(Result(candidate, outcome.measurement()))
 
     def replay(self, config: Mapping[str, Any], outcome: Outcome) -> None:
         """A result the tool measured without asking this searcher (a resumed study, an enqueued trial)."""
-        candidate = Candidate(self.searcher._next_id, Config(dict(config)), Config({}))  # replay() moves the ids on
-        self.searcher.replay(Result(candidate, outcome.measurement()))
+        self.loop.observe(Config(dict(config)), outcome.measurement())
 
     def forget(self, candidate: Candidate) -> None:
         """A candidate the tool will never evaluate (a pruned or abandoned trial): told as a failure."""
-        if candidate.id in self.searcher.pending:
-            self.tell(candidate, Outcome(None, FailureMode.RUNTIME, "abandoned by the tool"))
+        self.loop.abandon(candidate, "abandoned by the tool")
 
+    def close(self) -> None:
+        """The tool is done with this searcher: it releases what it holds (a strategy's thread); once."""
+        self.loop.close()

@@ -27,16 +27,15 @@ import math
 import random
 import sys
 from collections.abc import Mapping, Sequence
-from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from searchlab.core.records import Config, Direction, FailureMode
+from searchlab.core.records import Candidate, Config, Direction, FailureMode, Measurement
 from searchlab.core.spaces import CategoricalKnob, KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.integrations._driver import Driver, Outcome, build_searcher
-from searchlab.searchers import Searcher
+from searchlab.integrations._driver import Outcome
+from searchlab.searchers import Searcher, build_searcher
 
 __all__ = ["SearcherFailed", "SearchlabOptAlg", "Strategy", "knob_space"]
 
@@ -113,8 +112,11 @@ class Strategy:
         return results
 
     def search(self, cost: Any, searchspace: Any) -> None:
-        """Drive the searcher over Kernel Tuner's ``CostFunc`` until the budget or the searcher ends."""
+        """Drive the searcher over Kernel Tuner's ``CostFunc`` until the budget or the searcher ends: the one loop
+        (:func:`searchlab.run.loop.search`) with Kernel Tuner's cost function as its one worker."""
         from kernel_tuner.util import StopCriterionReached
+
+        from searchlab.run.loop import search
 
         names = list(searchspace.tune_params)
         objective, higher = _objective(cost.tuning_options)
@@ -123,33 +125,42 @@ class Strategy:
                                   direction=Direction.MAXIMIZE if higher else Direction.MINIMIZE)
         self.last = searcher
         budget = getattr(cost.tuning_options.get("budget"), "max_fevals", None)
-        driver = Driver(searcher, budget=budget if isinstance(budget, int) else None)
         original = {n: {_plain(v): v for v in searchspace.tune_params[n]} for n in names}
-        try:
-            while (candidate := self._step(driver.ask, len(cost.results))) is not None:  # None: nothing more to propose
-                element = [original[n].get(candidate.config[n], candidate.config[n]) for n in names]
-                before = len(cost.results)
-                try:
-                    cost._run_configs([element], check_restrictions=False)
-                except StopCriterionReached:  # max_fevals or time_limit, as Kernel Tuner's own strategies stop
-                    if len(cost.results) > before:  # measured, then the budget ran out: the searcher still hears it
-                        driver.tell(candidate, _outcome(cost.results[-1], objective))
-                    break
-                self._step(partial(driver.tell, candidate, _outcome(cost.results[-1], objective)), len(cost.results))
-        finally:
-            searcher.close()
+        stopped = False
 
-    def _step(self, step: Any, done: int) -> Any:
+        def evaluate(candidate: Candidate) -> Measurement | None:
+            nonlocal stopped
+            element = [original[n].get(candidate.config[n], candidate.config[n]) for n in names]
+            before = len(cost.results)
+            try:
+                cost._run_configs([element], check_restrictions=False)
+            except StopCriterionReached:  # max_fevals or time_limit, as Kernel Tuner's own strategies stop
+                stopped = True  # measured, then the budget ran out: the searcher still hears it
+                if len(cost.results) == before:
+                    return None
+            except Exception as exc:  # Kernel Tuner's own failure: not the searcher's
+                raise _KernelTunerRaised(exc) from exc
+            return _outcome(cost.results[-1], objective).measurement()
+
         try:
-            return step()
+            search(searcher, evaluate, horizon=budget if isinstance(budget, int) and budget >= 1 else None,
+                   until=lambda: stopped)
+        except _KernelTunerRaised as raised:
+            raise raised.error.with_traceback(raised.error.__traceback__) from None
         except (SearcherFailed, ConfigError):
             raise
         except Exception as exc:
-            if type(exc).__name__ == "StopCriterionReached":
-                raise
             name = self.searcher if isinstance(self.searcher, str) else getattr(self.searcher, "name", self.searcher)
-            raise SearcherFailed(f"searchlab searcher {name!r} raised after {done} evaluations in "
+            raise SearcherFailed(f"searchlab searcher {name!r} raised after {len(cost.results)} evaluations in "
                                  f"Kernel Tuner's loop: {type(exc).__name__}: {exc}") from exc
+
+
+class _KernelTunerRaised(Exception):
+    """An exception of Kernel Tuner's cost function, carried through the loop unchanged."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class SearchlabOptAlg:
@@ -168,9 +179,9 @@ class SearchlabOptAlg:
     """
 
     def __init__(self, searcher: str = "auto", seed: int | None = None, **options: Any) -> None:
-        from searchlab import registry
+        from searchlab.searchers import searcher_class
 
-        registry.searcher_class(searcher)  # an unknown name is refused here, in one line, before any tuning
+        searcher_class(searcher)  # an unknown name is refused here, in one line, before any tuning
         self.costfunc_kwargs = {"scaling": False, "snap": False}  # as OptAlg: configurations as proposed
         self.seed_drawn = seed is None
         self.seed = random.SystemRandom().randrange(2**31) if seed is None else int(seed)

@@ -16,6 +16,9 @@
   RDB study's, an enqueued trial's) are replayed into the searcher (``Searcher.replay``).
 - **Space changes.** When the intersection changes (define-by-run with conditional parameters), a new
   searcher is built over the new space and every finished trial that fits it is replayed.
+- **Closing.** A searcher the sampler replaces (a new space), and every searcher when :meth:`Sampler.close` is
+  called or the sampler is garbage-collected, is closed (``Searcher.close``: a Kernel Tuner strategy's thread
+  ends); Optuna itself has no end-of-study hook for a sampler.
 - **Parallel trials** (``n_jobs>1``, issue 47 item 2): one searcher per study, its pending trials included, behind a
   lock (Optuna's worker threads share the sampler). ``reseed_rng()``, which Optuna calls before every parallel trial,
   reseeds only the independent sampler: it used to drop the searcher with its pending candidates, so parallel
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,7 +43,8 @@ import numpy as np
 from searchlab.core.records import Candidate, Config, Direction, FailureMode
 from searchlab.core.spaces import MAX_VALUES, CategoricalKnob, IntKnob, Knob, KnobSpace, OrdinalKnob
 from searchlab.errors import ConfigError
-from searchlab.integrations._driver import Driver, Outcome, build_searcher, nearest
+from searchlab.integrations._driver import Driver, Outcome, nearest
+from searchlab.searchers import build_searcher
 
 __all__ = ["knob_of"]  # and Sampler, made on first access (module __getattr__)
 
@@ -138,6 +143,12 @@ class _Relative:
             self.driver.replay(self.config_of(trial.params), outcome)
 
 
+def _close_all(relatives: dict[str, _Relative]) -> None:
+    for relative in list(relatives.values()):
+        relative.driver.close()
+    relatives.clear()
+
+
 def _make_class() -> type:
     import optuna
     from optuna.samplers import BaseSampler, RandomSampler
@@ -160,6 +171,12 @@ def _make_class() -> type:
             self._intersection = IntersectionSearchSpace()
             self._relatives: dict[str, _Relative] = {}  # study name -> its searcher: one per study, kept
             self._lock = threading.RLock()  # Optuna's n_jobs threads share this sampler
+            weakref.finalize(self, _close_all, self._relatives)  # garbage-collected: the searchers end too
+
+        def close(self) -> None:
+            """Close every searcher this sampler holds (module docstring, "Closing"); a later trial builds anew."""
+            with self._lock:
+                _close_all(self._relatives)
 
         def infer_relative_search_space(self, study: optuna.Study, trial: Any) -> dict[str, Any]:
             if study._is_multi_objective():
@@ -222,7 +239,9 @@ def _make_class() -> type:
             space = KnobSpace(tuple(knobs[n] for n in names))
             built = build_searcher(self.searcher, space, seed=self.seed, direction=self._direction(study),
                                    options=self.options)
-            self._relatives.pop(study.study_name, None)
+            old = self._relatives.pop(study.study_name, None)
+            if old is not None:
+                old.driver.close()
             self._relatives[study.study_name] = _Relative(names, search_space, Driver(built), knobs)
             return self._relatives[study.study_name]
 

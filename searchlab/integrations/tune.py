@@ -11,6 +11,9 @@
   is replayed from its ``config``.
 - ``max_concurrent``: at most that many suggestions pending (``suggest`` returns None until one completes); the
   searcher sees the pending ones (``auto``'s kriging believer), so concurrency costs it little.
+- **Closing.** The searchlab searcher is closed (``Searcher.close``: a Kernel Tuner strategy's thread ends) when
+  it has nothing more to propose (``FINISHED``), when a restored state replaces it, on :meth:`Searcher.close`, or
+  when this object is garbage-collected; Ray Tune has no end-of-experiment hook for a search algorithm.
 - ``save``/``restore``: the settings, the space's parameters and every told (configuration, outcome) as versioned
   JSON (``_tune_checkpoint``: never unpickled; anything else is refused in one line). A restored searcher is rebuilt
   with the same seed and replays them (what was pending at save time is forgotten, as Ray re-runs it).
@@ -23,15 +26,17 @@
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from searchlab.core.records import Candidate, Config, Direction, FailureMode
 from searchlab.core.spaces import CategoricalKnob, Knob, KnobSpace
 from searchlab.errors import ConfigError
 from searchlab.integrations import _tune_checkpoint as checkpoint
-from searchlab.integrations._driver import Driver, Outcome, build_searcher, nearest
+from searchlab.integrations._driver import Driver, Outcome, nearest
 from searchlab.integrations._tune_space import check_space, describe, knob_of
+from searchlab.searchers import build_searcher
 
 __all__ = ["knob_of"]  # and Searcher, made on first access (module __getattr__)
 
@@ -84,6 +89,12 @@ def _rebuild(described: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _close_all(drivers: list[Driver]) -> None:
+    for driver in drivers:
+        driver.close()
+    drivers.clear()
+
+
 def _make_class() -> type:
     from ray.tune.search import Searcher as RaySearcher
     from ray.tune.search.sample import Domain
@@ -106,6 +117,8 @@ def _make_class() -> type:
                 self._check(space)
             self._space: dict[str, Any] | None = dict(space) if space is not None else None
             self._driver: Driver | None = None
+            self._drivers: list[Driver] = []  # what close() and garbage collection close
+            weakref.finalize(self, _close_all, self._drivers)
             self._knobs: dict[str, Knob] = {}
             self._pending: dict[str, Candidate] = {}
             self._told: list[tuple[dict[str, Any], Outcome]] = []  # knob configurations (plain numbers), outcomes
@@ -138,7 +151,18 @@ def _make_class() -> type:
         def driver(self) -> Driver:
             if self._driver is None:
                 self._driver = self._build()
+                self._drivers.append(self._driver)
             return self._driver
+
+        def close(self) -> None:
+            """Close the searchlab searcher (module docstring, "Closing"); a later suggest builds it anew."""
+            _close_all(self._drivers)
+            self._driver = None
+
+        def _replace(self) -> None:
+            """A restored state: the searcher is rebuilt from it (what was pending is forgotten)."""
+            self.close()
+            self._pending = {}
 
         def _build(self) -> Driver:
             if not self._space or self._metric is None or self._mode is None:
@@ -164,8 +188,10 @@ def _make_class() -> type:
                 return None
             candidate = driver.ask()
             if candidate is None:
-                finished: Any = RaySearcher.FINISHED  # a str, as Ray's own searchers return it
-                return None if self._pending else finished
+                if self._pending:
+                    return None
+                driver.close()  # nothing more to propose, nothing pending: the search is over
+                return cast("dict[Any, Any] | None", RaySearcher.FINISHED)  # a str, as Ray's own searchers return it
             self._pending[trial_id] = candidate
             assert self._space is not None
             out = {k: v for k, v in self._space.items() if not isinstance(v, Domain)}
@@ -196,13 +222,16 @@ def _make_class() -> type:
             self.algorithm, self.seed, self.options = state["searcher"], state["seed"], state["options"]
             self._metric, self._mode, self._space = state["metric"], state["mode"], state["space"]
             self.max_concurrent, self.float_grid = state["max_concurrent"], state["float_grid"]
-            self._told, self._pending, self._driver = list(state["told"]), {}, None
+            self._replace()
+            self._told = list(state["told"])
 
         def __getstate__(self) -> dict[str, Any]:  # the searcher itself is rebuilt: pickles anywhere (Ray's tuner.pkl)
             return self.get_state()
 
         def __setstate__(self, state: dict[str, Any]) -> None:
             RaySearcher.__init__(self, metric=state["metric"], mode=state["mode"])
+            self._driver, self._drivers = None, []
+            weakref.finalize(self, _close_all, self._drivers)
             self.set_state(state)
 
         def save(self, checkpoint_path: str) -> None:
@@ -232,7 +261,8 @@ def _make_class() -> type:
             self.algorithm, self.seed, self.options = algorithm, state["seed"], state["options"]
             self._metric, self._mode, self._space = state["metric"], state["mode"], space
             self.max_concurrent, self.float_grid = state["max_concurrent"], state["float_grid"]
-            self._told, self._pending, self._driver = list(state["told"]), {}, None
+            self._replace()
+            self._told = list(state["told"])
 
     Searcher.__module__, Searcher.__qualname__ = __name__, "Searcher"  # pickled by reference
     return Searcher

@@ -41,6 +41,7 @@ from searchlab.run.load import Load, announce_load
 from searchlab.run.loop import SearchLoop, StopReason, is_known_infeasible
 from searchlab.run.prepare import Prepared, prepare
 from searchlab.run.summary import build_summary, format_summary, write_json
+from searchlab.searchers import Searcher
 
 
 class Run:
@@ -50,6 +51,7 @@ class Run:
         self.p, self.hydra_dir, self.quiet = prepared, hydra_dir, quiet
         self.store: RunStore | None = None
         self.prior: list[Result] = list(prepared.prior)
+        self.resumed = False  # self.prior: a resumed run's records (the searcher hears them again)
         self.devices: list[dict[str, Any]] = []
         self.search: SearchLoop | None = None
         self.reason = StopReason.INTERRUPTED
@@ -98,8 +100,8 @@ class Run:
         p = self.p
         self.search = SearchLoop(p.searcher, p.executor, p.budget, space=p.problem.space,
                                  store=self.live.recorder(self.store) if self.store is not None else p.recorder,
-                                 cache=p.cache, progress=p.progress, prior=self.prior,
-                                 same_failures=p.problem.runs_user_code)
+                                 cache=p.cache, progress=p.progress, prior=() if self.resumed else self.prior,
+                                 resumed=self.prior if self.resumed else (), same_failures=p.problem.runs_user_code)
         self.reason = self.search.run()
         self.interrupt = self.search.interrupt
         return self.reason
@@ -228,12 +230,10 @@ class Run:
             if changed:
                 print(f"searchlab: note: resume_changed=true: continuing as a new session although {changed}",
                       file=sys.stderr, flush=True)
-            self.prior = list(store.results())
-            for result in self.prior:
-                p.searcher.replay(result)
-            resumed = getattr(p.progress, "resumed", None)
-            if callable(resumed):
-                resumed(sum(1 for r in self.prior if not is_known_infeasible(r)), p.budget)
+            self.prior = list(store.results())  # replayed into the searcher by the loop (SearchLoop resumed=)
+            self.resumed = True
+            if p.progress is not None:
+                p.progress.resumed(sum(1 for r in self.prior if not is_known_infeasible(r)), p.budget)
             return store
         assert p.cfg is not None
         return RunStore.create(run_dir, {
@@ -291,14 +291,12 @@ class Run:
         return summary
 
     def _phase_progress(self) -> Any:
-        """The progress display's hook for the phases after the search (ProgressReporter.phase), if it has one."""
-        hook = getattr(self.p.progress, "phase", None)
-        return hook if callable(hook) else None
+        """The progress display's hook for the phases after the search (Progress.phase), if there is a display."""
+        return self.p.progress.phase if self.p.progress is not None else None
 
     def _close_progress(self) -> None:
-        close = getattr(self.p.progress, "close", None)
-        if callable(close):
-            close()
+        if self.p.progress is not None:
+            self.p.progress.close()
 
     def _mark_failed(self, reason: str, status: str = "failed") -> None:
         if self.store is None:
@@ -323,8 +321,7 @@ def _plot(run_dir: Path, summary: Mapping[str, Any], results: Sequence[Result]) 
         from searchlab.run.plot import plot_run
 
         plot_run(run_dir, summary, results)
-    except Exception as exc:
-        (run_dir / "best_so_far.tmp.png").unlink(missing_ok=True)  # a full disk leaves no half-written plot
+    except Exception as exc:  # a full disk leaves no half-written plot (searchlab.core.figures.write)
         print(f"searchlab: warning: no best_so_far.png ({type(exc).__name__}: {exc})", flush=True)
 
 
@@ -338,12 +335,11 @@ def _write_summary(store: RunStore, summary: Mapping[str, Any]) -> None:
                          f"results.db keeps every evaluation") from None
 
 
-def _shortfall(searcher: Any, reason: StopReason) -> str | None:
-    """Why a searcher that is not anytime ended without a result (e.g. DP short of budget)."""
-    explain = getattr(searcher, "shortfall", None)
-    if reason in (StopReason.EXHAUSTED, StopReason.INTERRUPTED) or not callable(explain):
+def _shortfall(searcher: Searcher, reason: StopReason) -> str | None:
+    """Why a searcher that is not anytime ended without a result (e.g. DP short of budget: Searcher.shortfall)."""
+    if reason in (StopReason.EXHAUSTED, StopReason.INTERRUPTED):
         return None
-    text = explain()
+    text = searcher.shortfall()
     return str(text) if text else None
 
 
@@ -354,10 +350,9 @@ def _rule(options: ConfirmConfig) -> dict[str, Any]:
             "equivalence": options.equivalence}
 
 
-def _prior_report(searcher: Any) -> Mapping[str, Any] | None:
-    """A transfer searcher's account of its priors (searchlab.searchers._transfer), else None."""
-    report = getattr(searcher, "prior_report", None)
-    return report() if callable(report) else None
+def _prior_report(searcher: Searcher) -> Mapping[str, Any] | None:
+    """A searcher's account of its priors (Searcher.prior_report: a transfer searcher's), else None."""
+    return searcher.prior_report()
 
 
 def _optimum(problem: Problem) -> float | None:

@@ -4,8 +4,9 @@ Why a picture per run: a person opening a run directory should see at a glance w
 the search was still improving when the budget ran out, how scattered the evaluations
 were and how many failed, and where the confirm phase's re-measured best and the default lie
 (the search's best single measurement is often a lucky draw), without starting a study. The plot uses only what
-``summary.json`` and the results hold (every evaluation, its status, the best so far);
-matplotlib is imported lazily with the Agg backend (no display, safe in Ray workers and CI).
+``summary.json`` and the results hold (every evaluation, its status, the best so far). It is drawn on the one
+figure stack (:mod:`searchlab.core.figures`, a study's too): its own Agg canvas, no pyplot (no display, no
+backend chosen for the caller's process, safe in Ray workers and CI), written atomically.
 """
 
 from __future__ import annotations
@@ -84,11 +85,9 @@ def markers(summary: Mapping[str, Any]) -> list[tuple[str, float, tuple[float, f
 def figure(summary: Mapping[str, Any], results: Sequence[Result]) -> Any:
     """The run's figure (matplotlib, Agg): evaluations, best so far, failures, the known optimum and the
     confirm phase's markers, in the run's unit, with whole-number evaluation ticks."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
+
+    from searchlab.core.figures import axes
 
     direction = Direction(summary["direction"])
     label, k = y_axis(summary)
@@ -96,7 +95,10 @@ def figure(summary: Mapping[str, Any], results: Sequence[Result]) -> Any:
     ys, best_y = [y * k for y in ys], [y * k for y in best_y]
     n = len(results)
     failed = [i for i, r in enumerate(results, start=1) if not r.ok]
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    title = (f"{summary.get('problem')} / {summary.get('searcher')} (seed {summary.get('seed')}): "
+             f"{n} evaluations, stopped on {summary.get('stop_reason')}")
+    fig, ax = axes(title, "evaluation", label, size=(7, 4))
+    ax.title.set_fontsize(10)
     if xs:
         ax.scatter(xs, ys, s=10, color="tab:blue", alpha=0.35, label=f"evaluations ({len(xs)} ok)")
         # a step line to the last evaluation: a flat tail shows the search stopped improving
@@ -116,29 +118,19 @@ def figure(summary: Mapping[str, Any], results: Sequence[Result]) -> Any:
         ax.set_yscale("log")
     ax.set_xlim(0.5, max(n, 1) + 0.5)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # evaluations are counted: no 2.5th evaluation
-    ax.set_xlabel("evaluation")
-    ax.set_ylabel(label)
-    ax.set_title(f"{summary.get('problem')} / {summary.get('searcher')} (seed {summary.get('seed')}): "
-                 f"{n} evaluations, stopped on {summary.get('stop_reason')}", fontsize=10)
     if not xs:
         ax.text(0.5, 0.5, "no successful evaluation", transform=ax.transAxes, ha="center", va="center")
-    ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
     return fig
 
 
 def plot_run(run_dir: str | Path, summary: Mapping[str, Any], results: Sequence[Result]) -> Path:
     """Write ``<run_dir>/best_so_far.png`` (best objective so far vs evaluation) and return its path."""
-    import matplotlib.pyplot as plt
+    import io
 
-    fig = figure(summary, results)
-    try:
-        path = Path(run_dir) / FILENAME
-        tmp = path.with_name(path.stem + ".tmp.png")
-        fig.savefig(tmp, format="png")
-        tmp.replace(path)  # atomic, like summary.json
-        return path
-    finally:
-        plt.close(fig)
+    from searchlab.core.figures import write
+
+    png = io.BytesIO()
+    figure(summary, results).savefig(png, format="png", dpi=100)
+    return write(Path(run_dir) / FILENAME, png.getvalue())  # atomic, like summary.json

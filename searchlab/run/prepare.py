@@ -27,14 +27,14 @@ from searchlab.core.groups import REGISTERED, RESUMABLE
 from searchlab.core.problem import Problem
 from searchlab.core.records import Result
 from searchlab.core.threads import cpu_share
-from searchlab.errors import ConfigError, IncompatibleError, SearchlabError
+from searchlab.errors import ConfigError, SearchlabError
 from searchlab.recompose import recompose, registered_class
 from searchlab.run.checks import check_run_config
 from searchlab.run.confirm import ConfirmConfig
 from searchlab.run.execution import AutoExecutor, Executor, build_problem
 from searchlab.run.loop import Budget, MeasurementCache, Progress, Recorder
 from searchlab.run.progress import ProgressReporter
-from searchlab.searchers import Searcher
+from searchlab.searchers import Searcher, build_searcher, searcher_class
 
 
 @dataclass(frozen=True)
@@ -84,20 +84,15 @@ def build_registered(group: str, node: Mapping[str, Any], where: str, **kwargs: 
         raise ConfigError(f"{where} {node.get('_target_')!r} could not be built: {exc}") from None
 
 
-def make_searcher(node: Mapping[str, Any], problem: Problem, seed: int, name: str) -> Searcher:
+def make_searcher(node: Mapping[str, Any], problem: Problem, seed: int, name: str | None = None) -> Searcher:
+    """The run's searcher, through the one door (:func:`searchlab.searchers.build_searcher`): its class looked
+    up once, the problem/searcher pair checked (a refusal names searchers that do fit)."""
     raw = OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node)
     assert isinstance(raw, dict)
-    plain = {str(k): v for k, v in raw.items()}
-    cls = registered_class("searcher", plain.get("_target_"), f"searcher={name}")
-    if not (isinstance(cls, type) and issubclass(cls, Searcher)):
-        raise ConfigError(f"searcher={name}: {plain['_target_']!r} is not a searchlab Searcher")
-    reason = cls.incompatibility(problem.space, problem.capabilities)
-    if reason:
-        raise IncompatibleError(f"problem={problem.name} searcher={name} is not a valid pair: {reason}; "
-                                f"{_fitting(problem)}")
-    searcher: Searcher = build_registered("searcher", plain, f"searcher={name}", space=problem.space,
-                                direction=problem.direction, seed=seed)
-    return searcher
+    return build_searcher({str(k): v for k, v in raw.items()}, problem.space, direction=problem.direction, seed=seed,
+                          capabilities=problem.capabilities, where=f"searcher={name}" if name else None,
+                          refusal=lambda who, reason: f"problem={problem.name} {who} is not a valid pair: {reason}; "
+                                                      f"{_fitting(problem)}")
 
 
 def _fitting(problem: Problem, shown: int = 5) -> str:
@@ -107,8 +102,7 @@ def _fitting(problem: Problem, shown: int = 5) -> str:
     fit = []
     for entry_name in sorted(registry.searchers()):
         try:
-            cls: Any = registered_class("searcher", registry.searchers()[entry_name].target, "searcher")
-            if cls.incompatibility(problem.space, problem.capabilities) is None:
+            if searcher_class(entry_name).incompatibility(problem.space, problem.capabilities) is None:
                 fit.append(entry_name)
         except Exception:  # a plugin that cannot be loaded is not a suggestion
             continue
@@ -208,8 +202,8 @@ def build_parts(plain: Mapping[str, Any], *, problem: Problem | None = None,
     already (a replayed table parsed once per process, or one built while noting the files it reads)."""
     if problem is None:
         problem = build_problem(seeded_options(plain["problem"], int(plain["seed"])))
-    problem_name, searcher_name = names or (problem.name, _searcher_name(plain["searcher"]))
-    searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), searcher_name)
+    searcher = make_searcher(plain["searcher"], problem, int(plain["seed"]), names[1] if names else None)
+    problem_name, searcher_name = names or (problem.name, searcher.name)
     give_prior(searcher, plain.get("prior"), problem, searcher_name)
     executor: Executor = build_registered("executor", plain["executor"], "executor")
     if isinstance(executor, AutoExecutor):  # executor=auto: serial or Ray, by what the problem needs
@@ -264,15 +258,6 @@ def give_prior(searcher: Searcher, paths: Any, problem: Problem, name: str) -> N
     note = give_prior(searcher, load_prior(paths, problem.space, problem.direction), name)
     if note:
         print(f"searchlab: note: {note}", file=sys.stderr, flush=True)
-
-
-def _searcher_name(node: Mapping[str, Any]) -> str:
-    """The searcher's public name (its class's ``name``), for runs started without the CLI."""
-    try:
-        cls: Any = registered_class("searcher", node.get("_target_"), "searcher")
-        return str(cls.name)
-    except Exception:  # make_searcher reports a bad target properly
-        return str(node.get("_target_", "searcher")).rsplit(".", 1)[-1]
 
 
 def _space_size(problem: Any) -> int | None:

@@ -37,6 +37,7 @@ from typing import Any
 from searchlab.core.records import Config, Direction, Status
 from searchlab.core.spaces import KnobSpace, Space
 from searchlab.errors import ConfigError
+from searchlab.searchers import Searcher
 
 
 @dataclass(frozen=True)
@@ -194,12 +195,10 @@ def load_prior(paths: Sequence[str] | None, space: Space, direction: Direction) 
     return Prior(tuple(match(read_prior(str(p)), space, direction) for p in paths))
 
 
-def give_prior(searcher: Any, prior: Prior | None, name: str) -> str | None:
+def give_prior(searcher: Searcher, prior: Prior | None, name: str) -> str | None:
     """Hand the prior to the searcher once, before its first proposal; a note when it ignores it."""
     if prior is None:
         return None
-    attach = getattr(searcher, "attach_prior", None)
-    if not callable(attach):
+    if not searcher.attach_prior(prior):  # Searcher.attach_prior: False where the searcher ignores priors
         return f"searcher={name} does not learn from priors: prior= is checked but unused (a cold run)"
-    attach(prior)
     return None

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from searchlab.run.loop import Budget, LoopState, is_known_infeasible
+from searchlab.run.loop import Budget, LoopState, Progress, is_known_infeasible
 
 
 def resume_line(done: int, budget: Budget) -> str:
@@ -34,7 +34,7 @@ def _fmt_time(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
-class ProgressReporter:
+class ProgressReporter(Progress):
     """Shows evaluations, failures, best so far, elapsed time and ETA.
 
     ``mode``: ``bar`` (rewrite one line, at most 10 times a second), ``log`` (a line every

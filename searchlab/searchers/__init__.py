@@ -22,6 +22,7 @@ from searchlab.searchers._bandit.tag import TagConfig, TagSearcher
 from searchlab.searchers._bandit.tag_scaled import ArmTerms, TagScaledConfig, TagScaledSearcher, ascent_terms
 from searchlab.searchers._bandit.uct import UctConfig, UctSearcher
 from searchlab.searchers._base import Proposal, ProposalLike, Searcher
+from searchlab.searchers._build import SearcherSpec, build_searcher, searcher_class, searcher_name
 from searchlab.searchers._dp import DpConfig, DpSearcher, SubproblemGraph
 from searchlab.searchers._dp_tag import DpTagConfig, DpTagSearcher
 from searchlab.searchers._exhaustive import ExhaustiveConfig, ExhaustiveSearcher
@@ -152,6 +153,7 @@ __all__ = [
     "ProposalLike",
     "RandomSearcher",
     "Searcher",
+    "SearcherSpec",
     "SimpleSearcher",
     "SimulatedAnnealingSearcher",
     "SubproblemGraph",
@@ -165,6 +167,9 @@ __all__ = [
     "Tunable",
     "UctSearcher",
     "ascent_terms",
+    "build_searcher",
+    "searcher_class",
     "searcher_config",
+    "searcher_name",
     "tunable_ranges",
 ]

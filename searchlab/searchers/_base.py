@@ -182,6 +182,12 @@ class Searcher(ABC):
 
     # -- state ---------------------------------------------------------------------------
     @property
+    def next_id(self) -> int:
+        """The id the next candidate gets: a result its driver measured without asking (a host tool's resumed or
+        enqueued trial) is recorded under it and then replayed (:meth:`searchlab.run.loop.SearchLoop.observe`)."""
+        return self._next_id
+
+    @property
     def pending(self) -> Mapping[int, Candidate]:
         return MappingProxyType(self._pending)
 
@@ -206,7 +212,24 @@ class Searcher(ABC):
     def n_seen(self) -> int:
         return len(self._seen)
 
-    # -- hooks ---------------------------------------------------------------------------
+    # -- optional hooks of the run (issue 52, item 3): declared here with a default, never looked up by name --
+    def attach_prior(self, prior: Any) -> bool:
+        """``prior=``: tables of earlier runs matched to this space (:class:`searchlab.run.priors.Prior`), handed
+        over once before the first proposal. Returns whether the searcher learns from it; the default ignores
+        it (False: the run notes that ``prior=`` was checked but unused, a cold run)."""
+        return False
+
+    def prior_report(self) -> Mapping[str, Any] | None:
+        """What the searcher made of its prior -- the tables used, their weights, a ``line`` for the run's
+        notes -- for ``summary.json["priors"]``; None (the default): nothing to report."""
+        return None
+
+    def shortfall(self) -> str | None:
+        """Why a searcher that is not anytime ended without a usable result (DP short of budget: paper 002
+        §4.2), said in the run's summary when it stopped on its budget; None (the default): nothing to explain."""
+        return None
+
+    # -- hooks of the algorithm ------------------------------------------------------------
     @abstractmethod
     def _ask(self, n: int) -> Sequence[ProposalLike]:
         """Propose up to ``n`` configurations of ``self.space`` (see ``self.pending``)."""
@@ -215,4 +238,5 @@ class Searcher(ABC):
         """Learn from one result (any order; also called for replayed results)."""
 
     def _done(self) -> bool:
+        """True once the searcher has nothing more to propose (exhausted or converged); False by default."""
         return False

@@ -89,14 +89,15 @@ class AucBandit:
 
 
 def _searcher_class(name: str) -> type[Searcher]:
-    """A member by its registered name: built-ins and plugins alike (searchlab.registry)."""
+    """A member by its registered name: built-ins and plugins alike (the one lookup, searchlab.searchers._build)."""
     from searchlab import registry
+    from searchlab.searchers._build import searcher_class
 
     names = set(registry.searchers())
     if name not in names or name == "portfolio":
         raise ConfigError(f"searcher.members: {name!r} is not a searcher a portfolio can hold; "
                           f"choose from {sorted(names - {'portfolio'})}")
-    cls = registry.searcher_class(name)
+    cls = searcher_class(name, "searcher.members")
     if not issubclass(cls, Searcher) or issubclass(cls, PortfolioSearcher):
         raise ConfigError(f"searcher.members: {name!r} is not a searcher a portfolio can hold")
     return cls
@@ -130,6 +131,8 @@ class PortfolioSearcher(Searcher):
         self._exhausted = False
 
     def _build(self, names: list[str], options: dict[str, Mapping[str, Any]]) -> tuple[list[Searcher], list[str]]:
+        from searchlab.searchers._build import build_searcher
+
         classes = [_searcher_class(n) for n in names]
         seeds: list[int | None] = [None] * len(names)
         if self.seed is not None:
@@ -143,7 +146,8 @@ class PortfolioSearcher(Searcher):
                 log.warning("portfolio: skipping member %s: %s", name, reason)
                 reasons.append(reason)
                 continue
-            built.append(cls(self.problem_space, direction=self.direction, seed=seed, **dict(options.get(name, {}))))
+            built.append(build_searcher(cls, self.problem_space, direction=self.direction, seed=seed,
+                                        options=options.get(name, {}), where=f"searcher.members: {name}"))
             kept.append(name)
         if not built:
             raise IncompatibleError("searcher 'portfolio': no member can work on this problem: " + "; ".join(reasons))

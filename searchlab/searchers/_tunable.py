@@ -146,9 +146,9 @@ def describe_ranges(ranges: Mapping[str, Tunable]) -> str:
 
 def registered_ranges_text(name: str) -> str:
     """:func:`describe_ranges` of the registered searcher ``name`` (``""`` if it cannot be loaded)."""
-    from searchlab import registry
+    from searchlab.searchers._build import searcher_class
 
     try:
-        return describe_ranges(tunable_ranges(registry.searcher_class(name)))
+        return describe_ranges(tunable_ranges(searcher_class(name)))
     except ConfigError:
         return ""

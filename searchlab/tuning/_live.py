@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from searchlab.adapters.grammar.dft import SEARCH_BATCH_S, SEARCH_PROTOCOL
-from searchlab.core.records import Config, Direction, FailureMode, Measurement, Result, loss
+from searchlab.core.records import Config, Direction, FailureMode, Measurement, loss
 from searchlab.errors import ConfigError, EvaluationError
 
 SPEC = re.compile(r"^dft:(\d+)$")
@@ -131,27 +131,29 @@ class LiveTarget:
         return float(entry["reference"])
 
     def _drive(self, searcher: Any, budget: int) -> list[float]:
-        """Ask/tell one at a time; the best-so-far loss after each full-size evaluation."""
+        """The one loop (:func:`searchlab.run.loop.search`) with this target's cached measurement as its worker,
+        until ``budget`` full-size evaluations (sub-problems do not count); the best-so-far loss after each."""
+        from searchlab.run.loop import search
+
         curve: list[float] = []
         best = math.inf
-        searcher.set_budget(budget)
-        while len(curve) < budget:
-            batch = searcher.ask(1)
-            if not batch:
-                break
-            m = self.measure(batch[0].config)
-            searcher.tell(Result(batch[0], m))
+
+        def evaluate(candidate: Any) -> Measurement:
+            nonlocal best
+            m = self.measure(candidate.config)
             if not m.is_subproblem:
                 best = min(best, loss(m, Direction.MAXIMIZE))
                 curve.append(best)
+            return m
+
+        search(searcher, evaluate, horizon=budget, until=lambda: len(curve) >= budget)
         return curve
 
     def replay(self, searcher: str, settings: Mapping[str, Any], seed: int, budget: int) -> list[float]:
         """The best-so-far loss (-Mflop/s) after each of ``budget`` evaluations of one seeded run."""
-        from searchlab import registry
+        from searchlab.searchers import build_searcher
 
-        cls = registry.searcher_class(searcher)
-        instance = cls(self.space, direction=Direction.MAXIMIZE, seed=seed, **dict(settings))
+        instance = build_searcher(searcher, self.space, direction=Direction.MAXIMIZE, seed=seed, options=settings)
         curve = self._drive(instance, budget)
         return curve + [curve[-1] if curve else math.inf] * (budget - len(curve))
 

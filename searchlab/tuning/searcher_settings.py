@@ -242,15 +242,12 @@ def loss_of_best(table: Any) -> float:
 
 def registry_class(name: str) -> type[Searcher]:
     from searchlab import registry
-    from searchlab.searchers import Searcher
+    from searchlab.searchers import searcher_class
 
     if name not in registry.searchers():
         raise ConfigError(f"problem.searcher={name}: no such searcher is registered "
                           f"(available: {', '.join(sorted(registry.searchers()))})")
-    cls = registry.searcher_class(name)
-    if not issubclass(cls, Searcher):
-        raise ConfigError(f"problem.searcher={name}: its target is not a Searcher")
-    return cls
+    return searcher_class(name, f"problem.searcher={name}")
 
 
 def overrides(searcher: str, settings: Mapping[str, Any]) -> list[str]:

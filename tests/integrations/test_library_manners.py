@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 
-def test_study_figures_leave_the_users_matplotlib_backend_alone() -> None:
-    code = ("import matplotlib; matplotlib.use('svg'); import searchlab, searchlab.study.analysis.plots as p; "
-            "fig, ax = p._axes('t', 'x', 'y'); ax.plot([1, 2], [3, 4]); png, svg = p._render(fig); "
+def test_figures_leave_the_users_matplotlib_backend_alone() -> None:
+    """The one figure stack (searchlab.core.figures: the study's, the run's) never picks a backend."""
+    code = ("import matplotlib; matplotlib.use('svg'); import searchlab, searchlab.core.figures as p; "
+            "fig, ax = p.axes('t', 'x', 'y'); ax.plot([1, 2], [3, 4]); png, svg = p.render(fig); "
             "assert png.startswith(b'\\x89PNG') and '<svg' in svg, png[:10]; print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={k: v for k, v in os.environ.items() if k != "MPLBACKEND"})

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import searchlab.adapters.futhark._versus as versus
+import searchlab.run.budget as budget
 import searchlab.run.confirm as confirm
 import searchlab.run.loop as loop
 from searchlab.core.records import Candidate, Config, Direction, Measurement, Result
@@ -99,6 +100,7 @@ def test_a_prediction_is_the_configurations_latest_time_else_the_latest_of_any()
 def test_the_search_starts_no_evaluation_that_would_end_past_the_wall_time(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = Clock()
     monkeypatch.setattr(loop, "time", clock)
+    monkeypatch.setattr(budget, "time", clock)  # the loop's counters (LoopState.elapsed) read this clock
     space = KnobSpace((IntKnob("x", 0, 99),))
     worker = OneWorker(clock, lambda c: 30.0 if c["x"] % 2 else 10.0, lambda c: float(c["x"]))
     search = SearchLoop(RandomSearcher(space, seed=0), worker, Budget(evaluations=100, wall_time_s=180),  # type: ignore[arg-type]

@@ -121,12 +121,12 @@ def test_report_and_summary_mark_the_cells_that_are_not_held_out(tmp_path: Path)
 
 
 def test_figures_are_svg_and_png_sized_for_a_paper_and_no_title_is_cut(tmp_path: Path) -> None:
-    from searchlab.study.analysis import plots as _plots
+    from searchlab.core import figures as _plots
 
     long = "a_problem_label_long_enough_to_run_past_the_edge_of_any_figure_at_nine_points_" * 2
     with _plots.paper_style():
-        fig, _ = _plots._axes(f"{long}: best so far vs evaluations", "evaluations", "fraction")
-        png, svg = _plots._render(fig)
+        fig, _ = _plots.axes(f"{long}: best so far vs evaluations", "evaluations", "fraction")
+        png, svg = _plots.render(fig)
         renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
         box = fig.axes[0].title.get_window_extent(renderer)
     assert box.x0 >= 0 and box.x1 <= fig.bbox.width  # the title fits inside the figure

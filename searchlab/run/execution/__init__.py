@@ -3,12 +3,14 @@
 from searchlab.recompose import build_problem
 from searchlab.run.execution._auto import AutoExecutor, needs_ray
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
+from searchlab.run.execution._inline import InlineExecutor
 from searchlab.run.execution._serial import SerialExecutor
 from searchlab.run.execution._worker import WorkerRuntime, limit_threads
 
 __all__ = [
     "AutoExecutor",
     "Executor",
+    "InlineExecutor",
     "ProblemSource",
     "RayExecutor",
     "SerialExecutor",

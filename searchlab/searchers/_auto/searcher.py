@@ -38,11 +38,11 @@ from searchlab.searchers._tunable import Annotated, Tunable
 
 def _delegate_class(name: str, option: str) -> type[Searcher]:
     from searchlab import registry
+    from searchlab.searchers._build import searcher_class  # the one lookup (issue 52)
 
     if name in ("auto", "portfolio") or name not in registry.searchers():
         raise ConfigError(f"searcher.{option}={name!r}: must name a registered searcher other than auto/portfolio")
-    cls: type[Searcher] = registry.searcher_class(name)
-    return cls
+    return searcher_class(name, f"searcher.{option}")
 
 
 class AutoSearcher(Searcher):

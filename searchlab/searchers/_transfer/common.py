@@ -41,9 +41,10 @@ def checked_k(k: int, low: int, hint: str = "") -> int:
 def base_class(name: str) -> type[Searcher]:
     """A registered searcher that can be a transfer searcher's base (not a transfer one, not portfolio)."""
     from searchlab import registry
+    from searchlab.searchers._build import searcher_class
 
     names = set(registry.searchers())
-    cls = registry.searcher_class(name) if name in names else None
+    cls = searcher_class(name, "searcher.base") if name in names else None
     if cls is None or name == "portfolio" or not issubclass(cls, Searcher) or issubclass(cls, TransferBase):
         allowed = sorted(n for n in names if n != "portfolio" and not n.startswith("transfer"))
         raise ConfigError(f"searcher.base={name!r}: must name a registered searcher that is neither portfolio nor "
@@ -84,12 +85,13 @@ class TransferBase(Searcher):
         return reason or base_class(cls.default_base).incompatibility(space, capabilities)
 
     # -- prior ------------------------------------------------------------------------
-    def attach_prior(self, prior: Any) -> None:
+    def attach_prior(self, prior: Any) -> bool:
         """Called once by the run's preparation (searchlab.run.priors.give_prior), before any proposal."""
         if self.n_seen or self.prior is not None:
             raise ConfigError(f"searcher {self.name!r}: a prior must be attached once, before the first proposal")
         self.prior = prior
         self._on_prior(prior)
+        return True
 
     def _on_prior(self, prior: Any) -> None:
         """Hook: plan the front from the prior (the default: nothing, i.e. a cold run)."""
@@ -111,7 +113,10 @@ class TransferBase(Searcher):
         seed = None
         if self.seed is not None:
             seed = int(np.random.SeedSequence([int(self.seed), self._generation]).generate_state(1)[0])
-        return self._base_cls(space, direction=self.direction, seed=seed, **{**self._base_options, **options})
+        from searchlab.searchers._build import build_searcher
+
+        return build_searcher(self._base_cls, space, direction=self.direction, seed=seed,
+                              options={**self._base_options, **options}, where=f"searcher.base={self._base_cls.name}")
 
     def _rebuild(self, space: Space, **options: Any) -> None:
         """A new base searcher on ``space`` that learns every result so far."""

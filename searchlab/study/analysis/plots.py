@@ -1,8 +1,9 @@
-"""The study's figures (matplotlib, Agg backend), each as SVG (vector, what report.html embeds and a paper takes)
-and PNG (200 dpi), written beside the report in ``figures/``.
+"""The study's figures, each as SVG (vector, what report.html embeds and a paper takes) and PNG (200 dpi), written
+beside the report in ``figures/``; drawn on the one figure stack (:mod:`searchlab.core.figures`, issue 52), which
+a run's plot and a reproduce's figures share.
 
 Sized for a paper (issue 45): 6.5 x 3.4 inches (a text width), 8-point text, titles wrapped and, if a line
-would still run past the figure's edge, set smaller until it fits (:func:`_fit_title`), so no title is cut off.
+would still run past the figure's edge, set smaller until it fits, so no title is cut off.
 
 - anytime curves: mean best-so-far fraction of peak vs evaluations, shaded with the seeded
   bootstrap confidence band of the mean over runs (level in the title, ``_stats.BAND_LEVEL``;
@@ -18,22 +19,20 @@ would still run past the figure's edge, set smaller until it fits (:func:`_fit_t
 from __future__ import annotations
 
 import base64
-import io
-import textwrap
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 import searchlab.study.analysis.stats as S
+from searchlab.core.figures import WIDTH_IN, paper_style, render, write
+from searchlab.core.figures import axes as _axes
 from searchlab.study.analysis.aggregate import LEVEL_GRID, Curves
 
 if TYPE_CHECKING:  # matplotlib is imported lazily (start-up time); these are for the checker only
     from matplotlib.axes import Axes
-    from matplotlib.figure import Figure as MplFigure
 
 
 @dataclass(frozen=True)
@@ -56,58 +55,6 @@ class Figure:
         return f"{safe}_{self.kind}"
 
 
-WIDTH_IN, HEIGHT_IN = 6.5, 3.4  # a paper's text width; 8-point text (RC) stays legible at that size
-DPI = 200
-RC: dict[str, Any] = {"font.size": 8, "axes.titlesize": 9, "legend.fontsize": 7, "svg.fonttype": "none",
-                      "svg.hashsalt": "searchlab"}
-TITLE_CHARS = 90  # a title line is wrapped at this many characters (about the width of the axes at 9 points)
-
-
-@contextmanager
-def paper_style() -> Iterator[None]:
-    import matplotlib
-
-    with matplotlib.rc_context(cast(Any, RC)):  # matplotlib types the keys as a Literal of every rc name
-        yield
-
-
-def _fit_title(fig: MplFigure) -> None:
-    """Shrink a title whose line still runs past the figure's edge after wrapping (one draw per step)."""
-    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
-    width = fig.bbox.width
-    for ax in fig.axes:
-        title = ax.title
-        size = float(title.get_fontsize())
-        while size > 5.0 and (title.get_window_extent(renderer).x0 < 0 or title.get_window_extent(renderer).x1 > width):
-            size -= 0.5
-            title.set_fontsize(size)
-            fig.draw_without_rendering()
-
-
-def _render(fig: MplFigure) -> tuple[bytes, str]:
-    """(PNG bytes, SVG text) of a laid-out figure; the SVG without a date, so a report is reproducible."""
-    fig.draw_without_rendering()  # constrained layout, so the title's extent is known
-    _fit_title(fig)
-    png, svg = io.BytesIO(), io.StringIO()
-    fig.savefig(png, format="png", dpi=DPI)
-    fig.savefig(svg, format="svg", metadata={"Date": None})
-    return png.getvalue(), svg.getvalue()
-
-
-def _axes(title: str, xlabel: str, ylabel: str) -> tuple[MplFigure, Axes]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), layout="constrained")  # no pyplot, no backend chosen for the user
-    FigureCanvasAgg(fig)  # its own Agg canvas: a renderer to measure the title with (_fit_title)
-    ax = fig.subplots()
-    ax.set_title("\n".join(textwrap.fill(line, TITLE_CHARS) for line in title.split("\n")))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
-    return fig, ax
-
-
 BAND = f"{round(S.BAND_LEVEL * 100)} % bootstrap CI of the mean over runs"
 
 
@@ -126,7 +73,7 @@ def _anytime(problem: str, curves: Sequence[Curves]) -> Figure:
         _banded(ax, np.arange(1, c.fractions.shape[1] + 1), c.fractions, f"{c.searcher} ({len(c.fractions)} runs)")
     ax.set_ylim(bottom=0)
     ax.legend(loc="lower right")
-    return Figure("anytime", problem, "best so far vs evaluations", *_render(fig), BAND)
+    return Figure("anytime", problem, "best so far vs evaluations", *render(fig), BAND)
 
 
 def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
@@ -141,7 +88,7 @@ def _time(problem: str, curves: Sequence[Curves]) -> Figure | None:
     ax.set_xscale("log")
     ax.set_ylim(bottom=0)
     ax.legend(loc="lower right")
-    return Figure("time", problem, "best so far vs charged time", *_render(fig), BAND)
+    return Figure("time", problem, "best so far vs charged time", *render(fig), BAND)
 
 
 def _levels(problem: str, curves: Sequence[Curves]) -> Figure:
@@ -154,7 +101,7 @@ def _levels(problem: str, curves: Sequence[Curves]) -> Figure:
         ax.fill_between(LEVEL_GRID, p30, p70, alpha=0.15, color=line.get_color())
     ax.set_xlim(0, 1.0)
     ax.legend(loc="upper left")
-    return Figure("levels", problem, "tests to level", *_render(fig))
+    return Figure("levels", problem, "tests to level", *render(fig))
 
 
 def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
@@ -175,7 +122,7 @@ def _score(problem: str, curves: Sequence[Curves]) -> Figure | None:
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_ylim(max(-1.0, low - 0.05), 1.05)
     ax.legend(loc="lower right")
-    return Figure("score", problem, "random-normalised score", *_render(fig), BAND)
+    return Figure("score", problem, "random-normalised score", *render(fig), BAND)
 
 
 def _failures(curves: Sequence[Curves]) -> Figure | None:
@@ -197,7 +144,7 @@ def _failures(curves: Sequence[Curves]) -> Figure | None:
     if modes:
         ax.legend(loc="lower right")
     fig.set_size_inches(WIDTH_IN, 1.2 + 0.3 * len(shown))
-    return Figure("failures", "", "failure shares", *_render(fig))
+    return Figure("failures", "", "failure shares", *render(fig))
 
 
 def make_figures(curves: Sequence[Curves]) -> list[Figure]:
@@ -231,7 +178,7 @@ def write_figures(figures: Sequence[Figure], folder: Path) -> list[tuple[Path, P
             stem, k = f"{fig.stem}_{k}", k + 1
         seen.add(stem)
         svg, png = folder / f"{stem}.svg", folder / f"{stem}.png"
-        svg.write_text(fig.svg, encoding="utf-8")
-        png.write_bytes(fig.png)
+        write(svg, fig.svg)
+        write(png, fig.png)
         out.append((svg, png))
     return out

@@ -17,15 +17,16 @@ from searchlab.core.provenance import Ref, file_digest, matches
 
 def declared(searcher_cfg: Any) -> tuple[Ref, ...]:
     """The refs a run's searcher config declares (() for an unregistered or undeclared searcher)."""
-    from searchlab.recompose import is_registered, registered_class
+    from searchlab.recompose import is_registered
+    from searchlab.searchers import searcher_class
 
     if not isinstance(searcher_cfg, Mapping) or not is_registered("searcher", searcher_cfg.get("_target_")):
         return ()
     try:
-        cls = registered_class("searcher", searcher_cfg["_target_"], "study")
+        cls = searcher_class(searcher_cfg, "study")
     except Exception:  # an entry point that no longer loads: nothing declared
         return ()
-    return tuple(getattr(cls, "defaults_chosen_on", ()))
+    return tuple(cls.defaults_chosen_on)
 
 
 def chosen_on(config: Mapping[str, Any]) -> str:

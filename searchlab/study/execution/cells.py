@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from searchlab.errors import ConfigError
-
 
 @dataclass(frozen=True)
 class Cell:
@@ -25,20 +23,12 @@ class Cell:
 
 
 def _compose_run(overrides: list[str]) -> dict[str, Any]:
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
+    """A cell's run config, composed as ``python -m searchlab`` composes it (the one composer), as plain values."""
     from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
 
-    from searchlab.cli.config import register_configs
-    from searchlab.core.groups import CONF_DIR
+    from searchlab.cli.compose import compose_config
 
-    register_configs()
-    try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            cfg = compose("config", overrides=overrides)
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError(f"study: overrides {overrides} do not compose: {str(exc).splitlines()[0]}") from None
+    cfg = compose_config(overrides, where=f"study: overrides {overrides} do not compose: ", resolve=True)
     container = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(container, dict)
     out: dict[str, Any] = {str(k): v for k, v in container.items()}

@@ -12,12 +12,10 @@ composed from ``searchlab/conf/`` exactly as ``python -m searchlab`` composes it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from searchlab.errors import ConfigError, append_hint, did_you_mean
+from searchlab.errors import ConfigError, did_you_mean
 
-STUDY_CONF_DIR = Path(__file__).resolve().parents[2] / "conf" / "study"
 SCHEMA_NAME = "searchlab_study_schema"
 MODES = ("replay", "live")
 
@@ -64,22 +62,15 @@ def available() -> list[str]:
 
 
 def compose_study(name: str, overrides: list[str]) -> Any:
-    """The study config ``conf/study/<name>.yaml`` with ``overrides`` applied (a DictConfig)."""
-    from hydra import compose, initialize_config_dir
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
+    """The study config ``conf/study/<name>.yaml`` with ``overrides`` applied (a DictConfig), composed by the one
+    composer (:func:`searchlab.cli.compose.compose_config`)."""
+    from searchlab.cli.compose import compose_config
 
     if name not in available():
         raise ConfigError(f"study={name}: no conf/study/{name}.yaml{did_you_mean(name, available())} "
                           f"(available: {', '.join(available())})")
     register()
-    try:
-        with initialize_config_dir(config_dir=str(STUDY_CONF_DIR), version_base="1.3"):
-            cfg = compose(name, overrides=overrides)
-    except (HydraException, OmegaConfBaseException) as exc:
-        first = f"study={name}: {exc}".splitlines()[0]
-        hint = append_hint(exc)
-        raise ConfigError((first.rstrip(".") + hint) if hint else first) from None
+    cfg = compose_config(overrides, name=name, group="study", where=f"study={name}: ")
     if cfg.mode not in MODES:
         raise ConfigError(f"study.mode={cfg.mode!r}: must be one of {list(MODES)}")
     if not isinstance(cfg.run_dirs, bool):

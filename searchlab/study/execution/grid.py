@@ -106,9 +106,7 @@ def problem_overrides(label: str, spec: Any, mode: str, tables_dir: Path) -> lis
 
 def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
     """Refuse (or, with skip_incompatible, leave out) problem/searcher pairs that cannot work."""
-    from hydra.utils import get_class
-
-    from searchlab.searchers import Searcher
+    from searchlab.searchers import searcher_class
     from searchlab.study.execution.batch import fresh_problem
 
     problems: dict[str, Any] = {}
@@ -120,9 +118,7 @@ def _check_pairs(cells: list[Cell], skip: bool) -> tuple[list[Cell], list[str]]:
         if cell.problem not in problems:
             problems[cell.problem] = fresh_problem(cell.cfg["problem"], cell.seed)[0]  # a table parsed once
         problem = problems[cell.problem]
-        cls = get_class(cell.cfg["searcher"]["_target_"])
-        if not (isinstance(cls, type) and issubclass(cls, Searcher)):
-            raise ConfigError(f"study: searcher {cell.searcher}: {cell.cfg['searcher']['_target_']!r} is not a Searcher")
+        cls = searcher_class(cell.cfg["searcher"], f"study: searcher {cell.searcher}")  # registered classes only
         reasons[key] = cls.incompatibility(problem.space, problem.capabilities) or ""
     bad = {k: v for k, v in reasons.items() if v}
     if bad and not skip:
