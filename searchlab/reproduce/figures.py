@@ -1,7 +1,7 @@
-"""The figures an experiment file's ``visualization_settings.plots`` asks for, drawn by the study's figure stack.
+"""The figures an experiment file's ``visualization_settings.plots`` asks for, drawn on the one figure stack.
 
 Each entry of ``plots`` is drawn as the reference's visualizer draws it (Willemsen et al., FGCS 2024, Figs. 5-7),
-with the study's paper style (:mod:`searchlab.study.analysis.plots`: 6.5 x 3.4 in, 8-point text, SVG + PNG):
+on the one figure stack (:mod:`searchlab.core.figures`: 6.5 x 3.4 in, 8-point text), as SVG:
 
 - ``scope: searchspace``, ``style: line``: per space and per x axis (``fevals``, ``time``) and y axis
   (``baseline``: P, the random-search baseline at 0; ``normalized``: (value - median) / (optimum - median);
@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from searchlab.study.analysis.plots import Figure, _axes, _fit_title, paper_style
+from searchlab.core.figures import axes, fit_title, paper_style
+from searchlab.study.analysis.plots import Figure
 
 __all__ = ["figures"]
 
@@ -35,15 +36,15 @@ YLABELS = {"baseline": "performance score P (random = 0, optimum = 1)", "absolut
 
 
 def _figure(kind: str, problem: str, title: str, draw: Any, xlabel: str, ylabel: str, band: str = "") -> Figure:
-    """One figure in the study's paper style, as SVG only (vector, what report.html embeds and a paper takes; the
+    """One figure in the paper style, as SVG only (vector, what report.html embeds and a paper takes; the
     study's PNG copy doubled the drawing time of a small experiment's report)."""
     import io
 
     with paper_style():
-        fig, ax = _axes(title, xlabel, ylabel)
+        fig, ax = axes(title, xlabel, ylabel)
         draw(fig, ax)
         fig.draw_without_rendering()  # constrained layout, so the title's extent is known
-        _fit_title(fig)
+        fit_title(fig)
         svg = io.StringIO()
         fig.savefig(svg, format="svg", metadata={"Date": None})
     return Figure(kind, problem, title, b"", svg.getvalue(), band)
