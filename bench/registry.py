@@ -58,5 +58,8 @@ register("peers", "peers")
 register("proposal_time", "proposal_time")
 register("integration_speed", "integration_speed")
 
+# the field's own files: searchlab reproduce against autotuning_experiment (docs/study.md, issue 51)
+register("reproduce_field", "reproduce_field")
+
 # what a user sees: every printed command pasted, the longest silence of each (issues 46 and 54)
 register("walk", "walk")

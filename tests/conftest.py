@@ -26,7 +26,7 @@ PARALLEL_SAFE = (
     "adapters/test_grammar.py", "adapters/test_grammar_dft.py", "adapters/test_peers_counting.py",
     "integrations/test_export_optuna.py", "integrations/test_optuna_sampler.py",
     "integrations/test_integration_faults.py", "cli/test_cli.py", "cli/test_bad_input.py",
-    "reproduce/test_reproduce_tables.py", "reproduce/test_reproduce_budget_escape.py",
+    "reproduce/test_reproduce_tables.py", "reproduce/test_reproduce_budget_escape.py", "interchange/test_t1.py",
     "run/test_loop.py", "run/test_budget_schedules.py", "run/test_run_lifecycle.py", "run/test_default_check.py",
     "run/test_confirm.py", "run/test_failures.py", "run/test_transfer_priors.py", "run/test_handover.py",
     "adapters/test_kernel_tuner.py", "adapters/test_table_replay_paths.py", "adapters/test_byo_t1.py",

@@ -67,3 +67,22 @@ def no_ray_sigterm_handler() -> Callable[[], None]:
         utils.set_sigterm_handler = original
 
     return undo
+
+
+def no_api_server() -> Callable[[], None]:
+    """Keep ``ray.init`` from starting the dashboard's API server (``dashboard/dashboard.py``), which Ray 2.60 starts
+    on the head even with ``include_dashboard=False`` (only its usage-stats module then; issue 51: "a dashboard
+    process runs"). searchlab uses neither the dashboard, its job API nor usage stats. Returns the undo."""
+    from ray._private import node
+
+    original = node.Node.start_api_server
+
+    def skip(self: Any, *, include_dashboard: Any, raise_on_failure: Any) -> None:
+        self._webui_url = None
+
+    setattr(node.Node, "start_api_server", skip)  # noqa: B010 (a method, replaced while ray.init runs)
+
+    def undo() -> None:
+        setattr(node.Node, "start_api_server", original)  # noqa: B010
+
+    return undo

@@ -207,8 +207,59 @@ def kt_cache_document(records: Iterable[Record], names: Sequence[str], values: M
     doc: dict[str, Any] = {
         "device_name": device, "kernel_name": kernel, "problem_size": problem_size if problem_size is not None else [],
         "tune_params_keys": list(names), "tune_params": {n: [_plain(v) for v in values[n]] for n in names},
-        "objective": key, "cache": cache,
+        "objective": key,
     }
     if direction is Direction.MAXIMIZE:
         doc["objective_higher_is_better"] = True
+    doc["cache"] = cache  # last: Kernel Tuner reads a file that does not end in "}}}" as an unclosed cache
     return doc
+
+
+_T4_TO_MS = {"seconds": 1000.0, "s": 1000.0, "milliseconds": 1.0, "miliseconds": 1.0, "ms": 1.0,
+             "microseconds": 1e-3, "us": 1e-3, "nanoseconds": 1e-6, "ns": 1e-6}
+
+
+def kt_cache_from_t4(doc: Mapping[str, Any], tune_params: Mapping[str, Sequence[Any]], *, kernel: str,
+                     problem_size: Any, device: str, objective: str, higher_is_better: bool) -> dict[str, Any]:
+    """Kernel Tuner's cache of a T4 results document (checked already: :func:`searchlab.interchange.t4.read_t4`),
+    for Kernel Tuner's simulation mode where the brute-forced space exists only as T4 (issue 51: the hub's
+    hyperparameter spaces). Kernel Tuner keys an entry by the values joined with commas in ``tune_params``'s order
+    and charges ``compile_time + verification_time + benchmark_time`` (ms) against a time limit; here those are the
+    T4 row's ``compilation``, ``validation`` and the sum of its ``runtimes`` (what the methodology's time axis
+    counts), ``times`` its runtimes. A row that failed keeps Kernel Tuner's error string as its objective
+    (``compile``: ``CompilationFailedConfig``, ``constraints``: ``InvalidConfig``, any other: ``RuntimeFailedConfig``);
+    ``framework_time`` and ``strategy_time`` are measured again by Kernel Tuner when it replays, so they are 0."""
+    unit = str((doc.get("metadata") or {}).get("timeunit", "seconds")).lower()
+    scale = _T4_TO_MS.get(unit, 1.0)
+    names = list(tune_params)
+    errors = {"compile": "CompilationFailedConfig", "constraints": "InvalidConfig"}
+    cache: dict[str, Any] = {}
+    for row in doc["results"]:
+        conf, times = row["configuration"], row.get("times") or {}
+        key = ",".join(str(conf[n]) for n in names)
+        if key in cache:
+            continue  # T4 is a history: the first record of a configuration, as read_t4 keeps it
+        entry: dict[str, Any] = {n: conf[n] for n in names}
+        values = {m.get("name"): m.get("value") for m in row.get("measurements") or () if isinstance(m, Mapping)}
+        for name, value in values.items():
+            if isinstance(name, str) and name not in entry:
+                entry[name] = value
+        if row.get("invalidity") != "correct":
+            entry[objective] = errors.get(str(row.get("invalidity")), "RuntimeFailedConfig")
+        runtimes = [scale * float(t) for t in times.get("runtimes") or () if isinstance(t, (int, float))]
+        entry.update(times=runtimes, compile_time=scale * _ms(times.get("compilation", times.get("compilation_time"))),
+                     verification_time=scale * _ms(times.get("validation")), benchmark_time=sum(runtimes),
+                     framework_time=0.0, strategy_time=0.0)
+        cache[key] = entry
+    out: dict[str, Any] = {"device_name": device, "kernel_name": kernel, "problem_size": problem_size,
+                           "tune_params_keys": names, "tune_params": {n: list(v) for n, v in tune_params.items()},
+                           "objective": objective}
+    if higher_is_better:
+        out["objective_higher_is_better"] = True
+    out["cache"] = cache  # last: Kernel Tuner reads a file that does not end in "}}}" as an unclosed cache
+    return out
+
+
+def _ms(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        else 0.0

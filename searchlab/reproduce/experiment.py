@@ -1,42 +1,31 @@
-"""An ``autotuning_methodology`` schema-1.2.0 experiment file, read and expanded as the reference expands it.
+"""An ``autotuning_methodology`` experiment file, read and expanded as the reference reads and expands it.
 
-The reference (``autotuning_methodology/experiments.py``, ``get_experimental_groups``) makes one group per
-GPU x application x strategy, each strategy's keys over ``experimental_groups_defaults``; relative paths
-are taken from the working directory. We do the same, falling back to the experiment file's own directory
-so a file works from anywhere, and check everything a run needs *before* anything is written: a bad file is
-one line and exit 2 (:class:`~searchlab.errors.ConfigError`), never a half-made output directory.
+What the reference accepts is what runs (issue 51, item 1): the file is validated against the installed package's
+own schema, which takes any ``version`` string (files of schema 1.0.0-1.2.0 are all in the field; the
+``standardization`` branch's 1.2.0 schema is a subset of it); the groups are every GPU x application x strategy
+(``experiments.get_experimental_groups``), each strategy's keys over ``experimental_groups_defaults``; a group
+without an ``autotuner`` is refused, and KTT (or any autotuner but Kernel Tuner) is refused, both as the reference
+refuses them. Each space is read by :mod:`.spaces`, the file's limits, names and strategies are checked by
+:mod:`.checks`, and all of it happens before anything is written: a bad file is one line and exit 2
+(:class:`~searchlab.errors.ConfigError`), never a half-made output directory.
 """
 
 from __future__ import annotations
 
-import ast
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from searchlab.errors import ConfigError
+from searchlab.reproduce import checks
+from searchlab.reproduce.spaces import Space, find, read_space
 
-__all__ = ["Experiment", "Group", "Space", "load_experiment"]
+__all__ = ["Experiment", "Group", "load_experiment", "needs"]
 
 TIME_KEYS = ("compilation", "runtimes", "framework", "search_algorithm", "validation")
-
-
-@dataclass(frozen=True)
-class Space:
-    """One brute-forced space: a GPU x application, its T4 file and (when there) Kernel Tuner's cache."""
-
-    gpu: str
-    application: str
-    t1: Path  # the application's T1 input file (tuning parameters, restrictions)
-    t4: Path  # the full search space file the pattern names (statistics, baseline)
-    kt_cache: Path | None  # the Kernel Tuner cache the reference's runs read (the T4 name without "_T4")
-    objective: str
-    minimization: bool
-
-    @property
-    def key(self) -> str:
-        return f"{self.gpu}+{self.application}"  # as report_experiments.get_aggregation_data_key
+EXTRA = "pip install 'searchlab[reproduce]'"
 
 
 @dataclass(frozen=True)
@@ -47,7 +36,7 @@ class Group:
     name: str
     display_name: str
     search_method: str
-    custom_path: Path | None
+    custom: str | None  # None: a Kernel Tuner strategy; "searchlab": SearchlabOptAlg from the registry; else a file
     hyperparameters: tuple[tuple[str, Any], ...]
     repeats: int
     samples: int
@@ -55,6 +44,7 @@ class Group:
     min_fraction_valid: float | None
     min_valid: int | None
     cutoff_margin: float
+    seed: int | None = None  # a seed the file fixes (SearchlabOptAlg's ``seed``), used by every repeat
 
     @property
     def key(self) -> str:
@@ -64,155 +54,151 @@ class Group:
 @dataclass(frozen=True)
 class Experiment:
     path: Path
-    raw: dict[str, Any] = field(repr=False)
+    raw: Mapping[str, Any] = field(repr=False)
+    digest: str
     name: str
+    version: str | None
     spaces: tuple[Space, ...]
     groups: tuple[Group, ...]
     strategies: tuple[str, ...]  # the file's strategy names, in its order
-    display: dict[str, str]
+    display: Mapping[str, str]
     cutoff_percentile: float
     cutoff_percentile_start: float
     cutoff_type: str
     time_keys: tuple[str, ...]
     resolution: int
     confidence_level: float
+    plots: tuple[Mapping[str, Any], ...]
+    allow_code: bool = False
 
 
-def _find(value: str, base: Path, what: str) -> Path:
-    path = Path(value)
-    for candidate in (path, base / path) if not path.is_absolute() else (path,):
-        if candidate.exists():
-            return candidate.absolute()  # not resolve(): the reference looks for Kernel Tuner's cache beside a link
-    raise ConfigError(f"{what} {value!r}: no such file (looked in {Path.cwd()} and {base})")
+def needs() -> None:
+    """Kernel Tuner and autotuning_methodology, or one line naming the extra that installs them."""
+    from importlib.util import find_spec
+
+    missing = [name for name in ("kernel_tuner", "autotuning_methodology") if find_spec(name) is None]
+    if missing:
+        raise ConfigError(f"searchlab reproduce runs Kernel Tuner and scores with autotuning_methodology; "
+                          f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed: {EXTRA}")
 
 
-def _read(path: Path) -> dict[str, Any]:
-    from autotuning_methodology.validators import get_experiment_schema_filepath
+def _read(path: Path) -> tuple[dict[str, Any], str]:
+    import hashlib
+
     from jsonschema import ValidationError, validate
 
-    if not path.is_file():
-        raise ConfigError(f"experiment file {str(path)!r}: no such file")
+    from searchlab.core import files, jsondata
+
+    shown = f"experiment file {str(path)!r}"
+    if not path.exists():
+        raise ConfigError(f"{shown}: no such file")
+    data = files.read_bytes(path, "experiment file")  # a regular file, at most SEARCHLAB_MAX_READ_MB
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"experiment file {str(path)!r}: not JSON ({exc})") from None
+        raw = jsondata.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"{shown}: not JSON ({str(exc).splitlines()[0][:200]})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{shown}: its top level is {type(raw).__name__}, not an object")
+    from autotuning_methodology.validators import get_experiment_schema_filepath
+
     schema = json.loads(get_experiment_schema_filepath().read_text(encoding="utf-8"))
-    if not isinstance(raw, dict) or raw.get("version") != schema["version"]:
-        found = raw.get("version") if isinstance(raw, dict) else type(raw).__name__
-        raise ConfigError(f"experiment file {str(path)!r}: version {found!r}, must be schema {schema['version']}")
     try:
         validate(instance=raw, schema=schema)
     except ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(top)"
-        raise ConfigError(f"experiment file {str(path)!r}: {where}: {exc.message} (schema 1.2.0)") from None
-    return raw
+        raise ConfigError(f"{shown}: {where}: {exc.message[:300]} (autotuning_methodology's experiment schema, "
+                          "which the reference validates against too)") from None
+    return raw, hashlib.sha256(data).hexdigest()
 
 
-def _strategy_check(strategy: dict[str, Any], base: Path) -> Path | None:
-    from kernel_tuner.interface import strategy_map
+def _autotuner(strategy: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+    tuner = strategy.get("autotuner", defaults.get("autotuner"))
+    if tuner is None:
+        raise ConfigError(f"strategy {strategy['name']!r}: no 'autotuner', in the strategy or experimental_groups_"
+                          "defaults (the reference requires it for every group)")
+    if tuner != "KernelTuner":
+        raise ConfigError(f"strategy {strategy['name']!r}: autotuner {tuner!r} is not supported; only KernelTuner "
+                          "runs (autotuning_methodology 1.1.0 refuses KTT too: 'KTT is working on supporting the "
+                          "shared interface')")
 
-    method = strategy["search_method"]
-    if strategy.get("autotuner", "KernelTuner") != "KernelTuner":
-        raise ConfigError(f"strategy {strategy['name']!r}: autotuner {strategy['autotuner']!r} is not supported "
-                          "(only KernelTuner; the reference refuses KTT too)")
+
+def _custom(strategy: Mapping[str, Any], base: Path, allow_code: bool) -> tuple[str | None, int | None]:
+    """Where a strategy's code comes from, and the seed a SearchlabOptAlg fixes."""
+    what = f"strategy {strategy['name']!r}"
+    method = str(strategy["search_method"])
+    params = checks.hyperparameters(strategy, what)
     if "custom_search_method_path" not in strategy:
-        if method not in strategy_map:
-            raise ConfigError(f"strategy {strategy['name']!r}: search_method {method!r} is not a Kernel Tuner 1.5 "
-                              f"strategy (one of: {', '.join(sorted(strategy_map))})")
-        return None
-    path = _find(strategy["custom_search_method_path"], base, f"strategy {strategy['name']!r}: "
-                 "custom_search_method_path")
-    classes = {n.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.ClassDef)}
-    if method not in classes and not (method == "SearchlabOptAlg" and "Strategy" in classes):
-        raise ConfigError(f"strategy {strategy['name']!r}: no class {method!r} in {path}")
-    params = {p.get("name"): p.get("value") for p in strategy.get("search_method_hyperparameters", [])}
-    if method == "SearchlabOptAlg":
-        from searchlab import registry
+        if method not in checks.KERNEL_TUNER_STRATEGIES:
+            raise ConfigError(f"{what}: search_method {method!r} is not a Kernel Tuner 1.5 strategy (one of: "
+                              f"{', '.join(sorted(checks.KERNEL_TUNER_STRATEGIES))})")
+        return None, None
+    path = find(str(strategy["custom_search_method_path"]), base, f"{what}: custom_search_method_path")
+    from searchlab.core.files import regular_file
 
-        try:
-            registry.searcher_class(str(params.get("searcher", "auto")))
-        except Exception as exc:  # the registry's own one-line refusal
-            raise ConfigError(f"strategy {strategy['name']!r}: searcher {params.get('searcher')!r}: {exc}") from None
-    return path
+    regular_file(path, f"{what}: custom_search_method_path")
+    if checks.is_searchlab_module(path) and method == checks.SEARCHLAB_OPTALG:
+        _, fixed, _ = checks.searchlab_params(params, what)
+        return "searchlab", fixed
+    if not allow_code:
+        raise ConfigError(f"{what}: custom_search_method_path={str(path)!r} would import and run that file's code; "
+                          "pass --allow-code to allow it (docs/security.md)")
+    checks.custom_class(path, method, f"{what}: custom_search_method_path")
+    return str(path), None
 
 
-def _application(app: dict[str, Any], base: Path) -> tuple[Path, str, bool]:
-    folder = Path(app.get("folder", "."))
-    t1 = _find(str(folder / app["input_file"]), base, f"application {app['name']!r}: input_file")
-    keys = app.get("objective_performance_keys")
-    if not keys:
-        raise ConfigError(f"application {app['name']!r}: give objective_performance_keys (one key)")
-    if len(keys) != 1:
-        raise ConfigError(f"application {app['name']!r}: objective_performance_keys {keys}: one key only "
-                          "(the reference refuses multi-objective too)")
-    objective = keys[0]
-    if "minimization" in app:
-        return t1, objective, bool(app["minimization"])
-    if "time" in objective.lower():
-        return t1, objective, True
-    if any(k in objective.lower() for k in ("score", "gflop/s", "gflops", "gb/s")):
-        return t1, objective, False
-    raise ConfigError(f"application {app['name']!r}: objective {objective!r}: set 'minimization' (the direction "
-                      "cannot be inferred)")
-
-
-def _spaces(raw: dict[str, Any], base: Path) -> list[Space]:
-    defaults = raw["experimental_groups_defaults"]
-    pattern = defaults.get("pattern_for_full_search_space_filenames")
-    if pattern is None:
-        raise ConfigError("experimental_groups_defaults: give pattern_for_full_search_space_filenames "
-                          "(SimulationInput in the T1 file is not supported)")
-    out: list[Space] = []
-    for gpu in defaults["gpus"]:
-        for app in defaults["applications"]:
-            t1, objective, minimization = _application(app, base)
-            name = pattern["regex"].replace("${applications}", app["name"]).replace("${gpus}", gpu)
-            if "${" in name:
-                raise ConfigError(f"pattern {pattern['regex']!r}: only ${{applications}} and ${{gpus}} are supported")
-            t4 = _find(name, base, f"space {gpu}/{app['name']}: full search space file")
-            cache = t4.with_name(t4.name.replace("_T4", ""))
-            out.append(Space(gpu, app["name"], t1, t4, cache if cache != t4 and cache.is_file() else None,
-                             objective, minimization))
-    return out
-
-
-def _group(space: Space, strategy: dict[str, Any], defaults: dict[str, Any], custom: Path | None) -> Group:
-    merged = {**{k: v for k, v in defaults.items() if k not in ("applications", "gpus",
-                                                                 "pattern_for_full_search_space_filenames")},
-              **strategy}
-    params = tuple((str(p["name"]), p["value"]) for p in strategy.get("search_method_hyperparameters", []))
-    return Group(space=space, name=strategy["name"], display_name=strategy["display_name"],
-                 search_method=strategy["search_method"], custom_path=custom, hyperparameters=params,
-                 repeats=int(merged.get("repeats", 100)), samples=int(merged.get("samples", 32)),
+def _group(space: Space, strategy: Mapping[str, Any], defaults: Mapping[str, Any], custom: tuple[str | None, int | None],
+           what: str) -> Group:
+    merged = {**{k: v for k, v in defaults.items()
+                 if k not in ("applications", "gpus", "pattern_for_full_search_space_filenames")}, **strategy}
+    fraction = merged.get("minimum_fraction_of_budget_valid")
+    return Group(space=space, name=str(strategy["name"]), display_name=str(strategy["display_name"]),
+                 search_method=str(strategy["search_method"]), custom=custom[0],
+                 hyperparameters=checks.hyperparameters(strategy, what),
+                 repeats=checks.limited(merged.get("repeats", 100), f"{what}: repeats", 1, checks.MAX_REPEATS),
+                 samples=checks.limited(merged.get("samples", 32), f"{what}: samples", 1, checks.MAX_SAMPLES),
                  stochastic=bool(merged.get("stochastic", True)),
-                 min_fraction_valid=merged.get("minimum_fraction_of_budget_valid"),
+                 min_fraction_valid=None if fraction is None else float(fraction),
                  min_valid=merged.get("minimum_number_of_valid_search_iterations"),
-                 cutoff_margin=float(merged.get("cutoff_margin", 0.1)))
+                 cutoff_margin=checks.margin(merged.get("cutoff_margin", 0.1), f"{what}: cutoff_margin"),
+                 seed=custom[1])
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def load_experiment(path: str | Path, allow_code: bool = False) -> Experiment:
     """The experiment file at ``path``, checked whole (one line per refusal, nothing written)."""
+    needs()
     path = Path(path)
-    raw = _read(path)
+    raw, digest = _read(path)
     base = path.resolve().parent
-    defaults = raw["experimental_groups_defaults"]
-    names = [s["name"] for s in raw["search_strategies"]]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"search_strategies: names {names} are not unique")
-    if defaults.get("autotuner", "KernelTuner") != "KernelTuner":
-        raise ConfigError(f"experimental_groups_defaults: autotuner {defaults['autotuner']!r}: only KernelTuner")
-    customs = {s["name"]: _strategy_check(s, base) for s in raw["search_strategies"]}
-    spaces = _spaces(raw, base)
-    groups = tuple(_group(sp, s, defaults, customs[s["name"]]) for sp in spaces for s in raw["search_strategies"])
-    stats = raw["statistics_settings"]
+    defaults, stats, vis = raw["experimental_groups_defaults"], raw["statistics_settings"], raw["visualization_settings"]
+    strategies = raw["search_strategies"]
+    names = [str(s["name"]) for s in strategies]
+    checks.unique(names, "search_strategies")
+    gpus = [str(g) for g in checks.nonempty(defaults.get("gpus"), "gpus")]
+    apps = checks.nonempty(defaults.get("applications"), "applications")
+    checks.unique(gpus, "gpus")
+    checks.unique([str(a["name"]) for a in apps], "applications")
+    for strategy in strategies:
+        _autotuner(strategy, defaults)
+    customs = {str(s["name"]): _custom(s, base, allow_code) for s in strategies}
     keys = list(stats["objective_time_keys"])
-    time_keys = TIME_KEYS if "all" in keys else tuple(keys)
-    vis = raw["visualization_settings"]
-    if int(vis["resolution"]) != vis["resolution"]:
-        raise ConfigError(f"visualization_settings.resolution {vis['resolution']!r}: must be an integer")
-    return Experiment(path=path.resolve(), raw=raw, name=raw["name"], spaces=tuple(spaces), groups=groups,
-                      strategies=tuple(names), display={s["name"]: s["display_name"] for s in raw["search_strategies"]},
+    time_keys = list(TIME_KEYS) if "all" in keys else keys
+    resolution = vis["resolution"]
+    if int(resolution) != resolution:
+        raise ConfigError(f"visualization_settings.resolution={resolution!r}: must be an integer")
+    checks.limited(int(resolution), "visualization_settings.resolution", 2, checks.MAX_RESOLUTION)
+    checks.limited(len(gpus) * len(apps) * len(strategies), "groups (gpus x applications x strategies)", 1,
+                   checks.MAX_GROUPS)
+    t1s: dict[str, Any] = {}
+    spaces = [read_space(raw, app, gpu, base, time_keys, t1s) for gpu in gpus for app in apps]
+    groups = tuple(_group(sp, s, defaults, customs[str(s["name"])], f"group {sp.gpu}/{sp.application}/{s['name']}")
+                   for sp in spaces for s in strategies)
+    checks.limited(sum(g.repeats for g in groups), "repeats in all groups", 1, checks.MAX_TOTAL_REPEATS)
+    version = raw.get("version")
+    return Experiment(path=path.resolve(), raw=raw, digest=digest, name=str(raw["name"]),
+                      version=None if version is None else str(version), spaces=tuple(spaces), groups=groups,
+                      strategies=tuple(names), display={str(s["name"]): str(s["display_name"]) for s in strategies},
                       cutoff_percentile=float(stats["cutoff_percentile"]),
-                      cutoff_percentile_start=float(stats.get("cutoff_percentile_start", 0.01)),
-                      cutoff_type=str(stats["cutoff_type"]), time_keys=time_keys,
-                      resolution=int(vis["resolution"]), confidence_level=float(vis["confidence_level"]))
+                      cutoff_percentile_start=float(stats["cutoff_percentile_start"]),
+                      cutoff_type=str(stats["cutoff_type"]), time_keys=tuple(time_keys), resolution=int(resolution),
+                      confidence_level=float(vis["confidence_level"]), plots=tuple(vis.get("plots") or ()),
+                      allow_code=allow_code)

@@ -1,25 +1,28 @@
-"""Budgets, cutoffs and the cache each space's runs read, as the reference sets them.
+"""Budgets, cutoffs, seeds and the repeats to run, as the reference sets them.
 
 ``experiments.calculate_budget``: the cutoff points come from the package's own
-``SearchspaceStatistics.cutoff_point_fevals_time_start_end`` on the T4 file; the budget is the cutoff time
-(``cutoff_type: time``) or the cutoff evaluations (``fevals``), times ``1 + cutoff_margin`` (0.1 unless the
-file says). ``runner.collect_results`` derives the minimum number of results a repeat must keep inside the
-cutoff. Kernel Tuner's simulation mode reads its own cache format: the reference looks for it beside the T4
-file (the T4 name without ``_T4``) and fails when it is not there; here such a space gets a cache converted
-from the T4 file (benchmark time = the sum of the recorded runtimes, which is what the methodology's time
-axis counts), written once into ``DIR/kt_cache/``.
+``SearchspaceStatistics.cutoff_point_fevals_time_start_end`` on the space; the budget is the cutoff time
+(``cutoff_type: time``) or the cutoff evaluations (``fevals``), times ``1 + cutoff_margin`` (0.1 unless the file
+says). ``runner.collect_results`` derives the minimum number of results a repeat must keep inside the cutoff.
+The statistics are built from the space as :mod:`searchlab.interchange.t4_space` read and checked it (the package
+is handed that document instead of reading the file again).
+
+Seeds: repeat ``i`` of a group gets ``crc32("<gpu>/<application>/<strategy>/<i>")`` (recorded with the repeat),
+unless the file fixes one (``SearchlabOptAlg``'s ``seed``), which is then used, and recorded, as given.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+import types
+from dataclasses import dataclass, replace
 from math import ceil
 from pathlib import Path
 from typing import Any
+from zlib import crc32
 
-from searchlab.reproduce.experiment import Experiment, Group, Space
-from searchlab.reproduce.kt import RepeatSpec, _values
+from searchlab.reproduce.experiment import Experiment, Group
+from searchlab.reproduce.kt import RepeatSpec
+from searchlab.reproduce.spaces import Space
 
 __all__ = ["Plan", "make_plan", "statistics"]
 
@@ -29,56 +32,63 @@ class Plan:
     group: Group
     spec: RepeatSpec  # seed 0: each repeat gets its own (:meth:`for_repeat`)
 
-    def for_repeat(self, index: int) -> RepeatSpec:
-        from dataclasses import replace
-        from zlib import crc32
+    def seed(self, index: int) -> int:
+        if self.group.seed is not None:
+            return self.group.seed
+        return crc32(f"{self.group.key}/{index}".encode()) & 0x7FFFFFFF
 
-        return replace(self.spec, seed=crc32(f"{self.group.key}/{index}".encode()) & 0x7FFFFFFF)
+    def for_repeat(self, index: int) -> RepeatSpec:
+        return replace(self.spec, seed=self.seed(index), seed_fixed=self.group.seed is not None)
+
+
+class _LazyPyplot(types.ModuleType):
+    """``matplotlib.pyplot`` imported on first use: the package's statistics module imports it at the top for a
+    histogram it draws on request only, and pyplot costs 0.2 s before the first repeat of every run."""
+
+    def __getattr__(self, name: str) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module("matplotlib.pyplot"), name)
+
+
+def _statistics_module() -> Any:
+    import sys
+
+    if "autotuning_methodology.searchspace_statistics" not in sys.modules and "matplotlib.pyplot" not in sys.modules:
+        sys.modules["matplotlib.pyplot"] = _LazyPyplot("matplotlib.pyplot")
+        try:
+            import autotuning_methodology.searchspace_statistics  # noqa: F401
+        finally:
+            del sys.modules["matplotlib.pyplot"]  # the next ``import matplotlib.pyplot`` is the real one
+    from autotuning_methodology import searchspace_statistics
+
+    return searchspace_statistics
 
 
 def statistics(experiment: Experiment, space: Space) -> Any:
-    """The package's ``SearchspaceStatistics`` of one space (schema checked by our reader, not again here)."""
-    from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
+    """The package's ``SearchspaceStatistics`` of one space, from the document searchlab read and checked."""
+    import warnings
+    from unittest import mock
 
-    return SearchspaceStatistics(application_name=space.application, device_name=space.gpu,
-                                 minimization=space.minimization, objective_time_keys=list(experiment.time_keys),
-                                 objective_performance_keys=[space.objective], full_search_space_file_path=space.t4,
-                                 full_validate=False)
+    module = _statistics_module()
 
-
-def _converted_cache(space: Space, out: Path) -> Path:
-    """Kernel Tuner's cache format from the T4 file (only where the reference's own cache is missing)."""
-    path = out / "kt_cache" / f"{space.gpu}_{space.application}.json"
-    if path.is_file():
-        return path
-    t1 = json.loads(space.t1.read_text(encoding="utf-8"))
-    params = {p["Name"]: _values(str(p["Values"])) for p in t1["ConfigurationSpace"]["TuningParameters"]}
-    data = json.loads(space.t4.read_text(encoding="utf-8"))
-    scale = {"seconds": 1000.0, "s": 1000.0, "microseconds": 1e-3}.get(data.get("metadata", {}).get("timeunit", ""), 1.0)
-    cache: dict[str, Any] = {}
-    for row in data["results"]:
-        conf, times = row["configuration"], row.get("times", {})
-        entry: dict[str, Any] = dict(conf)
-        for m in row.get("measurements", []):
-            entry[m["name"]] = m["value"]
-        runtimes = [scale * float(t) for t in times.get("runtimes") or []]
-        entry.update(times=runtimes, compile_time=scale * float(times.get("compilation", 0) or 0),
-                     verification_time=scale * float(times.get("validation", 0) or 0),
-                     benchmark_time=sum(runtimes), framework_time=scale * float(times.get("framework", 0) or 0),
-                     strategy_time=0)
-        cache[",".join(str(conf[n]) for n in params)] = entry
-    spec = t1["KernelSpecification"]
-    doc = {"device_name": space.gpu, "kernel_name": spec["KernelName"], "problem_size": spec["ProblemSize"],
-           "tune_params_keys": list(params), "tune_params": params, "objective": space.objective, "cache": cache}
-    from searchlab.reproduce.store import RepeatStore
-
-    RepeatStore._write(path, json.dumps(doc).encode())
-    return path
+    with mock.patch.object(module, "load_T4_format", lambda path, validate=True: space.doc), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return module.SearchspaceStatistics(application_name=space.application, device_name=space.gpu,
+                                            minimization=space.minimization,
+                                            objective_time_keys=list(experiment.time_keys),
+                                            objective_performance_keys=[space.objective],
+                                            full_search_space_file_path=space.t4, full_validate=False)
 
 
 def _budget(experiment: Experiment, group: Group, stats: Any) -> tuple[dict[str, float], float, float, int]:
-    _, fevals, start_time, end_time = stats.cutoff_point_fevals_time_start_end(experiment.cutoff_percentile_start,
-                                                                              experiment.cutoff_percentile)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, fevals, start_time, end_time = stats.cutoff_point_fevals_time_start_end(
+            experiment.cutoff_percentile_start, experiment.cutoff_percentile)
     cutoff_start = max(start_time, 0.0) if experiment.cutoff_percentile_start > 0.0 else 0.0
     cutoff = end_time * (1 + group.cutoff_margin)
     if experiment.cutoff_type == "time":
@@ -96,19 +106,15 @@ def _budget(experiment: Experiment, group: Group, stats: Any) -> tuple[dict[str,
     return budget, cutoff_start, cutoff, need
 
 
-def make_plan(experiment: Experiment, out: Path, stats: dict[str, Any]) -> list[Plan]:
-    """One plan per group; ``stats`` maps ``space.key`` to its ``SearchspaceStatistics``."""
+def make_plan(experiment: Experiment, caches: dict[str, Path], stats: dict[str, Any]) -> list[Plan]:
+    """One plan per group; ``caches`` and ``stats`` map ``space.key`` to its Kernel Tuner cache and statistics."""
     plans: list[Plan] = []
-    caches: dict[str, Path] = {}
     for group in experiment.groups:
         space = group.space
-        if space.key not in caches:
-            caches[space.key] = space.kt_cache or _converted_cache(space, out)
         budget, start, cutoff, need = _budget(experiment, group, stats[space.key])
-        spec = RepeatSpec(t1=str(space.t1), cache=str(caches[space.key]), objective=space.objective,
+        spec = RepeatSpec(t1=str(space.t1.path), cache=str(caches[space.key]), objective=space.objective,
                           higher_is_better=not space.minimization, samples=group.samples,
-                          search_method=group.search_method,
-                          custom_path=str(group.custom_path) if group.custom_path else None,
+                          search_method=group.search_method, custom=group.custom,
                           hyperparameters=group.hyperparameters, budget=tuple(budget.items()),
                           cutoff_time_start=start, cutoff_time=cutoff, min_num_evals=need,
                           time_keys=experiment.time_keys, seed=0)

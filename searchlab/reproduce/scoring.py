@@ -1,200 +1,212 @@
 """The performance score P, computed by the ``autotuning_methodology`` package's own functions.
 
-The stored repeats become the package's arrays through its own ``runner.write_results`` (into a
-results description held in memory instead of an ``.npz``), then:
+The stored repeats become the package's arrays through its own ``runner.write_results`` (into a results
+description held in memory instead of an ``.npz``); per space, the random-search baseline
+(``RandomSearchCalculatedBaseline``), the cutoff ranges (``cutoff_point_fevals_time_start_end``) and the strategies'
+curves (``StochasticOptimizationAlgorithm``) are what ``report_experiments.get_aggregation_data`` makes.
 
-- per space, ``report_experiments.get_aggregation_data`` gives the random-search baseline
-  (``RandomSearchCalculatedBaseline``: the exact expected best of random draws), the strategies' curves
-  (``StochasticOptimizationAlgorithm``) and the cutoff ranges (``cutoff_point_fevals_time_start_end``);
-- **time axis**: ``get_strategies_aggregated_performance`` (the one ``get_strategy_scores`` calls), and P is
-  ``np.mean`` and the error ``np.std`` of the aggregated standardised curve, exactly as there (unrounded here;
-  the package rounds to 3 decimals);
-- **evaluations axis**, which the package scores only in its plots: the same steps with
-  ``get_curve_over_fevals`` on the fevals range and ``get_standardised_curves(..., x_type="fevals")``; the
-  ranges differ per space, so the aggregate P is the mean over spaces of each space's mean (on the time axis
-  that is the same number, every space having ``resolution`` points) and its error is the ``np.std`` of the
-  spaces' curves resampled to ``resolution`` points of their own range and averaged.
+- **Time axis**: what ``get_strategy_scores`` returns, unrounded (it rounds to 3 decimals). Its curve is bagged
+  with NumPy's global generator, and ``get_strategy_scores`` passes *every experimental group* (GPU x application
+  x strategy) as a strategy, so for each space it draws a curve for every group, and of several groups with one
+  strategy name keeps the last. That order is emulated exactly: the generator is seeded (``seed``, 0 by default),
+  walked through every group's draws in the package's order, and the curve the package keeps is computed from the
+  generator's state at its place (:class:`searchlab.reproduce.fastcurve.SeededCurve`). The others' draws are
+  taken without computing their curves (the package computes and discards them). So
+  ``np.random.seed(0); get_strategy_scores(DIR/methodology/experiment.json)`` gives these numbers, rounded.
+  The kept curves are independent given their states (:mod:`searchlab.reproduce.curvetask`), so ``mapper``
+  may compute them in parallel.
+- **Evaluations axis**, which the package scores only in its plots: the same steps with ``get_curve_over_fevals``
+  on the fevals range; the ranges differ per space, so the aggregate P is the mean over spaces of each space's mean
+  and its error the ``np.std`` of the spaces' curves resampled to ``resolution`` points and averaged.
 
-Per repeat (for the paired tests), each repeat is scored alone by the same functions.
-
-The time axis is randomised twice: the runs (Kernel Tuner charges the real time a strategy spends), and the
-scoring itself, whose curve is a ``BaggingRegressor`` of isotonic fits drawing from NumPy's global generator.
-``score`` seeds that generator (``seed``, 0 by default) before the package's calls, so the same runs give
-the same scores; with the same seed and the same runs, ``get_strategy_scores`` gives the same numbers.
+A curve the package cannot compute (its "Not enough overlap" or stopping-point checks) is left out, with the
+reason in :attr:`Scores.errors`, never a NaN score.
 """
 
 from __future__ import annotations
 
-import copy
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Scores", "score"]
+from searchlab.reproduce.arrays import Description, split_curve
+
+__all__ = ["Scores", "descriptions", "score"]
+
+PLOT_POINTS = 2000  # per-space curves are kept at this many points for figures (scores use every point)
 
 
-class _Description:
-    """Duck-typed ``caching.ResultsDescription``: the package's arrays, kept in memory."""
-
-    def __init__(self, gpu: str, application: str, name: str, display: str, time_keys: list[str],
-                 objective: str, minimization: bool) -> None:
-        self.device_name, self.application_name = gpu, application
-        self.group_name, self.group_display_name = name, display
-        self.stochastic = True
-        self.objective_time_keys = time_keys
-        self.objective_performance_keys = [objective]
-        self.minimization = minimization
-        self.arrays: dict[str, np.ndarray] = {}
-
-    def set_results(self, arrays: dict[str, np.ndarray]) -> None:
-        self.arrays = arrays
-
-    def get_results(self) -> Any:
-        from autotuning_methodology.caching import Results
-
-        return Results([self.arrays[k] for k in ("fevals_results", "objective_time_results",
-                                                 "objective_performance_results", "objective_performance_best_results",
-                                                 "objective_performance_stds", "objective_time_results_per_key",
-                                                 "objective_performance_results_per_key")])
-
-    def has_results(self) -> bool:
-        return bool(self.arrays)
+Descs = dict[str, dict[str, dict[str, Description]]]  # gpu -> application -> strategy -> description
+Mapper = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]  # curve tasks -> their results, in order
 
 
-Descs = dict[str, dict[str, dict[str, "_Description"]]]  # gpu -> application -> strategy -> description
+@dataclass(frozen=True)
+class Curve:
+    """One strategy's curve on one space, thinned to :data:`PLOT_POINTS` for figures: P (standardised) and the
+    objective (``raw``) with the package's band, and where the real runs end (a fraction of the range)."""
+
+    x: np.ndarray
+    p: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    raw: np.ndarray
+    raw_lo: np.ndarray
+    raw_hi: np.ndarray
+    stop: float
 
 
 @dataclass
 class Scores:
-    """P on each axis: aggregate (``{strategy: (P, error)}``), per space, curves and per-repeat P."""
+    """P on each axis: aggregate (``{strategy: (P, error)}``), per space, curves, and what could not be scored."""
 
-    aggregate: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)  # axis -> strategy -> (P, e)
-    per_space: dict[str, dict[str, dict[str, tuple[float, float]]]] = field(default_factory=dict)  # axis->space->s
-    curves: dict[str, dict[str, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]]] = field(
-        default_factory=dict)  # axis -> space -> strategy -> (x, P, lower, upper)
-    per_repeat: dict[str, dict[str, dict[str, np.ndarray]]] = field(default_factory=dict)  # axis->space->s->P[r]
-    aggregate_curves: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)  # axis -> strategy -> curve
+    aggregate: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    per_space: dict[str, dict[str, dict[str, tuple[float, float]]]] = field(default_factory=dict)
+    curves: dict[str, dict[str, dict[str, Curve]]] = field(default_factory=dict)  # axis -> space -> strategy
+    aggregate_curves: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    errors: dict[str, dict[str, str]] = field(default_factory=dict)  # axis -> strategy -> why it has no score
+    ranges: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # space -> (fevals, time) ranges
 
 
-def descriptions(groups: list[Any], repeats: dict[str, list[list[dict[str, Any]]]], time_keys: list[str]) -> Descs:
-    """``{gpu: {application: {strategy: description}}}`` built by the package's ``write_results``."""
-    from autotuning_methodology.runner import write_results
+def descriptions(groups: Iterable[Any], repeats: dict[str, list[dict[str, Any]]], time_keys: list[str]) -> Descs:
+    """``{gpu: {application: {strategy: description}}}`` holding the arrays ``write_results`` would write
+    (:func:`searchlab.reproduce.arrays.write_arrays`, bit for bit)."""
+    from searchlab.reproduce.arrays import write_arrays
 
     out: Descs = {}
     for group in groups:
         sp = group.space
-        desc = _Description(sp.gpu, sp.application, group.name, group.display_name, time_keys, sp.objective,
+        desc = Description(sp.gpu, sp.application, group.name, group.display_name, time_keys, sp.objective,
                             sp.minimization)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            write_results(repeats[group.key], desc, compressed=False)
+        desc.set_results(write_arrays(repeats[group.key], sp.minimization))
         out.setdefault(sp.gpu, {}).setdefault(sp.application, {})[group.name] = desc
     return out
 
 
-def _split(parts: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    _stop, _xr, c, lo, hi, xf, cf, lof, hif = parts
-    if xf.ndim > 0:
-        c, lo, hi = np.concatenate([c, cf]), np.concatenate([lo, lof]), np.concatenate([hi, hif])
-    return c, lo, hi, int(_stop)
+def _thin(x: np.ndarray, *ys: np.ndarray) -> tuple[np.ndarray, ...]:
+    if len(x) <= PLOT_POINTS:
+        return (x, *ys)
+    idx = np.unique(np.linspace(0, len(x) - 1, PLOT_POINTS).round().astype(int))
+    return (x[idx], *(y[idx] for y in ys))
 
 
-def _curve(curve: Any, axis: str, rng: np.ndarray, dist: np.ndarray,
-           level: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def _curve(x: np.ndarray, *ys_and_stop: Any) -> Curve:
+    *ys, stop = ys_and_stop
+    thin = _thin(x, *ys)
+    return Curve(thin[0], thin[1], thin[2], thin[3], thin[4], thin[5], thin[6], float(stop))
+
+
+def _ranges(experiment: Any, stats: Any) -> tuple[np.ndarray, np.ndarray]:
+    """As ``get_aggregation_data`` sets them."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if axis == "time":
-            return _split(curve.get_curve_over_time(rng, dist=dist, confidence_level=level))
-        return _split(curve.get_curve_over_fevals(rng, dist=dist, confidence_level=level))
+        f0, f1, t0, t1 = stats.cutoff_point_fevals_time_start_end(experiment.cutoff_percentile_start,
+                                                                  experiment.cutoff_percentile)
+    fevals: np.ndarray = np.arange(f0, f1 + 1)
+    return fevals, np.linspace(start=t0, stop=t1, num=experiment.resolution)
 
 
-def _one_repeat(curve: Any, r: int) -> Any:
-    one = copy.copy(curve)
-    one._x_fevals, one._x_time, one._y = curve._x_fevals[:, [r]], curve._x_time[:, [r]], curve._y[:, [r]]
-    one._x_time_per_key, one._y_per_key = curve._x_time_per_key[:, :, [r]], curve._y_per_key[:, :, [r]]
-    return one
+def run_tasks(tasks: list[dict[str, Any]], quiet: bool = True) -> list[dict[str, Any]]:
+    """The default mapper: every curve task in this process, in order (a progress line at least every 10 s)."""
+    from searchlab.reproduce.curvetask import run_task
+    from searchlab.reproduce.progress import Progress
+
+    progress = Progress(len(tasks), 0, quiet, what="time-axis curves computed")
+    progress.start("in this process")
+    out = []
+    for task in tasks:
+        out.append(run_task(task))
+        progress.done += 1
+        progress.ran += 1
+        progress.tick()
+    return out
 
 
-def _time_curves(scores: Scores, agg: dict[str, Any], names: list[str], level: float) -> None:
-    """Per space, the time-axis curves in ``get_strategies_aggregated_performance``'s own order (same draws)."""
-    for key, (baseline, curves, stats, time_range, _) in agg.items():
-        for name, curve in zip(names, curves):
-            c, lo, hi, _ = _curve(curve, "time", time_range, stats.objective_performances_total_sorted, level)
-            c, lo, hi = baseline.get_standardised_curves(time_range, [c, lo, hi], x_type="time")
-            scores.curves.setdefault("time", {}).setdefault(key, {})[name] = (time_range, c, lo, hi)
-            scores.per_space.setdefault("time", {}).setdefault(key, {})[name] = (float(np.mean(c)), float(np.std(c)))
+def _time_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scores, seed: int, mapper: Mapper) -> None:
+    from sklearn.ensemble._bagging import MAX_INT
+
+    from searchlab.reproduce.fastcurve import FastBaseline, bagging_estimators
+
+    order = [g.name for g in experiment.groups]
+    last = {name: i for i, name in enumerate(order)}
+    np.random.seed(seed)
+    tasks, where = [], []
+    for sp in experiment.spaces:
+        _, time_range = out.ranges[sp.key]
+        st = stats[sp.key]
+        random = FastBaseline(st).get_curve(time_range, "time")  # once per space (module docstring)
+        for i, name in enumerate(order):
+            desc = descs[sp.gpu][sp.application][name]
+            if last[name] == i:
+                tasks.append({"arrays": desc.arrays, "dist": st.objective_performances_total_sorted,
+                              "time_range": time_range, "random": random,
+                              "optimum": st.total_performance_absolute_optimum(), "level": experiment.confidence_level,
+                              "minimization": sp.minimization, "state": np.random.get_state()})
+                where.append((sp.key, name))
+            np.random.randint(MAX_INT, size=bagging_estimators(desc.arrays["fevals_results"].shape[1]))
+    kept: dict[str, list[np.ndarray]] = {}
+    for (key, name), result in zip(where, mapper(tasks)):
+        if "error" in result:
+            out.errors.setdefault("time", {})[name] = f"{key}: {result['error']}"
+            continue
+        curve = result["curve"]
+        out.curves.setdefault("time", {}).setdefault(key, {})[name] = _curve(
+            out.ranges[key][1], curve, result["lo"], result["hi"], result["raw"], result["raw_lo"], result["raw_hi"],
+            result["stop"])
+        out.per_space.setdefault("time", {}).setdefault(key, {})[name] = (float(np.mean(curve)), float(np.std(curve)))
+        kept.setdefault(name, []).append(curve)
+    out.aggregate["time"], out.aggregate_curves["time"] = {}, {}
+    for name in experiment.strategies:
+        if name in out.errors.get("time", {}) or len(kept.get(name, [])) != len(experiment.spaces):
+            continue
+        performance = np.mean(np.array(kept[name]), axis=0)  # get_strategies_aggregated_performance
+        out.aggregate["time"][name] = (float(np.mean(performance)), float(np.std(performance)))
+        out.aggregate_curves["time"][name] = performance
 
 
-def _fevals_curves(scores: Scores, agg: dict[str, Any], names: list[str], level: float) -> None:
-    for key, (baseline, curves, stats, _, fevals_range) in agg.items():
-        for name, curve in zip(names, curves):
+def _fevals_axis(experiment: Any, stats: dict[str, Any], descs: Descs, out: Scores) -> None:
+    from searchlab.reproduce.fastcurve import FastBaseline, SeededCurve
+
+    fevals_full: dict[str, list[np.ndarray]] = {}
+    for sp in experiment.spaces:
+        fevals_range, _ = out.ranges[sp.key]
+        baseline = FastBaseline(stats[sp.key])
+        for name in experiment.strategies:
             try:
-                c, lo, hi, _ = _curve(curve, "fevals", fevals_range, stats.objective_performances_total_sorted, level)
-            except (AssertionError, ValueError):  # the package's own check: runs that end before the range does
-                c = lo = hi = np.full(fevals_range.shape, np.nan)
-            c, lo, hi = baseline.get_standardised_curves(fevals_range, [c, lo, hi], x_type="fevals")
-            scores.curves.setdefault("fevals", {}).setdefault(key, {})[name] = (fevals_range, c, lo, hi)
-            scores.per_space.setdefault("fevals", {}).setdefault(key, {})[name] = (float(np.mean(c)),
-                                                                                   float(np.std(c)))
-
-
-def _repeat_scores(scores: Scores, agg: dict[str, Any], names: list[str], level: float) -> None:
-    for key, (baseline, curves, stats, time_range, fevals_range) in agg.items():
-        dist = stats.objective_performances_total_sorted
-        for axis, rng in (("time", time_range), ("fevals", fevals_range)):
-            for name, curve in zip(names, curves):
-                ps = []
-                for r in range(curve._y.shape[1]):
-                    try:  # the time axis needs a level (its band is bagged); one run has no band on fevals
-                        one, _, _, _ = _curve(_one_repeat(curve, r), axis, rng, dist, level if axis == "time" else None)
-                    except (ValueError, AssertionError):  # one run too short for the range ("Not enough overlap",
-                        # or the package's "curve shape must match the input fevals_range"): no score for it
-                        ps.append(float("nan"))
-                        continue
-                    ps.append(float(np.mean(baseline.get_standardised_curve(rng, one, x_type=axis))))
-                scores.per_repeat.setdefault(axis, {}).setdefault(key, {})[name] = np.array(ps)
-
-
-def score(experiment: Any, stats: dict[str, Any], descs: Descs, per_repeat: bool = True, seed: int = 0) -> Scores:
-    """P per strategy, per space and per repeat, on both axes (see the module docstring)."""
-    from autotuning_methodology.report_experiments import (
-        get_aggregation_data,
-        get_strategies_aggregated_performance,
-    )
-
-    np.random.seed(seed)  # the time axis is bagged with NumPy's global generator (BaggingRegressor, no state)
-    names = list(experiment.strategies)
-    exp = {"experimental_groups_defaults": {"gpus": sorted({s.gpu for s in experiment.spaces},
-                                                           key=[s.gpu for s in experiment.spaces].index),
-                                            "applications_names": sorted({s.application for s in experiment.spaces},
-                                                                         key=[s.application for s in
-                                                                              experiment.spaces].index)}}
-    ss: dict[str, dict[str, Any]] = {s.gpu: {} for s in experiment.spaces}
-    for s in experiment.spaces:
-        ss[s.gpu][s.application] = stats[s.key]
-    strategies = [{"name": n, "display_name": experiment.display[n]} for n in names]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        agg = get_aggregation_data(experiment.path.parent, exp, ss, strategies, descs, experiment.cutoff_percentile,
-                                   experiment.cutoff_percentile_start, experiment.confidence_level,
-                                   experiment.resolution)
-        performance, _, _, _ = get_strategies_aggregated_performance(list(agg.values()), experiment.confidence_level)
-    out = Scores()
-    out.aggregate["time"] = {n: (float(np.mean(p)), float(np.std(p))) for n, p in zip(names, performance)}
-    out.aggregate_curves["time"] = dict(zip(names, performance))
-    np.random.seed(seed)  # the same draws again: the per-space curves the aggregate was made of
-    _time_curves(out, agg, names, experiment.confidence_level)
-    _fevals_curves(out, agg, names, experiment.confidence_level)
-    if per_repeat:
-        _repeat_scores(out, agg, names, experiment.confidence_level)
-    grid = np.linspace(0.0, 1.0, experiment.resolution)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    parts = SeededCurve(descs[sp.gpu][sp.application][name]).get_curve_over_fevals(
+                        fevals_range, dist=stats[sp.key].objective_performances_total_sorted,
+                        confidence_level=experiment.confidence_level)
+                    stop, raw, raw_lo, raw_hi = split_curve(parts)
+                    c, lo, hi = baseline.get_standardised_curves(fevals_range, [raw, raw_lo, raw_hi], x_type="fevals")
+            except (ValueError, AssertionError) as exc:
+                out.errors.setdefault("fevals", {})[name] = f"{sp.key}: {type(exc).__name__}: {str(exc)[:200]}"
+                continue
+            out.curves.setdefault("fevals", {}).setdefault(sp.key, {})[name] = _curve(
+                fevals_range, c, lo, hi, raw, raw_lo, raw_hi, stop / len(fevals_range))
+            out.per_space.setdefault("fevals", {}).setdefault(sp.key, {})[name] = (float(np.mean(c)), float(np.std(c)))
+            fevals_full.setdefault(name, []).append(c)
+    grid = np.linspace(0.0, 1.0, min(experiment.resolution, 10_000))
     out.aggregate["fevals"], out.aggregate_curves["fevals"] = {}, {}
-    for n in names:
-        resampled = [np.interp(grid, np.linspace(0.0, 1.0, len(v[n][1])), v[n][1]) for v in out.curves["fevals"].values()]
-        mean_curve = np.mean(resampled, axis=0)
-        means = [out.per_space["fevals"][k][n][0] for k in out.per_space["fevals"]]
-        out.aggregate["fevals"][n] = (float(np.mean(means)), float(np.std(mean_curve)))
-        out.aggregate_curves["fevals"][n] = mean_curve
+    for name in experiment.strategies:
+        curves = fevals_full.get(name, [])
+        if name in out.errors.get("fevals", {}) or len(curves) != len(experiment.spaces):
+            continue
+        mean_curve = np.mean([np.interp(grid, np.linspace(0.0, 1.0, len(c)), c) for c in curves], axis=0)
+        means = [out.per_space["fevals"][sp.key][name][0] for sp in experiment.spaces]
+        out.aggregate["fevals"][name] = (float(np.mean(means)), float(np.std(mean_curve)))
+        out.aggregate_curves["fevals"][name] = mean_curve
+
+
+def score(experiment: Any, stats: dict[str, Any], descs: Descs, seed: int = 0, mapper: Mapper | None = None) -> Scores:
+    """P per strategy and per space on both axes (module docstring); ``stats`` maps ``space.key`` to the package's
+    ``SearchspaceStatistics``."""
+    out = Scores()
+    for sp in experiment.spaces:
+        out.ranges[sp.key] = _ranges(experiment, stats[sp.key])
+    _time_axis(experiment, stats, descs, out, seed, mapper or run_tasks)
+    _fevals_axis(experiment, stats, descs, out)
     return out

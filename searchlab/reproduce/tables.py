@@ -1,102 +1,109 @@
-"""The table of P +- error per strategy and per space, with paired Holm-corrected tests across repeats.
+"""The comparison table: P +- error per strategy and space, per-repeat P with bootstrap intervals, paired tests.
 
-Each cell is the package's P on that space (mean of the standardised curve) +- its ``np.std`` over the range
-(the package's "error"); the aggregate column is the file's overall score. The tests: for every pair of
-strategies, the per-repeat P (each repeat scored alone, :mod:`.scoring`) averaged over spaces for repeat
-index r gives one pair of numbers per r; a two-sided Wilcoxon signed-rank test over the r pairs them by
-repeat index (the repeats are independent runs, so the pairing removes no shared noise, it only fixes the
-sample), and Holm's step-down correction covers all pairs of an axis. A difference with corrected p >= 0.05
-is reported as "no difference".
+- Each cell is the package's P on that space +- its error (the spread of the curve along the range), then the mean
+  per-repeat P with its 95 % bootstrap interval over repeats (:mod:`.repeat_stats`).
+- **Not held out.** A cell whose space chose the searcher's shipped defaults (``Searcher.defaults_chosen_on``,
+  matched by the space file's content digest, as a study marks it) is marked ``*`` and left out of the pooled
+  "all spaces" columns of the per-repeat statistic and of the tests, unless ``include_marked`` (the package's own
+  aggregate P always pools every space: it is the reference's number).
+- **Paired tests** for every pair of strategies: per-repeat P averaged over the pooled spaces for repeat index r
+  gives one pair per r; a two-sided Wilcoxon signed-rank test over the pairs, Holm's correction over the pairs of
+  an axis -- the study's own (:mod:`searchlab.study.analysis.stats`: exact up to 60 pairs, deterministic).
+  "A ahead" only when p (Holm) < 0.05, else "no difference". A test that cannot be computed says why
+  (identical values, too few pairs) instead of printing NaN; and when even the strongest possible result (all
+  pairs one way: p = 2 / 2^n exactly) cannot reach 0.05 after Holm, the table says so and how many repeats would.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import itertools
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["holm", "pair_tests", "table_files"]
+from searchlab.reproduce.repeat_stats import bootstrap
+from searchlab.study.analysis.stats import ALPHA, holm, wilcoxon_pair
+
+__all__ = ["holm", "marks", "pair_tests", "pooled", "repeats_needed"]
 
 
-def holm(pvalues: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the input's order."""
-    order = np.argsort(pvalues)
-    adjusted = np.empty(len(pvalues))
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
-        adjusted[i] = running
-    return [float(a) for a in adjusted]
+def repeats_needed(pairs: int) -> int:
+    """The fewest pairs whose strongest exact two-sided Wilcoxon result (2 / 2^n) stays below 0.05 after Holm over
+    ``pairs`` comparisons."""
+    return math.floor(math.log2(2 * max(pairs, 1) / ALPHA)) + 1
 
 
-def _per_repeat_mean(scores: Any, axis: str, name: str) -> np.ndarray:
-    per = [v[name] for v in scores.per_repeat[axis].values()]
-    n = min(len(p) for p in per)
-    out: np.ndarray = np.mean([p[:n] for p in per], axis=0)
+def marks(experiment: Any) -> dict[tuple[str, str], str]:
+    """``{(space key, strategy): table name}`` for the cells that are not held out (module docstring)."""
+    from searchlab import registry
+    from searchlab.core.provenance import matches
+    from searchlab.reproduce.checks import searchlab_params
+
+    out: dict[tuple[str, str], str] = {}
+    for group in experiment.groups:
+        if group.custom != "searchlab":
+            continue
+        name, _, _ = searchlab_params(group.hyperparameters, group.key)
+        refs = tuple(getattr(registry.searcher_class(name), "defaults_chosen_on", ()))
+        ref = matches(refs, {}, group.space.digest or None)
+        if ref is not None:
+            out[(group.space.key, group.name)] = ref.name
     return out
 
 
-def pair_tests(scores: Any, names: list[str]) -> dict[str, list[dict[str, Any]]]:
-    from scipy.stats import wilcoxon
+def pooled(per_repeat: Mapping[str, Mapping[str, np.ndarray]], name: str, keep: list[str]) -> np.ndarray:
+    """Per-repeat P of ``name`` averaged over the spaces ``keep``, by repeat index (the shortest count)."""
+    rows = [per_repeat[k][name] for k in keep if name in per_repeat.get(k, {})]
+    if not rows:
+        return np.array([])
+    n = min(len(r) for r in rows)
+    out: np.ndarray = np.mean([r[:n] for r in rows], axis=0)
+    return out
 
+
+def _test(x: np.ndarray, y: np.ndarray) -> tuple[float | None, str]:
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    diff = x - y
+    if len(diff) < 2:
+        return None, f"not tested: {len(diff)} repeat(s) with a finite per-repeat P on both sides"
+    if np.allclose(diff, 0):
+        return None, "not tested: identical per-repeat P in every repeat"
+    return wilcoxon_pair(x, y)[1], ""  # the study's test: exact to 60 pairs, zero differences dropped
+
+
+def pair_tests(rs: Any, names: list[str], keep: Mapping[str, list[str]]) -> dict[str, list[dict[str, Any]]]:
+    """Per axis, a row per pair of strategies (module docstring); ``keep[name]``: the spaces it pools."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for axis in ("fevals", "time"):
+    pairs = list(itertools.combinations(names, 2))
+    for axis, per_repeat in rs.per_repeat.items():
         rows: list[dict[str, Any]] = []
-        for a, b in itertools.combinations(names, 2):
-            x, y = _per_repeat_mean(scores, axis, a), _per_repeat_mean(scores, axis, b)
+        for a, b in pairs:
+            spaces = [k for k in keep[a] if k in keep[b]]
+            x, y = pooled(per_repeat, a, spaces), pooled(per_repeat, b, spaces)
             n = min(len(x), len(y))
-            diff = x[:n] - y[:n]
-            p = 1.0 if n < 2 or np.allclose(diff, 0) else float(wilcoxon(x[:n], y[:n]).pvalue)
-            rows.append({"a": a, "b": b, "mean_diff": float(np.mean(diff)), "n": n, "p": p})
-        for row, adj in zip(rows, holm([r["p"] for r in rows])):
+            p, why = _test(x[:n], y[:n]) if spaces else (None, "not tested: no space where both are held out")
+            rows.append({"a": a, "b": b, "n": n, "p": p, "why": why, "spaces": len(spaces),
+                         "mean_diff": float(np.nanmean(x[:n] - y[:n])) if n and spaces else None})
+        tested = [r for r in rows if r["p"] is not None]
+        for row, adj in zip(tested, holm([r["p"] for r in tested])):
             row["p_holm"] = adj
-            row["verdict"] = ("no difference" if adj >= 0.05 else
-                              f"{row['a'] if row['mean_diff'] > 0 else row['b']} ahead")
+            row["verdict"] = "no difference" if adj >= ALPHA else f"{row['a'] if row['mean_diff'] > 0 else row['b']} ahead"
+        for row in rows:
+            if row["p"] is None:
+                row["p_holm"], row["verdict"] = None, row["why"]
+            elif row["n"] < repeats_needed(len(tested)):
+                row["verdict"] += (f" (with {row['n']} repeats no result can reach p < {ALPHA} after Holm over "
+                                   f"{len(tested)} pairs; {repeats_needed(len(tested))} would)")
         out[axis] = rows
     return out
 
 
-def _rows(scores: Any, names: list[str], display: dict[str, str]) -> tuple[list[str], list[list[str]]]:
-    spaces = list(scores.per_space["fevals"])
-    header = ["axis", "strategy", *spaces, "all spaces"]
-    rows: list[list[str]] = []
-    for axis in ("fevals", "time"):
-        for n in names:
-            cells = [f"{scores.per_space[axis][s][n][0]:.3f} ± {scores.per_space[axis][s][n][1]:.3f}" for s in spaces]
-            p, e = scores.aggregate[axis][n]
-            rows.append([axis, display[n], *cells, f"{p:.3f} ± {e:.3f}"])
-    return header, rows
-
-
-def table_files(scores: Any, names: list[str], display: dict[str, str], tests: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
-    """``{"md": ..., "tex": ..., "csv": ...}`` texts."""
-    header, rows = _rows(scores, names, display)
-    md = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    md += ["| " + " | ".join(r) + " |" for r in rows]
-    md += ["", "Paired tests (Wilcoxon signed-rank over repeat index, per-repeat P averaged over spaces; "
-               "Holm-corrected per axis):", "", "| axis | A | B | mean P(A)-P(B) | n | p | p (Holm) | verdict |",
-           "|---|---|---|---|---|---|---|---|"]
-    md += [f"| {ax} | {display[t['a']]} | {display[t['b']]} | {t['mean_diff']:+.3f} | {t['n']} | {t['p']:.3g} | "
-           f"{t['p_holm']:.3g} | {t['verdict']} |" for ax, ts in tests.items() for t in ts]
-    esc = {"_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#"}
-
-    def tex(text: str) -> str:
-        return "".join(esc.get(c, c) for c in text).replace("±", r"$\pm$")
-
-    lines = [r"\begin{tabular}{ll" + "r" * (len(header) - 2) + "}", r"\hline",
-             " & ".join(tex(h) for h in header) + r" \\", r"\hline"]
-    lines += [" & ".join(tex(c) for c in r) + r" \\" for r in rows]
-    lines += [r"\hline", r"\end{tabular}"]
-    buf = io.StringIO()
-    writer = csv.writer(buf)
-    writer.writerow(["axis", "strategy", "space", "P", "error"])
-    for axis in ("fevals", "time"):
-        for n in names:
-            for s, v in scores.per_space[axis].items():
-                writer.writerow([axis, n, s, f"{v[n][0]:.6f}", f"{v[n][1]:.6f}"])
-            writer.writerow([axis, n, "all", f"{scores.aggregate[axis][n][0]:.6f}",
-                             f"{scores.aggregate[axis][n][1]:.6f}"])
-    return {"md": "\n".join(md) + "\n", "tex": "\n".join(lines) + "\n", "csv": buf.getvalue()}
+def cell(scores: Any, rs: Any, axis: str, space: str, name: str, mark: str) -> dict[str, Any]:
+    """One table cell's numbers: the package's P and error, per-repeat mean and interval, the mark."""
+    p = scores.per_space.get(axis, {}).get(space, {}).get(name)
+    mean, lo, hi = bootstrap(rs.per_repeat.get(axis, {}).get(space, {}).get(name, np.array([])))
+    return {"P": None if p is None else p[0], "error": None if p is None else p[1], "repeat_mean": mean,
+            "repeat_lo": lo, "repeat_hi": hi, "mark": mark}

@@ -89,13 +89,37 @@ def resume_command(argv: list[str], study_dir: Path) -> str:
     return shlex.join([sys.executable, "-m", "searchlab.study", *items, "--out", str(study_dir)])
 
 
+def _reproduce(items: list[str]) -> int:
+    """``experiment=FILE [out=DIR] [workers=N] [ray_address=ADDR]``: ``searchlab reproduce`` in a child process
+    (searchlab.reproduce draws with the study's figure stack and tests with its statistics, so the study does not
+    import it back: one direction between the two packages). Its exit status is this one's; Ctrl-C reaches both
+    (the child reports it), SIGTERM is passed on."""
+    import signal
+    import subprocess
+
+    keys = {"experiment": None, "out": "--out", "workers": "--workers", "ray_address": "--ray-address"}
+    args: list[str] = []
+    for item in items:
+        key, _, value = item.partition("=")
+        if key not in keys or not value:
+            raise ConfigError(f"{item!r}: with experiment=FILE give only out=, workers=, ray_address=")
+        args += [value] if keys[key] is None else [str(keys[key]), value]
+    proc = subprocess.Popen([sys.executable, "-m", "searchlab", "reproduce", *args])
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child has it too, and answers with its resume line
+    signal.signal(signal.SIGTERM, lambda signum, frame: proc.send_signal(signal.SIGTERM))
+    try:
+        return proc.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if any(a.startswith("experiment=") for a in argv):  # an autotuning_methodology experiment file (issue 45)
-        from searchlab.reproduce.cli import study_main
-
         try:
-            return study_main(argv)
+            return _reproduce(argv)
         except SearchlabError as exc:
             print(f"searchlab.study: error: {exc}", file=sys.stderr, flush=True)
             return 2

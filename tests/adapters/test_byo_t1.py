@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from searchlab.adapters.user._formulas import parse_values
+from searchlab.adapters.user._formulas import cast_values
 from searchlab.adapters.user._t1 import read_t1
 from searchlab.core.expr import MAX_ELEMENTS, ArrayExpression
 from searchlab.errors import ConfigError
@@ -48,16 +48,22 @@ def test_examples_are_valid_t1_and_read(path: Path) -> None:
     assert all(c.fill in ("Kernel", "Generator") for c in spec.checks)
 
 
-def test_parameter_values_are_parsed_not_evaluated() -> None:
-    assert parse_values("[1, 2, 2**3]", "int", "p") == (1, 2, 8)
-    assert parse_values("range(1, 9, 3)", "int", "p") == (1, 4, 7)
-    assert parse_values("list(range(3))", "int", "p") == (0, 1, 2)
-    assert parse_values("['a', 'b']", "string", "p") == ("a", "b")
-    for text in ("__import__('os').system('true')", "[x for x in range(3)]", "open('f')", "[1, (lambda: 2)()]"):
+def test_parameter_values_are_read_by_the_one_t1_reader_and_cast() -> None:
+    from searchlab.interchange.t1 import parameter_values
+
+    def parse(text: str, kind: str) -> tuple[object, ...]:
+        return cast_values(parameter_values(text, "p"), kind, "p", text)
+
+    assert parse("[1, 2, 2**3]", "int") == (1, 2, 8)
+    assert parse("range(1, 9, 3)", "int") == (1, 4, 7)
+    assert parse("list(range(3))", "int") == (0, 1, 2)
+    assert parse("[x for x in range(3)]", "int") == (0, 1, 2)  # as Kernel Tuner reads it, without eval
+    assert parse("['a', 'b']", "string") == ("a", "b")
+    for text in ("__import__('os').system('true')", "open('f')", "[1, (lambda: 2)()]"):
         with pytest.raises(ConfigError, match="Values"):
-            parse_values(text, "int", "p")
+            parse(text, "int")
     with pytest.raises(ConfigError, match="uint"):
-        parse_values("[-1, 2]", "uint", "p")
+        parse("[-1, 2]", "uint")
 
 
 def test_array_expressions_are_safe_and_bounded() -> None:

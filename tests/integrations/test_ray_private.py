@@ -29,6 +29,11 @@ def test_every_private_name_resolves() -> None:
 
     assert hasattr(raylet, "Config") and hasattr(raylet, "GcsClient")
     assert hasattr(constants, "ENABLE_RAY_CLUSTER") and hasattr(worker, "WORKER_MODE") and hasattr(worker, "global_worker")
+    import inspect
+
+    from ray._private import node
+
+    assert {"include_dashboard", "raise_on_failure"} <= set(inspect.signature(node.Node.start_api_server).parameters)
 
 
 def test_no_private_ray_name_outside_the_one_module() -> None:

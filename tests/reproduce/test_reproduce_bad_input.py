@@ -1,4 +1,5 @@
-"""Bad experiment files: one line, exit 2, no output directory left behind."""
+"""Bad experiment files: one line, exit 2, no output directory left behind (the probe's cases are in
+test_reproduce_probe.py; a version string the package's schema takes is not bad input: test_reproduce_files.py)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,6 @@ from searchlab.reproduce.cli import main
 from tests.reproduce.conftest import experiment
 
 
-def _wrong_version(tmp: Path) -> Path:
-    path = experiment(tmp)
-    raw = json.loads(path.read_text())
-    raw["version"] = "0.1.0"
-    path.write_text(json.dumps(raw))
-    return path
-
-
 def _missing_key(tmp: Path) -> Path:
     path = experiment(tmp)
     raw = json.loads(path.read_text())
@@ -31,7 +24,6 @@ def _missing_key(tmp: Path) -> Path:
 ROWS: list[tuple[str, Any, str]] = [
     ("missing file", lambda tmp: tmp / "nope.json", "no such file"),
     ("not JSON", lambda tmp: (tmp / "x.json").write_text("{") and tmp / "x.json", "not JSON"),
-    ("wrong schema version", _wrong_version, "must be schema 1.2.0"),
     ("schema violation", _missing_key, "statistics_settings"),
     ("unknown strategy", lambda tmp: experiment(tmp, strategies=[
         {"name": "x", "search_method": "no_such_strategy", "display_name": "X"}]), "no_such_strategy"),
@@ -55,11 +47,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.Capture
     assert not out.exists()
 
 
-def test_the_study_door_refuses_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_study_door_refuses_alike(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     from searchlab.study.__main__ import main as study
 
     assert study([f"experiment={tmp_path / 'nope.json'}", f"out={tmp_path / 'out'}"]) == 2
-    err = capsys.readouterr().err.strip()
+    err = capfd.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no such file" in err and not (tmp_path / "out").exists()
     assert study([f"experiment={tmp_path / 'nope.json'}", "seeds=3"]) == 2
-    assert "only out=, workers=, ray_address=" in capsys.readouterr().err
+    assert "only out=, workers=, ray_address=" in capfd.readouterr().err

@@ -8,8 +8,10 @@ a spec is data. Semantics follow Kernel Tuner where it has them (docs/byo.md lis
 
 - ``KernelSpecification.ProblemSize`` (Kernel Tuner's key; not in the schema): an int or
   a list; formulas read ``ProblemSize[i]`` (and ``ProblemSize`` when it is one int).
-- ``TuningParameters[].Values``: a list literal, ``range(...)`` or ``list(range(...))``;
-  parameters are passed to the kernel as ``#define NAME VALUE`` lines, as Kernel Tuner does.
+- ``TuningParameters[].Values``: what Kernel Tuner's ``eval`` accepts of list expressions (literals,
+  arithmetic, ``range``, ``list``, comprehensions), read by the one T1 reader
+  (:mod:`searchlab.interchange.t1`) and cast to the declared ``Type``; parameters are passed to
+  the kernel as ``#define NAME VALUE`` lines, as Kernel Tuner does.
 - ``Conditions[].Expression``: restrictions over the parameters (known constraints).
 - ``Arguments[].Size``: a formula of ProblemSize where a parameter name stands for the list
   of its values (Kernel Tuner's ``max(filter_width)``); ``GlobalSize``/``LocalSize``:
@@ -26,10 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from searchlab.adapters.user._formulas import evaluate_int, formula, parse_values
+from searchlab.adapters.user._formulas import cast_values, evaluate_int, formula
 from searchlab.core.expr import ArrayExpression, Expression
 from searchlab.errors import ConfigError
-from searchlab.interchange import load_document, resolve, validate
+from searchlab.interchange import resolve
+from searchlab.interchange.t1 import read_t1_file
 
 DTYPES = {"int8": "int8", "uint8": "uint8", "int16": "int16", "uint16": "uint16", "int32": "int32",
           "uint32": "uint32", "int64": "int64", "uint64": "uint64", "half": "float16", "float": "float32",
@@ -195,9 +198,9 @@ def _defines(kernel: Mapping[str, Any], extras: Mapping[str, Any]) -> dict[str, 
 
 def read_t1(path: str | Path) -> KernelSpec:
     """Read, validate and type a T1 spec; every error is one ConfigError line."""
-    doc = load_document(path, "problem.spec")
-    validate(doc, "T1", f"problem.spec={str(path)!r}")
-    spec_path = resolve(path, "problem.spec")
+    t1 = read_t1_file(path, "problem.spec")  # bounded read, T1 schema, values evaluated safely
+    doc = t1.document
+    spec_path = t1.path
     base = spec_path.parent
     extras = doc.get("Searchlab") or {}
     if not isinstance(extras, dict) or set(extras) - EXTRA_KEYS:
@@ -210,8 +213,8 @@ def read_t1(path: str | Path) -> KernelSpec:
     kernel = doc["KernelSpecification"]
     if kernel["Language"] != "OpenCL":
         raise ConfigError(f"KernelSpecification.Language={kernel['Language']!r}: only OpenCL kernels run here")
-    space = doc["ConfigurationSpace"]
-    params = tuple((p["Name"], parse_values(p["Values"], p["Type"], p["Name"])) for p in space["TuningParameters"])
+    texts = [str(p["Values"]) for p in doc["ConfigurationSpace"]["TuningParameters"]]
+    params = tuple((p.name, cast_values(p.values, p.kind, p.name, text)) for p, text in zip(t1.parameters, texts))
     if len({n for n, _ in params}) != len(params):
         raise ConfigError("TuningParameters: names must be distinct")
     arguments = tuple(_argument(a, i, extras.get("Arguments") or {}, base) for i, a in enumerate(kernel.get("Arguments") or ()))
@@ -231,7 +234,7 @@ def read_t1(path: str | Path) -> KernelSpec:
     return KernelSpec(
         path=spec_path, kernel_file=resolve(kernel["KernelFile"], "KernelSpecification.KernelFile", base),
         kernel_name=str(kernel["KernelName"]), problem_size=_problem_size(kernel), params=params,
-        conditions=tuple(str(c["Expression"]) for c in space.get("Conditions") or ()),
+        conditions=t1.conditions,
         global_size=_sizes(kernel["GlobalSize"], "GlobalSize"), local_size=_sizes(kernel["LocalSize"], "LocalSize"),
         cuda_grid=kernel.get("GlobalSizeType") == "CUDA", arguments=arguments, checks=checks,
         defines=_defines(kernel, extras), reference=reference, measurement=dict(extras.get("Measurement") or {}),

@@ -41,6 +41,10 @@ def plain_call(funcs: Mapping[str, Callable[..., Any]]) -> Caller:
     return make
 
 
+def _no_charge(steps: int) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Grammar:
     """What one expression language accepts; :class:`_Compiler` is shared by all of them."""
@@ -60,6 +64,9 @@ class Grammar:
     fold: bool = False  # binary operations without names are evaluated at parse time
     max_text: int = 10_000  # characters (deep nesting would exhaust the parser)
     max_depth: int = 100  # levels of nesting (evaluation recurses once per level)
+    comprehensions: bool = False  # list literals and [x for x in ... if ...] (sequences are tuples); never nested
+    max_items: int = 100_000  # elements one comprehension may make
+    charge: Callable[[int], None] = _no_charge  # told every step a comprehension takes (the grammar's work budget)
 
 
 def _depth(tree: ast.AST) -> int:
@@ -92,6 +99,7 @@ class _Compiler:
 
     def __init__(self, grammar: Grammar, text: str) -> None:
         self.g, self.text, self.names = grammar, text, set[str]()
+        self.bound: list[str] = []  # the variables of the comprehensions being compiled
 
     def __call__(self, node: ast.AST) -> Fn:
         method: Callable[[Any], Fn | None] | None = getattr(self, f"_{type(node).__name__}", None)
@@ -109,7 +117,8 @@ class _Compiler:
 
     def _Name(self, node: ast.Name) -> Fn:
         name, text = node.id, self.text
-        self.names.add(name)
+        if name not in self.bound:
+            self.names.add(name)
 
         def lookup(env: Env) -> Any:
             if name not in env:
@@ -187,8 +196,30 @@ class _Compiler:
         kwargs = {str(k.arg): self(k.value) for k in node.keywords}
         return self.g.call(node.func.id, args, kwargs, self.text)
 
+    def _ListComp(self, node: ast.ListComp | ast.GeneratorExp) -> Fn | None:
+        """``[elt for a in A if c for b in B ...]`` as a tuple. A comprehension inside another one is refused,
+        so the work of an evaluation is bounded by its comprehensions' steps (:attr:`Grammar.charge`)."""
+        nested = any(isinstance(n, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp))
+                     for n in ast.walk(node) if n is not node)
+        if not self.g.comprehensions or nested or any(g.is_async or not isinstance(g.target, ast.Name)
+                                                      for g in node.generators):
+            return None
+        gens: list[tuple[str, Fn, list[Fn]]] = []
+        depth = len(self.bound)
+        try:
+            for gen in node.generators:
+                source = self(gen.iter)  # read in the scope outside this generator's variable
+                self.bound.append(str(getattr(gen.target, "id", "")))
+                gens.append((self.bound[-1], source, [self(c) for c in gen.ifs]))
+            element = self(node.elt)
+        finally:
+            del self.bound[depth:]
+        return _comprehension(gens, element, self.g, self.text)
+
+    _GeneratorExp = _ListComp
+
     def _Tuple(self, node: ast.Tuple | ast.List) -> Fn | None:
-        if not self.g.indexing:
+        if not (self.g.indexing or self.g.comprehensions):
             return None
         items = [self(e) for e in node.elts]
         return lambda env: tuple(i(env) for i in items)
@@ -213,6 +244,33 @@ class _Compiler:
                 raise ConfigError(f"expression {text!r}: indexing failed: {exc}") from None
 
         return subscript
+
+
+def _comprehension(gens: list[tuple[str, Fn, list[Fn]]], element: Fn, grammar: Grammar, text: str) -> Fn:
+    def run(env: Env) -> tuple[Any, ...]:
+        out: list[Any] = []
+
+        def walk(level: int, scope: Env) -> None:
+            if level == len(gens):
+                out.append(element(scope))
+                if len(out) > grammar.max_items:
+                    raise ConfigError(f"expression {text[:80]!r}: makes more than {grammar.max_items} items")
+                return
+            name, source, conditions = gens[level]
+            items = source(scope)
+            if not isinstance(items, tuple):
+                raise ConfigError(f"expression {text[:80]!r}: can iterate only over a list or range, not "
+                                  f"{type(items).__name__}")
+            for item in items:
+                grammar.charge(1)
+                inner = {**scope, name: item}
+                if all(c(inner) for c in conditions):
+                    walk(level + 1, inner)
+
+        walk(0, env)
+        return tuple(out)
+
+    return run
 
 
 def _index(value: Any, index: Any) -> Any:

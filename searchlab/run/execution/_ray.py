@@ -14,11 +14,12 @@
 - Security (issue 10, item 2; docs/security.md): a cluster we start listens on loopback only
   and keeps Ray's token authentication on (``RAY_AUTH_MODE=token``, set explicitly so Ray
   does not warn about it on every run). ``executor.address=`` is the only way across machines.
+- One local start (issue 51): :func:`searchlab.run.execution._local.start_local` is the only ``ray.init`` of a
+  new cluster in searchlab (this executor, a study's replays and ``searchlab reproduce`` call it).
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import time
@@ -26,15 +27,13 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from searchlab.core.problem import DeviceInfo, DeviceNeed
-from searchlab.core.ray_private import no_ray_sigterm_handler
 from searchlab.core.records import Candidate, FailureMode, Measurement, Result, Status
-from searchlab.core.signals import deferred
 from searchlab.errors import ConfigError, ExecutorError
 from searchlab.recompose import build_problem
 from searchlab.run.execution._base import Executor, ProblemSource, WorkerInfo
 from searchlab.run.execution._cores import idle_first
+from searchlab.run.execution._local import start_local, stop_local
 from searchlab.run.execution._ray_actor import (
-    LOOPBACK,
     OPENCL_CPU,
     STARTUP_TIMEOUT_S,
     EvaluatorActor,
@@ -98,16 +97,13 @@ class RayExecutor(Executor):
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         if ray.is_initialized():
             return
-        kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
         if address:  # join: "auto" finds a cluster started with `ray start` on this machine
             from searchlab.run.execution._join import join_cluster
 
             join_cluster(address, "executor.address" if self.address else "RAY_ADDRESS")
             return
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-        with deferred(no_ray_sigterm_handler):  # a signal now ends the run after init, not mid-way
-            ray.init(address="local", num_cpus=len(cores), resources={OPENCL_CPU: max(1, len(cores) - 1)},
-                     object_store_memory=256 * 1024**2, _node_ip_address=LOOPBACK, **kwargs)
+        start_local(len(cores), {OPENCL_CPU: max(1, len(cores) - 1)})
         self._started_ray = True
 
     settle_s = 10.0
@@ -343,7 +339,7 @@ class RayExecutor(Executor):
                 pass
         self._slots = []
         if self._started_ray:
-            ray.shutdown()
+            stop_local()
             self._started_ray = False
         elif self._available:
             _await_released(ray, self._available)

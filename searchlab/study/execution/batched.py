@@ -133,4 +133,6 @@ def _on_ray(cells: Sequence[Cell], cfg: Any, accept: Any) -> None:
                 lambda batch: f"{len(batch)} cells from {cell_key(batch[0])}")
     finally:
         if started:
-            ray.shutdown()
+            from searchlab.run.cluster import stop_local_ray
+
+            stop_local_ray()

@@ -83,7 +83,9 @@ def _replay(cells: Sequence[Cell], workers: int | None, address: str | None) -> 
         return records
     finally:
         if started:
-            ray.shutdown()
+            from searchlab.run.cluster import stop_local_ray
+
+            stop_local_ray()
 
 
 def _live(cells: Sequence[Cell]) -> list[dict[str, Any]]:

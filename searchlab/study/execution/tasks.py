@@ -7,7 +7,6 @@ the call that started it. On a cluster (issue 24) a lost head node ends the stud
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import time
@@ -38,7 +37,7 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
 
     ``address``: join that cluster with token authentication (searchlab.run.execution._join).
     """
-    from searchlab.run.cluster import LOOPBACK, local_ray_environment
+    from searchlab.run.cluster import local_ray_environment
 
     if not address:
         local_ray_environment()
@@ -54,11 +53,9 @@ def _start_ray(workers: int | None, address: str | None) -> bool:
         return False
     if workers is not None and workers < 1:
         raise ConfigError(f"study.workers={workers}: must be a positive integer or null")
-    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING, "log_to_driver": True}
-    # address="local": a new instance even when `ray start` left a cluster on this machine
-    # (a bare ray.init() would join it, and refuses num_cpus there)
-    ray.init(address="local", num_cpus=workers or _cores(), object_store_memory=128 * 1024**2,
-             _node_ip_address=LOOPBACK, **kwargs)
+    from searchlab.run.cluster import start_local_ray
+
+    start_local_ray(workers or _cores())  # the one local Ray start: loopback only, every process reaped
     return True
 
 
