@@ -192,9 +192,8 @@ def test_reporting_recorded_runs_imports_nothing_of_the_execution(tmp_path: Path
 # -- issue 52: one door for each job -----------------------------------------------------------------
 BUILDER = "searchlab/searchers/_build.py"
 LOOP = "searchlab/run/loop.py"
-# The area another helper owns this turn (issue 51, which moves reproduce onto the product's own parts): its
-# name check (reproduce/experiment.py) still asks the registry directly.
-NOT_YET_MOVED = ("searchlab/reproduce/",)
+# Paths exempt from the one-builder rule: none (reproduce's last direct registry lookup moved with issue 51).
+NOT_YET_MOVED: tuple[str, ...] = ()
 
 
 def _calls(path: Path) -> list[ast.Call]:

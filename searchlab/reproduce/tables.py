@@ -37,16 +37,16 @@ def repeats_needed(pairs: int) -> int:
 
 def marks(experiment: Any) -> dict[tuple[str, str], str]:
     """``{(space key, strategy): table name}`` for the cells that are not held out (module docstring)."""
-    from searchlab import registry
     from searchlab.core.provenance import matches
     from searchlab.reproduce.checks import searchlab_params
+    from searchlab.searchers import searcher_class
 
     out: dict[tuple[str, str], str] = {}
     for group in experiment.groups:
         if group.custom != "searchlab":
             continue
         name, _, _ = searchlab_params(group.hyperparameters, group.key)
-        refs = tuple(getattr(registry.searcher_class(name), "defaults_chosen_on", ()))
+        refs = tuple(searcher_class(name).defaults_chosen_on)
         ref = matches(refs, {}, group.space.digest or None)
         if ref is not None:
             out[(group.space.key, group.name)] = ref.name
