@@ -21,7 +21,7 @@ def _files(tmp_path: Path) -> dict[str, Path]:
 
 @pytest.mark.parametrize("args, needles", [
     (["problem=opencl_kernel"], ["problem.spec", "no value given"]),
-    (["problem=opencl_kernel", "problem.spec={evil}"], ["Values=", "must be a list literal"]),
+    (["problem=opencl_kernel", "problem.spec={evil}"], ["Values=", "Call is not allowed"]),
     (["problem=command", "problem.spec={cmd}"], ["unknown keys", "shell"]),
     (["problem=t4", "problem.path={not_t4}"], ["not a valid T4 document"]),
     (["problem=t4", "problem.path=absent.json"], ["absent.json", "no such file"]),

@@ -187,7 +187,8 @@ def test_with_the_ray_executor_inner_replays_fan_out_and_give_the_same_scores(ta
     import ray
 
     from searchlab.api import optimize
-    from searchlab.run.execution._ray import LOOPBACK, RayExecutor, local_ray_environment
+    from searchlab.run.cluster import LOOPBACK, local_ray_environment
+    from searchlab.run.execution._ray import RayExecutor
     from searchlab.run.loop import Budget
     from searchlab.searchers import RandomSearcher
     from searchlab.tuning import SearcherSettings
