@@ -1,4 +1,4 @@
-"""``searchlab reproduce EXPERIMENT.json [--out DIR] [--workers N] [--ray-address ADDR] [--allow-code]``.
+"""``searchlab reproduce EXPERIMENT.json [--out DIR] [--workers N] [--ray-address ADDR] [--allow-code] [--live [STORAGE]]``.
 
 Also ``python -m searchlab reproduce ...``, and ``python -m searchlab.study experiment=FILE [out=DIR] [workers=N]
 [ray_address=ADDR]``, which runs this command.
@@ -37,6 +37,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
                         "custom_search_method_path (they run with your rights; docs/security.md)")
     parser.add_argument("--include-marked", action="store_true", help="pool spaces that chose a searcher's defaults "
                         "into its pooled statistics and tests (default: left out, and marked)")
+    parser.add_argument("--live", nargs="?", const="true", default=None, metavar="STORAGE", help="watch it in "
+                        "optuna-dashboard: a study per strategy and space, a trial per finished repeat (default "
+                        "storage: DIR/live.log; or an RDB URL / journal file path; docs/study.md)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     args = parser.parse_args(argv)
     if args.workers is not None and not 0 <= args.workers <= 1024:
@@ -77,7 +80,7 @@ def check_out(root: Path) -> None:
 
 def reproduce(experiment_path: str, out: str | None = None, workers: int | None = None,
               ray_address: str | None = None, quiet: bool = False, allow_code: bool = False,
-              include_marked: bool = False) -> dict[str, Any]:
+              include_marked: bool = False, live: str | None = None) -> dict[str, Any]:
     """Run (or resume) and score an experiment file; returns the paths written and the scores."""
     from searchlab.reproduce.experiment import load_experiment
     from searchlab.reproduce.progress import Heartbeat
@@ -89,7 +92,11 @@ def reproduce(experiment_path: str, out: str | None = None, workers: int | None 
         experiment = load_experiment(experiment_path, allow_code)  # refuses before anything is written
     root = Path(out) if out else default_out(experiment.name)
     check_out(root)
-    session = Session(experiment, root, quiet, include_marked)
+    if live is not None:
+        from searchlab.run.live import check_live
+
+        check_live(live)  # a bad storage is one line before anything is written
+    session = Session(experiment, root, quiet, include_marked, live)
     return session.run(workers, ray_address, started)
 
 
@@ -98,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
 
     args = _parse(sys.argv[1:] if argv is None else argv)
     extra = [*(["--workers", str(args.workers)] if args.workers else []), *(["--allow-code"] if args.allow_code else []),
-             *(["--ray-address", args.ray_address] if args.ray_address else [])]
+             *(["--ray-address", args.ray_address] if args.ray_address else []),
+             *(["--live", args.live] if args.live else [])]
     out: Path | None = Path(args.out) if args.out else None
 
     def where() -> Path:
@@ -116,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         with interruptible() as guard:
             try:
                 result = reproduce(args.experiment, args.out, args.workers, args.ray_address, args.quiet,
-                                   args.allow_code, args.include_marked)
+                                   args.allow_code, args.include_marked, args.live)
             except KeyboardInterrupt as exc:
                 raise guard.translate(exc) from None
     except ConfigError as exc:

@@ -25,8 +25,9 @@ HEAVY_SCORING = 4_000_000  # time-axis points (resolution x spaces x strategies)
 
 
 class Session:
-    def __init__(self, experiment: Any, root: Path, quiet: bool, include_marked: bool) -> None:
+    def __init__(self, experiment: Any, root: Path, quiet: bool, include_marked: bool, live: str | None = None) -> None:
         self.experiment, self.root, self.quiet, self.include_marked = experiment, root, quiet, include_marked
+        self.live = live  # --live: the view's setting (searchlab.reproduce.live), None: off
 
     def say(self, text: str) -> None:
         if not self.quiet:
@@ -46,6 +47,7 @@ class Session:
         return out
 
     def run(self, workers: int | None, address: str | None, started: float) -> dict[str, Any]:
+        from searchlab.reproduce.live import RepeatView
         from searchlab.reproduce.store import RepeatStore
 
         exp = self.experiment
@@ -54,10 +56,11 @@ class Session:
         with Heartbeat("computing the spaces' statistics", self.quiet):
             stats = self._statistics()
         fresh = not self.root.exists()
-        store = RepeatStore(self.root)
+        store, view = RepeatStore(self.root), None
         try:
             store.open(exp.digest, exp.path.read_bytes())
-            return self._run(store, stats, workers, address, started)
+            view = RepeatView.start(self.live, self.root, self.quiet)
+            return self._run(store, stats, workers, address, started, view)
         except BaseException:
             stored = store.stored()
             store.close()
@@ -65,10 +68,12 @@ class Session:
                 shutil.rmtree(self.root, ignore_errors=True)
             raise
         finally:
+            if view is not None:
+                view.close()
             store.close()
 
     def _run(self, store: Any, stats: dict[str, Any], workers: int | None, address: str | None,
-             started: float) -> dict[str, Any]:
+             started: float, view: Any = None) -> dict[str, Any]:
         from searchlab.core.store import package_versions
         from searchlab.reproduce.execute import Workers
         from searchlab.reproduce.plan import make_plan
@@ -84,8 +89,11 @@ class Session:
         todo = [(p, i) for p in plans for i in range(p.group.repeats) if (p.group.key, i) not in done]
 
         def keep(plan: Any, index: int, outcome: dict[str, Any], node: str) -> None:
-            store.save(record(plan, index, outcome, outcome["started"], outcome["ended"], node,
-                              facts[plan.group.space.key], versions))
+            rec = record(plan, index, outcome, outcome["started"], outcome["ended"], node,
+                         facts[plan.group.space.key], versions)
+            store.save(rec)  # committed first: the view (if any) never holds up or loses a repeat
+            if view is not None:
+                view.repeat(plan.group, index, rec)
 
         from searchlab.reproduce.scorer import Scorer
 

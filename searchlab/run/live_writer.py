@@ -99,12 +99,14 @@ class LiveStudy:
         return cls(storage, name, **options)
 
     # -- the caller's side: put on the queue ------------------------------------------------------
-    def record(self, result: Result) -> None:
+    def record(self, result: Result, attrs: Mapping[str, Any] | None = None) -> None:
+        """``result`` as the next trial; ``attrs``: user attributes beside the measurement's (a reproduce's
+        repeat: its index, seed, attempts; JSON values)."""
         if result.id < 0:  # a confirm-phase measurement (searchlab.run.confirm)
             self._queue.put(("confirm", result))
             return
         self._count += 1
-        self._queue.put(("trial", self._count, result))
+        self._queue.put(("trial", self._count, result, dict(attrs or {})))
 
     def finish(self, summary: Mapping[str, Any]) -> None:
         chosen = summary.get("recommended") or {}
@@ -165,11 +167,11 @@ class LiveStudy:
     def _write(self, study: Any, item: tuple[Any, ...], done: int) -> None:
         kind = item[0]
         if kind == "trial":
-            number, result = item[1], item[2]
+            number, result, extra = item[1], item[2], item[3]
             if number <= done:  # written by an earlier session of this run
                 return
             attrs = {**attributes(result.measurement, result.device), "evaluation": number, "worker": result.worker,
-                     "cache_hit": result.cache_hit}
+                     "cache_hit": result.cache_hit, **extra}
             study.add_trial(frozen_trial(result.config, result.measurement, self.distributions, attrs))
             self.written += 1
         elif kind == "confirm":
