@@ -3,6 +3,8 @@ conditioning on all of them at once, and a budget past the space ends when the s
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from searchlab.core.records import Config, Measurement, Result
@@ -68,3 +70,57 @@ def test_a_budget_past_the_space_ends_when_every_configuration_was_proposed() ->
         value = 1.0 + (a - 5) ** 2 + (b - 2) ** 2
         searcher.tell(Result(cand, Measurement.ok(value, samples=(value,))))
     assert len(seen) == 64 and searcher.done and searcher.ask(1) == []
+
+
+def test_keeping_a_subset_of_the_block_is_exact_there_and_later_rows_stay_exact() -> None:
+    """``keep`` (auto's ``focus``) leaves the posterior on the kept candidates as a conditioning on that subset."""
+    x, y, block, lengths = _data(3, 40, 60)
+    kept = np.array([3, 7, 11, 20, 41, 59])
+    post = Posterior.conditioned(block, lengths, 1.3, 1e-3, x[:30], y[:30])
+    post.keep(kept)
+    for row, target in zip(x[30:], y[30:]):
+        post.add(row, float(target))
+    fresh = Posterior.conditioned(block[kept], lengths, 1.3, 1e-3, x, y)
+    assert all(np.allclose(a, b, atol=1e-7) for a, b in zip(post.mean_std()[:2], fresh.mean_std()[:2]))
+
+
+def test_hyperparameters_are_refitted_often_early_and_by_refit_growth_late() -> None:
+    """The schedule (issue 53): by 1.25 below 40 observations, then by ``refit_growth``."""
+    space = KnobSpace((IntKnob("a", 0, 20), IntKnob("b", 0, 20)))
+    searcher = AutoSearcher(space, seed=0, refit_growth=3.0)
+    model = searcher._model
+    assert model is not None
+    fits: list[int] = []
+    for _ in range(150):
+        cand = searcher.ask(1)[0]
+        a, b = cand.config["a"], cand.config["b"]
+        assert isinstance(a, int) and isinstance(b, int)
+        value = 1.0 + (a - 13) ** 2 + 0.5 * (b - 4) ** 2
+        searcher.tell(Result(cand, Measurement.ok(value, samples=(value,))))
+        if not fits or model._fitted_at != fits[-1]:
+            fits.append(model._fitted_at)
+    early = [n for n in fits if 0 < n < 40]
+    assert len(early) >= 5 and all(b <= 1.25 * a + 1 for a, b in itertools.pairwise(early))
+    late = [n for n in fits if n >= 40]
+    assert late and all(b >= 3 * a for a, b in itertools.pairwise(late)) and len(fits) <= 12
+
+
+def test_blas_runs_on_one_thread_inside_and_as_before_afterwards_even_after_an_error() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from searchlab.searchers._auto.blas import one_blas_thread
+
+    def blas_threads() -> list[int]:
+        return [int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"]
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        outside = blas_threads()
+        with one_blas_thread():
+            assert blas_threads() and set(blas_threads()) == {1}
+        assert blas_threads() == outside
+        try:
+            with one_blas_thread():
+                raise KeyError("inside")
+        except KeyError:
+            pass
+        assert blas_threads() == outside

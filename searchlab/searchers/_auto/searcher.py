@@ -55,19 +55,24 @@ class AutoSearcher(Searcher):
     # initial: space-filling proposals before the model takes over; candidates: valid configurations
     # considered (all when fewer); local_every: every k-th model step searches the incumbent's one-knob
     # neighbours (0: never); refit_growth: refit the GP's hyperparameters when the observations have grown by this
-    # factor since the last fit (between fits the posterior is updated exactly, _auto/model.py);
+    # factor since the last fit, once there are 40 (before that by 1.25; between fits the posterior is updated
+    # exactly, _auto/model.py);
     # alignment: the 2-adic alignment of integer sizes as a model input; prior: median of the log-normal
     # prior on the GP's length scales (0: none, plain maximum likelihood); min_feasibility: model steps
     # skip candidates predicted to fail with probability above 1 - this while any other is left (0: EI x p only);
+    # focus: after each fit the model keeps its posterior only for this many candidates, those with the lowest
+    # lower confidence bound (0: all; _auto/model.py says what it trades);
     # thresholds / dag: the delegate on threshold trees / derivation DAGs.
     def __init__(self, space: Space, *, initial: Annotated[int, Tunable(3, 40, log=True)] = 10, candidates: int = 20000,
                  local_every: Annotated[int, Tunable(0, 8)] = 3,
-                 refit_growth: Annotated[float, Tunable(1.05, 2.0)] = 1.25,
+                 refit_growth: Annotated[float, Tunable(1.05, 4.0)] = 3.0,
                  alignment: Annotated[bool, Tunable(choices=(True, False))] = True,
                  prior: Annotated[float, Tunable(choices=(0.0, 0.25, 0.5, 1.0, 2.0, 4.0))] = 1.0,
                  min_feasibility: Annotated[float, Tunable(0.0, 0.9)] = 0.5,
+                 focus: Annotated[int, Tunable(0, 4096)] = 1024,
                  thresholds: str = "binary", dag: str = "dp_tag", **kwargs: Any) -> None:
-        for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0)):
+        for option, value, low in (("initial", initial, 1), ("candidates", candidates, 10), ("local_every", local_every, 0),
+                                   ("focus", focus, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ConfigError(f"searcher.{option}={value!r}: must be an integer >= {low}")
         if isinstance(refit_growth, bool) or not isinstance(refit_growth, (int, float)) or not 1 < refit_growth <= 100:
@@ -87,7 +92,7 @@ class AutoSearcher(Searcher):
         if isinstance(self.space, KnobSpace):
             self._model = KnobModel(self.space, self.direction, self.rng, initial=initial, candidates=candidates,
                                     local_every=local_every, refit_growth=float(refit_growth), alignment=alignment,
-                                    prior=prior, min_feasibility=float(min_feasibility))
+                                    prior=prior, min_feasibility=float(min_feasibility), focus=focus)
         else:
             name, option = (thresholds, "thresholds") if isinstance(self.space, ThresholdTree) else (dag, "dag")
             self._inner = _delegate_class(name, option)(self.space, direction=self.direction, seed=self.seed)
