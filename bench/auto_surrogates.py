@@ -17,8 +17,8 @@ asks what a surrogate could do with (nearly) all the data: fitted on every valid
 
 What it found (bench/results/auto_surrogates.json, _table.md): trees rank the whole table better (Spearman +0.05 to
 +0.15 over the GP at every size) but do not rank the fast configurations better at 30-100 samples, on random sets
-or on ``auto``'s own (on the A100 seeds that stick, every surrogate puts the two >= 0.90 configurations beyond
-rank ~300); even the ceiling predicts A100's optimum at 0.46-0.70 of its speed (the GPs rank it 371st-854th, the
+or on ``auto``'s own (on the A100 seeds that stick, every surrogate puts the two >= 0.90 configurations at rank
+270 or lower); even the ceiling predicts A100's optimum at 0.46-0.70 of its speed (the GPs rank it 371st-854th, the
 trees 27th-177th). In the search loop (every k-th model step from an extra-trees ensemble, SMAC's EI on the trees'
 mean and spread, k = 1, 2, 4, 5, 7, on ordinal or one-hot inputs; or the objective GP on one-hot, one-hot plus
 ordinal, or log-pair-product inputs) nothing beat the shipped model: chosen on seeds 100-119, reported on 0-19,
