@@ -4,7 +4,9 @@ the figures (SVG) and ``report.html`` (figures inline).
 Every file is written whole or not at all (a temporary name, fsynced, renamed). ``scores.json`` is the package's
 own two numbers per strategy, ``{"fevals" | "time": {name: {"score": P, "error": e}}}`` (a strategy that could not be
 scored on an axis is absent there and listed under ``not_scored`` with the reason); ``details.json`` adds every
-space, the per-repeat statistics, the paired tests, the marks and the seeds each repeat used.
+space, the per-repeat statistics, the paired tests, the marks, the seeds each repeat used and every repeat's own P
+(``per_repeat``: axis -> space -> strategy -> P by repeat index), so a comparison the tables do not make (a
+strategy held out on some spaces only, say) is recomputed from the file.
 """
 
 from __future__ import annotations
@@ -174,8 +176,10 @@ def write_scores(experiment: Any, scores: Any, rs: Any, tests: dict[str, list[di
     doc: dict[str, Any] = {axis: {n: {"score": v[0], "error": v[1]} for n, v in scores.aggregate.get(axis, {}).items()}
                            for axis in AXES}
     doc["not_scored"] = scores.errors
+    per_repeat = {axis: {space: {n: [float(v) for v in values] for n, values in by_name.items()}
+                         for space, by_name in spaces.items()} for axis, spaces in rs.per_repeat.items()}
     detail = {"scores": doc, "rows": rows, "tests": tests, "marks": {f"{k}/{n}": t for (k, n), t in marks.items()},
-              "meta": meta, "seeds": seeds}
+              "meta": meta, "seeds": seeds, "per_repeat": per_repeat}
     atomic_write(root / "scores.json", json.dumps(_clean(doc), indent=1, allow_nan=False).encode())
     atomic_write(root / "details.json", json.dumps(_clean(detail), indent=1, default=str, allow_nan=False).encode())
     return md, {"scores": str(root / "scores.json"), "table": str(root / "table.md")}

@@ -62,6 +62,10 @@ def test_scores_are_the_packages_on_the_same_runs_and_the_study_reads_the_direct
     details = json.loads((out / "details.json").read_text())
     seeds = details["seeds"]["MI250X/convolution_milo/random"]
     assert [s[0] for s in seeds] == [0, 1, 2] and len({s[1] for s in seeds}) == 3  # each repeat's own seed, recorded
+    for row in details["rows"]:  # every repeat's own P is kept, and the table's mean is its mean
+        if row["space"] != "all" and row["repeat_mean"] is not None:
+            per = details["per_repeat"][row["axis"]][row["space"]][row["strategy"]]
+            assert len(per) == 3 and abs(sum(per) / 3 - row["repeat_mean"]) < 1e-9
     again = reproduce(str(experiment(tmp_path, repeats=3)), str(out), workers=1, quiet=True)
     assert again["ran"] == 0 and json.loads((out / "scores.json").read_text()) == scores
     from searchlab.study.__main__ import main as study

@@ -222,6 +222,8 @@ class KnobModel:
         self.post = Posterior.conditioned(self.x[self._block], self.hyper.lengths, self.hyper.signal,
                                           self.hyper.noise, self.x[rows], y)
         if 0 < self.focus < len(self._block):  # the most promising candidates, until the next fit
+            self._note(f"focus: after each fit the posterior is kept for the {self.focus} candidates with the lowest "
+                       "lower confidence bound, not all of them (searcher.focus=0: all)")
             mean, std, _, _ = self.post.mean_std()
             kept = np.sort(np.argpartition(mean - FOCUS_KAPPA * std, self.focus)[:self.focus])
             self.post.keep(kept)
